@@ -1,0 +1,67 @@
+"""Fixtures shared by every test module.
+
+- ``repo_root``: this checkout.
+- ``shared_dir``: ../shared (reference data CI provides); tests that need it skip
+  with a reason on a user's fresh clone.
+- ``torch_wheel``: the real PyTorch 2.13.0 CPU wheel, fetched once per machine
+  with ``pip download`` into a cache outside the repository.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DIR = REPO_ROOT.parent / "shared"
+TORCH_VERSION = "2.13.0"
+
+
+def _cache_dir() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    path = base / "pytorch-feedstock-tests"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED_DIR.is_dir():
+        pytest.skip(f"{SHARED_DIR} is absent (reference data only CI and maintainers have)")
+    return SHARED_DIR
+
+
+@pytest.fixture(scope="session")
+def pinning_dir(shared_dir: Path) -> Path:
+    path = shared_dir / "pinning"
+    if not (path / "conda_build_config.yaml").is_file():
+        pytest.skip(f"{path} holds no conda_build_config.yaml")
+    return path
+
+
+@pytest.fixture(scope="session")
+def torch_wheel() -> Path:
+    """The real torch 2.13.0 wheel for this Python, or skip when pip cannot get it."""
+    dest = _cache_dir() / "wheels"
+    dest.mkdir(exist_ok=True)
+    found = sorted(dest.glob(f"torch-{TORCH_VERSION}*.whl"))
+    if not found:
+        result = subprocess.run(
+            [sys.executable, "-m", "pip", "download", f"torch=={TORCH_VERSION}",
+             "--no-deps", "--only-binary=:all:", "-d", str(dest)],
+            capture_output=True, text=True, timeout=1800, check=False,
+        )
+        found = sorted(dest.glob(f"torch-{TORCH_VERSION}*.whl"))
+        if result.returncode != 0 or not found:
+            tail = (result.stderr.strip().splitlines() or ["no output"])[-1]
+            pytest.skip(f"pip download torch=={TORCH_VERSION} failed: {tail}")
+    return found[0]

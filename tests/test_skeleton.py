@@ -1,0 +1,58 @@
+"""The feedstock's own configuration files are valid and consistent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load_yaml(path: Path):
+    return YAML(typ="safe").load(path.read_text())
+
+
+def test_conda_forge_yml_validates_against_conda_smithy_schema(shared_dir: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema_path = shared_dir / "reference" / "conda-forge.schema.json"
+    if not schema_path.is_file():
+        pytest.skip(f"{schema_path} is absent")
+    schema = json.loads(schema_path.read_text())
+    jsonschema.validate(_load_yaml(ROOT / "conda-forge.yml"), schema)
+
+
+def test_conda_forge_yml_cross_compiles_aarch64_and_tests_it_emulated() -> None:
+    config = _load_yaml(ROOT / "conda-forge.yml")
+    assert config["build_platform"]["linux_aarch64"] == "linux_64"
+    assert config["test"] == "native_and_emulated"
+    assert set(config["provider"]) == {"linux_64", "linux_aarch64", "osx_64", "osx_arm64", "win_64"}
+
+
+def test_skip_render_protects_every_customised_file() -> None:
+    skipped = set(_load_yaml(ROOT / "conda-forge.yml")["skip_render"])
+    assert {"build-locally.py", "README.md"} <= skipped
+    for name in skipped:
+        assert (ROOT / name).exists(), f"skip_render lists {name}, which does not exist"
+
+
+def test_ci_run_runs_the_readme_test_command() -> None:
+    lines = [
+        line.strip()
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith(("#", "set ", "cd ", "export "))
+    ]
+    assert lines, ".ci/run runs nothing"
+    assert lines[-1] in (ROOT / "README.md").read_text()
+
+
+def test_toolkit_help_lists_its_commands() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "tools", "--help"], cwd=ROOT, capture_output=True, text=True,
+        check=True,
+    )
+    assert "usage: python -m tools" in result.stdout

@@ -1,0 +1,1 @@
+"""Maintainers' toolkit for the PyTorch feedstock (run as ``python -m tools``)."""

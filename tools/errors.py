@@ -1,0 +1,31 @@
+"""One exception root for the toolkit; ``tools.__main__`` maps these to exit codes.
+
+Exit codes: 0 success, 1 "checked and found problems", 2 unusable input or a
+failed external command, 130 interrupted.  Library code raises, never exits.
+"""
+
+from __future__ import annotations
+
+
+class ToolError(Exception):
+    """An error the user can act on; its message is one line."""
+
+    exit_code = 2
+
+
+class UserError(ToolError):
+    """Bad input: a file, key or value the user gave us is wrong."""
+
+
+class CommandError(ToolError):
+    """An external command failed or could not be started."""
+
+    def __init__(self, message: str, returncode: int | None = None) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+
+
+class ProblemsFound(ToolError):
+    """A check ran and found problems (the findings were already printed)."""
+
+    exit_code = 1

@@ -1,0 +1,40 @@
+"""Step logging with CI fold groups and timings (one logger per process)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterator, Mapping
+
+
+def _fold_markers(env: Mapping[str, str]) -> tuple[str, str] | None:
+    if env.get("GITHUB_ACTIONS") == "true":
+        return "::group::{}", "::endgroup::"
+    if env.get("TF_BUILD"):  # Azure Pipelines
+        return "##[group]{}", "##[endgroup]"
+    return None
+
+
+@contextlib.contextmanager
+def step(title: str, env: Mapping[str, str] | None = None, stream=None) -> Iterator[None]:
+    """Print a heading (a fold group on CI) and the step's duration when it ends."""
+    stream = stream or sys.stderr
+    markers = _fold_markers(os.environ if env is None else env)
+    print(markers[0].format(title) if markers else f"==> {title}", file=stream, flush=True)
+    start = time.monotonic()
+    ok = False
+    try:
+        yield
+        ok = True
+    finally:
+        elapsed = time.monotonic() - start
+        if markers:
+            print(markers[1], file=stream, flush=True)
+        mark = "done" if ok else "FAILED"
+        print(f"    {mark}: {title} ({elapsed:.1f}s)", file=stream, flush=True)
+
+
+def warn(message: str, stream=None) -> None:
+    print(f"warning: {message}", file=stream or sys.stderr)
