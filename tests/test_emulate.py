@@ -1,0 +1,474 @@
+"""``python -m tools emulate`` without emulating anything: no test here starts a process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from tools.__main__ import main
+from tools.commands import emulate as command
+from tools.emulate import chroot, host, install, mounts, report, rootfs, runner
+from tools.emulate.arch import ARCHES, get_arch
+from tools.errors import CommandError, UserError
+
+AARCH64 = ARCHES["aarch64"]
+PPC64LE = ARCHES["ppc64le"]
+TORCH_AARCH64 = "torch-2.9.1-cp311-cp311-manylinux_2_28_aarch64.whl"
+TORCH_X86_64 = "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
+
+
+@pytest.fixture(autouse=True)
+def no_processes(monkeypatch):
+    """Every test here must work without starting a single process."""
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a unit test started a process: {args[:1]}")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+
+
+def _args(*argv: str):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    command.configure(parser)
+    return parser.parse_args(argv)
+
+
+def _touch(directory: Path, name: str) -> Path:
+    path = directory / name
+    path.write_bytes(b"not really a wheel")
+    return path
+
+
+# --- defaults and argument parsing ----------------------------------------
+
+def test_aarch64_defaults_to_sve_off_and_each_sve_vector_length() -> None:
+    assert AARCH64.default_cpus == (
+        "max,sve=off",
+        "max,sve=on,sve128=on",
+        "max,sve=on,sve256=on",
+        "max,sve=on,sve512=on",
+    )
+
+
+def test_ppc64le_defaults_to_power9_and_power10() -> None:
+    assert PPC64LE.default_cpus == ("power9", "power10")
+
+
+def test_debian_names_the_architectures_its_own_way() -> None:
+    assert (AARCH64.debian, PPC64LE.debian) == ("arm64", "ppc64el")
+
+
+def test_unknown_architecture_is_a_user_error() -> None:
+    with pytest.raises(UserError, match="sparc64: not an emulated architecture"):
+        get_arch("sparc64")
+
+
+def test_cli_rejects_an_unknown_arch_with_usage_exit_code(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["emulate", "--arch", "s390x", "x.whl"])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_packages_and_test_command_are_split_at_double_dash() -> None:
+    packages, cmd = command.split_items(["a.whl", "b.conda", "--", "python", "-c", "print(1)"])
+    assert packages == ("a.whl", "b.conda")
+    assert cmd == ("python", "-c", "print(1)")
+
+
+def test_no_test_command_means_the_default_one() -> None:
+    assert command.split_items(["a.whl"])[1] is None
+    assert command.split_items(["a.whl", "--"])[1] is None
+
+
+def test_an_option_after_the_packages_is_refused() -> None:
+    with pytest.raises(UserError, match="--json: options go before the packages"):
+        command.split_items(["a.whl", "--json"])
+
+
+def test_nothing_to_install_is_refused() -> None:
+    with pytest.raises(UserError, match="nothing to install"):
+        command.split_items(["--", "python", "-V"])
+
+
+def test_cpu_settings_default_per_arch() -> None:
+    options = command.options_from_args(_args("--arch", "ppc64le", "numpy"), env={"HOME": "/h"})
+    assert options.cpus == ("power9", "power10")
+
+
+def test_cpu_settings_given_replace_the_defaults_in_order() -> None:
+    options = command.options_from_args(
+        _args("--arch", "aarch64", "--cpu", "max,sve=on,sve256=on", "--cpu", "max,sve=off",
+              "x.whl"), env={"HOME": "/h"})
+    assert options.cpus == ("max,sve=on,sve256=on", "max,sve=off")
+
+
+def test_cpu_setting_with_spaces_is_refused() -> None:
+    with pytest.raises(UserError, match="--cpu 'max, sve=off'"):
+        command.options_from_args(_args("--arch", "aarch64", "--cpu", "max, sve=off", "x.whl"),
+                                  env={"HOME": "/h"})
+
+
+def test_rootfs_is_cached_under_xdg_cache_home_by_default() -> None:
+    options = command.options_from_args(_args("--arch", "aarch64", "x.whl"),
+                                        env={"XDG_CACHE_HOME": "/c", "HOME": "/h"})
+    assert options.rootfs == Path("/c/pytorch-feedstock/emulate/rootfs-arm64-bookworm")
+
+
+def test_default_command_needs_numpy_but_a_custom_one_does_not() -> None:
+    default = command.options_from_args(_args("--arch", "aarch64", "x.whl"), env={"HOME": "/h"})
+    custom = command.options_from_args(_args("--arch", "aarch64", "x.whl", "--", "true"),
+                                       env={"HOME": "/h"})
+    assert default.test_command == runner.DEFAULT_COMMAND
+    assert default.extra_requirements == ("numpy",)
+    assert (custom.test_command, custom.extra_requirements) == (("true",), ())
+
+
+def test_missing_wheel_is_a_one_line_error_before_anything_runs(capsys, tmp_path) -> None:
+    code = main(["emulate", "--arch", "aarch64", "--rootfs", str(tmp_path / "r"),
+                 str(tmp_path / TORCH_AARCH64)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err == [f"error: {tmp_path / TORCH_AARCH64}: no such file"]
+    assert not (tmp_path / "r").exists()
+
+
+# --- what to install ------------------------------------------------------
+
+def test_wheel_for_the_emulated_arch_is_accepted(tmp_path) -> None:
+    wheel = _touch(tmp_path, TORCH_AARCH64)
+    assert install.classify(str(wheel), AARCH64) == install.Wheel(wheel)
+
+
+def test_pure_python_wheel_is_accepted_everywhere(tmp_path) -> None:
+    wheel = _touch(tmp_path, "filelock-3.20.0-py3-none-any.whl")
+    assert install.classify(str(wheel), PPC64LE) == install.Wheel(wheel)
+
+
+def test_wheel_for_another_arch_names_its_platform(tmp_path) -> None:
+    wheel = _touch(tmp_path, TORCH_X86_64)
+    with pytest.raises(UserError, match="built for manylinux_2_28_x86_64, not aarch64"):
+        install.classify(str(wheel), AARCH64)
+
+
+def test_pip_requirement_is_accepted() -> None:
+    assert install.classify("numpy>=2", PPC64LE) == install.Requirement("numpy>=2")
+
+
+def test_garbage_is_neither_file_nor_requirement() -> None:
+    with pytest.raises(UserError, match="neither a file nor a pip requirement"):
+        install.classify("numpy>>=2", AARCH64)
+
+
+def _conda_package(tmp_path: Path, *, subdir: str, files: dict[str, bytes],
+                   paths: list[dict] | None = None) -> Path:
+    from conda_package_handling import api
+
+    src = tmp_path / "pkgsrc"
+    (src / "info").mkdir(parents=True)
+    (src / "info" / "index.json").write_text(json.dumps(
+        {"name": "minipkg", "version": "1.0", "build": "0", "build_number": 0,
+         "subdir": subdir, "depends": []}))
+    for name, data in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_bytes(data)
+    entries = paths or [{"_path": name, "path_type": "hardlink"} for name in files]
+    (src / "info" / "paths.json").write_text(json.dumps({"paths": entries, "paths_version": 1}))
+    (src / "info" / "files").write_text("\n".join(files) + "\n")
+    listing = [*files, "info/index.json", "info/paths.json", "info/files"]
+    out = tmp_path / "out"
+    out.mkdir()
+    api.create(str(src), listing, "minipkg-1.0-0.conda", out_folder=str(out))
+    return out / "minipkg-1.0-0.conda"
+
+
+def test_conda_package_for_another_subdir_is_refused(tmp_path) -> None:
+    package = _conda_package(tmp_path, subdir="linux-64", files={"lib/x.txt": b"x"})
+    with pytest.raises(UserError, match="built for linux-64, not linux-aarch64"):
+        install.classify(str(package), AARCH64)
+
+
+def test_conda_package_for_the_emulated_subdir_is_accepted(tmp_path) -> None:
+    package = _conda_package(tmp_path, subdir="linux-aarch64", files={"lib/x.txt": b"x"})
+    item = install.classify(str(package), AARCH64)
+    assert item == install.CondaPackage(package, name="minipkg", subdir="linux-aarch64")
+
+
+def test_linking_relocates_the_prefix_and_yields_the_python_requirements(tmp_path) -> None:
+    placeholder = "/opt/placeholder_" + "p" * 60
+    metadata = (b"Metadata-Version: 2.1\nName: minipkg\nVersion: 1.0\n"
+                b"Requires-Dist: filelock\nRequires-Dist: sympy>=1.13; python_version >= '3.9'\n"
+                b"Requires-Dist: opt-einsum; extra == 'opt'\n")
+    files = {
+        "etc/minipkg.conf": f"root={placeholder}/lib\n".encode(),
+        "lib/python3.11/site-packages/minipkg-1.0.dist-info/METADATA": metadata,
+    }
+    paths = [
+        {"_path": "etc/minipkg.conf", "path_type": "hardlink",
+         "prefix_placeholder": placeholder, "file_mode": "text"},
+        {"_path": "lib/python3.11/site-packages/minipkg-1.0.dist-info/METADATA",
+         "path_type": "hardlink"},
+    ]
+    package = _conda_package(tmp_path, subdir="linux-aarch64", files=files, paths=paths)
+    prefix = tmp_path / "prefix"
+    install.link_conda_package(package, prefix, PurePosixPath("/opt/emulate/envs/k/prefix"),
+                               tmp_path / "scratch")
+    assert (prefix / "etc/minipkg.conf").read_text() == "root=/opt/emulate/envs/k/prefix/lib\n"
+    assert install.declared_requirements(prefix) == [
+        "filelock", "sympy>=1.13; python_version >= '3.9'"]
+    assert install.site_packages_pythons(prefix) == {"3.11"}
+
+
+def test_binary_relocation_keeps_the_string_length() -> None:
+    placeholder = "/ph" + "_" * 20
+    data = b"\x7fELF" + placeholder.encode() + b"/lib:" + placeholder.encode() + b"/x\0tail"
+    out = install.relocate(data, placeholder, "/p", "binary")
+    assert len(out) == len(data)
+    assert out.startswith(b"\x7fELF/p/lib:/p/x\0")
+    assert out.endswith(b"\0tail")
+
+
+def test_text_relocation_replaces_every_occurrence() -> None:
+    assert install.relocate(b"a=/ph b=/ph", "/ph", "/prefix", "text") == b"a=/prefix b=/prefix"
+
+
+def test_environment_key_follows_content_not_file_location(tmp_path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = (tmp_path / "a" / TORCH_AARCH64)
+    second = (tmp_path / "b" / TORCH_AARCH64)
+    first.write_bytes(b"same")
+    second.write_bytes(b"same")
+    key = install.environment_key([install.Wheel(first)], python="3.11", index_url="u")
+    assert key == install.environment_key([install.Wheel(second)], python="3.11", index_url="u")
+    second.write_bytes(b"different")
+    assert key != install.environment_key([install.Wheel(second)], python="3.11", index_url="u")
+
+
+def test_pip_in_the_chroot_ignores_the_host_pip_configuration() -> None:
+    env = install.pip_env("https://pypi.org/simple")
+    assert env["PIP_CONFIG_FILE"] == "/dev/null"
+    assert env["PIP_INDEX_URL"] == "https://pypi.org/simple"
+    assert env["PIP_CERT"] == str(chroot.CA_BUNDLE)
+
+
+def test_conda_prefix_libraries_come_first_at_run_time() -> None:
+    env = install.Environment(key="k", root=PurePosixPath("/opt/emulate/envs/k"), has_prefix=True)
+    assert env.run_env()["LD_LIBRARY_PATH"] == "/opt/emulate/envs/k/prefix/lib"
+    assert env.path_entries == ("/opt/emulate/envs/k/venv/bin", "/opt/emulate/envs/k/prefix/bin")
+
+
+def test_chroot_environment_forwards_proxies_but_no_secrets() -> None:
+    env = chroot.base_env(host_env={"GITHUB_TOKEN": "ghp_secret", "https_proxy": "http://p:3128",
+                                    "PIP_FIND_LINKS": "/opt/wheels"})
+    assert env["https_proxy"] == "http://p:3128"
+    assert "ghp_secret" not in json.dumps(env)
+    assert "PIP_FIND_LINKS" not in env
+
+
+# --- running and reporting ------------------------------------------------
+
+class RecordingChroot:
+    """Stands in for a chroot session: records what would run, answers with canned output."""
+
+    def __init__(self, stdout: str = "", returncode: int = 0, raises: Exception | None = None):
+        self.env = {"PATH": "/usr/bin"}
+        self.calls: list[tuple[tuple, dict]] = []
+        self._result = subprocess.CompletedProcess([], returncode, stdout, "")
+        self._raises = raises
+
+    def run(self, *argv, env=None, capture=False, check=True, timeout=None):
+        self.calls.append((argv, env))
+        if self._raises:
+            raise self._raises
+        return self._result
+
+
+def _env() -> install.Environment:
+    return install.Environment(key="k", root=PurePosixPath("/opt/emulate/envs/k"),
+                               has_prefix=False)
+
+
+def test_each_run_sets_qemu_cpu_and_puts_the_environment_first_on_path() -> None:
+    fake = RecordingChroot(stdout="emulate-capability: SVE256\n")
+    result = runner.run_setting(fake, _env(), "max,sve=on,sve256=on", ("python", "-c", "x"))
+    (argv, env), = fake.calls
+    assert argv == ("python", "-c", "x")
+    assert env["QEMU_CPU"] == "max,sve=on,sve256=on"
+    assert env["PATH"].startswith("/opt/emulate/envs/k/venv/bin:")
+    assert (result.passed, result.capability) == (True, "SVE256")
+
+
+def test_a_nonzero_exit_is_a_failed_setting() -> None:
+    result = runner.run_setting(RecordingChroot(returncode=3), _env(), "power10", ("true",))
+    assert not result.passed
+    assert result.returncode == 3
+
+
+def test_a_timed_out_run_is_an_error_not_a_crash() -> None:
+    fake = RecordingChroot(raises=CommandError("chroot: timed out after 5s"))
+    result = runner.run_setting(fake, _env(), "power9", ("true",), timeout=5)
+    assert (result.passed, result.returncode, result.error) == (
+        False, None, "chroot: timed out after 5s")
+
+
+def test_capability_is_read_from_the_marker_line() -> None:
+    assert runner.parse_capability("noise\nemulate-capability: SVE256\nmore\n") == "SVE256"
+
+
+def test_capability_with_spaces_is_kept_whole() -> None:
+    assert runner.parse_capability("emulate-capability: Z VECTOR\n") == "Z VECTOR"
+
+
+def test_no_marker_means_no_capability() -> None:
+    assert runner.parse_capability("capability SVE256\n") is None
+
+
+def test_default_test_prints_the_marker_the_runner_parses() -> None:
+    code = runner.DEFAULT_TEST_CODE
+    assert "torch.backends.cpu.get_cpu_capability()" in code
+    assert runner.CAPABILITY_MARKER in code
+    compile(code, "<default test>", "exec")
+
+
+def _result(cpu: str, returncode: int | None, capability: str | None = None,
+            output: str = "", error: str | None = None) -> runner.SettingResult:
+    return runner.SettingResult(cpu=cpu, returncode=returncode, capability=capability,
+                                seconds=12.34, output=output, error=error)
+
+
+def _report(*results: runner.SettingResult) -> report.Report:
+    return report.Report(arch="aarch64", rootfs=Path("/r"), command=("python", "-c", "x"),
+                         results=results)
+
+
+def test_table_shows_result_capability_and_time_per_setting() -> None:
+    text = report.format_table(_report(_result("max,sve=off", 0, "DEFAULT"),
+                                       _result("max,sve=on,sve256=on", 0, "SVE256")))
+    lines = text.splitlines()
+    assert lines[1].split() == ["CPU", "SETTING", "RESULT", "CAPABILITY", "TIME"]
+    assert lines[2].split() == ["max,sve=off", "pass", "DEFAULT", "12.3s"]
+    assert lines[3].split() == ["max,sve=on,sve256=on", "pass", "SVE256", "12.3s"]
+    assert lines[-1] == "2 passed, 0 failed"
+
+
+def test_table_shows_the_output_of_failed_settings() -> None:
+    text = report.format_table(_report(
+        _result("power10", 1, output="Traceback\nImportError: no numpy\n")))
+    assert "--- power10: fail (1)\nTraceback\nImportError: no numpy" in text
+    assert text.endswith("0 passed, 1 failed")
+
+
+def test_json_report_has_one_entry_per_setting() -> None:
+    data = json.loads(report.to_json(_report(_result("power9", 0, None),
+                                             _result("power10", None, error="timed out"))))
+    assert data["passed"] is False
+    assert [(r["cpu"], r["passed"], r["capability"], r["error"]) for r in data["results"]] == [
+        ("power9", True, None, None), ("power10", False, None, "timed out")]
+    assert data["results"][0]["seconds"] == 12.34
+
+
+def test_a_report_without_results_has_not_passed() -> None:
+    assert not _report().passed
+
+
+# --- the host -------------------------------------------------------------
+
+def test_not_root_is_a_one_line_error() -> None:
+    with pytest.raises(host.HostError, match="emulate needs root .*; run it with sudo"):
+        host.require_root(euid=1000)
+
+
+def test_missing_qemu_names_the_debian_package(tmp_path) -> None:
+    with pytest.raises(host.HostError,
+                       match="qemu-aarch64-static is not installed; apt-get install "
+                             "qemu-user-static"):
+        host.qemu_registration(AARCH64, binfmt_d=tmp_path)
+
+
+def test_missing_debootstrap_names_the_debian_package(tmp_path) -> None:
+    with pytest.raises(host.HostError, match="apt-get install debootstrap"):
+        host.require_debootstrap(path=str(tmp_path))
+
+
+def _binfmt_d(tmp_path: Path) -> Path:
+    interpreter = tmp_path / "qemu-aarch64-static"
+    interpreter.write_text("")
+    conf = tmp_path / "binfmt.d"
+    conf.mkdir()
+    (conf / "qemu-aarch64.conf").write_text(f":qemu-aarch64:M::\\x7fELF:\\xff\\xff:{interpreter}:OCF\n")
+    return conf
+
+
+def test_unmountable_binfmt_misc_is_a_one_line_error(tmp_path) -> None:
+    def refuse(target):
+        raise CommandError("mount exited with status 32: permission denied")
+
+    with pytest.raises(host.HostError, match="cannot mount binfmt_misc on .*must run privileged"):
+        host.ensure_binfmt(AARCH64, binfmt_misc=tmp_path / "binfmt_misc",
+                           binfmt_d=_binfmt_d(tmp_path), mount=refuse)
+
+
+def test_registration_without_fix_binary_is_refused(tmp_path) -> None:
+    binfmt_misc = tmp_path / "binfmt_misc"
+    binfmt_misc.mkdir()
+    (binfmt_misc / "register").write_text("")
+    (binfmt_misc / "qemu-aarch64").write_text(
+        "enabled\ninterpreter /usr/bin/qemu-aarch64\nflags: OC\noffset 0\n")
+    with pytest.raises(host.HostError, match="without the F flag"):
+        host.ensure_binfmt(AARCH64, binfmt_misc=binfmt_misc, binfmt_d=_binfmt_d(tmp_path))
+
+
+def test_existing_registration_is_left_alone(tmp_path) -> None:
+    binfmt_misc = tmp_path / "binfmt_misc"
+    binfmt_misc.mkdir()
+    (binfmt_misc / "register").write_text("")
+    (binfmt_misc / "qemu-aarch64").write_text(
+        "enabled\ninterpreter /usr/libexec/qemu-binfmt/aarch64-binfmt-P\nflags: POF\n")
+    entry = host.ensure_binfmt(AARCH64, binfmt_misc=binfmt_misc, binfmt_d=_binfmt_d(tmp_path))
+    assert entry == host.BinfmtEntry(True, "/usr/libexec/qemu-binfmt/aarch64-binfmt-P", "POF")
+    assert (binfmt_misc / "register").read_text() == ""
+
+
+def test_mounts_under_a_root_are_listed_deepest_first() -> None:
+    mountinfo = "\n".join([
+        "22 1 0:21 / /proc rw - proc proc rw",
+        "90 1 0:50 / /c/root\\040fs/proc rw - proc proc rw",
+        "91 1 0:51 / /c/root\\040fs/dev rw - tmpfs emulate-dev rw",
+        "92 1 0:52 / /c/root\\040fs2/dev rw - tmpfs other rw",
+    ])
+    assert mounts.mounts_under(Path("/c/root fs"), mountinfo) == [
+        Path("/c/root fs/dev"), Path("/c/root fs/proc")]
+
+
+# --- the rootfs cache -----------------------------------------------------
+
+def test_a_directory_not_built_by_emulate_is_not_used(tmp_path) -> None:
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(UserError, match="was not built by emulate"):
+        rootfs.load(tmp_path / "mine", AARCH64, "bookworm")
+
+
+def test_a_rootfs_of_another_arch_is_not_used(tmp_path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / rootfs.STAMP).write_text(
+        rootfs.Rootfs(path=tree, arch="ppc64le", suite="bookworm", python="3.11").to_stamp())
+    with pytest.raises(UserError, match="holds ppc64le bookworm, not aarch64 bookworm"):
+        rootfs.load(tree, AARCH64, "bookworm")
+
+
+def test_a_finished_rootfs_is_reused(tmp_path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    built = rootfs.Rootfs(path=tree, arch="aarch64", suite="bookworm", python="3.11")
+    (tree / rootfs.STAMP).write_text(built.to_stamp())
+    assert rootfs.load(tree, AARCH64, "bookworm") == built
+
+
+def test_no_rootfs_yet_means_build_one(tmp_path) -> None:
+    assert rootfs.load(tmp_path / "absent", AARCH64, "bookworm") is None

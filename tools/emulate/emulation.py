@@ -1,0 +1,59 @@
+"""The whole run: check the host, make the rootfs, install, test each CPU setting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools import log
+from tools.emulate import chroot, host, install, rootfs, runner
+from tools.emulate.arch import Arch
+from tools.emulate.report import Report
+
+
+@dataclass(frozen=True)
+class Options:
+    arch: Arch
+    cpus: tuple[str, ...]
+    rootfs: Path
+    items: tuple[str, ...]
+    command: tuple[str, ...] | None  # None: the default torch test
+    keep: bool = False
+    suite: str = rootfs.DEFAULT_SUITE
+    mirror: str = rootfs.DEFAULT_MIRROR
+    index_url: str = install.DEFAULT_INDEX_URL
+    timeout: float | None = None
+
+    @property
+    def test_command(self) -> tuple[str, ...]:
+        return self.command or runner.DEFAULT_COMMAND
+
+    @property
+    def extra_requirements(self) -> tuple[str, ...]:
+        return () if self.command else runner.DEFAULT_COMMAND_NEEDS
+
+
+def run(options: Options) -> Report:
+    # Bad input is reported before the machine is touched.
+    items = [install.classify(value, options.arch) for value in options.items]
+    host.require_root()
+    host.ensure_binfmt(options.arch)
+    with rootfs.locked(options.rootfs):
+        tree = rootfs.ensure(options.rootfs, options.arch, suite=options.suite,
+                             mirror=options.mirror)
+        with chroot.session(tree) as session:
+            env = install.install(session, items, index_url=options.index_url,
+                                  extra=options.extra_requirements, timeout=options.timeout)
+            try:
+                results = []
+                for cpu in options.cpus:
+                    with log.step(f"test with QEMU_CPU={cpu}"):
+                        results.append(runner.run_setting(
+                            session, env, cpu, options.test_command, timeout=options.timeout))
+            finally:
+                if options.keep:
+                    log.warn(f"kept {session.host_path(env.root)} for the next run")
+                else:
+                    install.remove(session, env)
+    return Report(arch=options.arch.name, rootfs=tree.path, command=options.test_command,
+                  results=tuple(results))
