@@ -1,0 +1,414 @@
+"""Read conda packages, upstream wheels and installed prefixes into records.
+
+Archives are streamed with conda-package-streaming and never unpacked: a member
+whose content a check needs is copied, alone, into the caller's private
+temporary directory (ELF files, which pyelftools must seek in) or scanned in
+memory (small text files).  Member names and link targets are validated as they
+stream by; an unsafe member is recorded, never written and never followed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+import shutil
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+from conda_package_streaming.package_streaming import stream_conda_component
+
+from tools.check.elf import ElfInfo, is_elf, read_elf
+from tools.check.findings import Finding, failed, member_path, passed
+from tools.errors import UserError
+
+MemberKind = Literal["file", "symlink", "hardlink", "dir"]
+SourceKind = Literal["conda", "wheel", "prefix"]
+
+PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
+# Packages of this feedstock; in an installed prefix only these are analysed
+# (the rest of the environment is only listed, to resolve libraries against).
+TORCH_PACKAGES = frozenset(
+    {"libtorch", "libtorch-cuda-linalg", "pytorch", "pytorch-cpu", "pytorch-gpu", "pytorch-tests"}
+)
+
+_HEAD = 8192
+_TEXT_LIMIT = 32 * 1024 * 1024
+_CHUNK = 1 << 20
+# Paths that exist only on a build machine: conda-build's work, build and host
+# prefixes (the host one is a 255-character placeholder), and conda-forge's
+# docker mount point.
+BUILD_PREFIX_MARKERS = re.compile(
+    rb"[^\s\"'`;:=,()<>]*(?:_h_env_placehold|_build_env|/conda-bld/|/feedstock_root/"
+    rb"|/build_artifacts/)[^\s\"'`;:=,()<>]*"
+)
+
+
+@dataclass(frozen=True)
+class Member:
+    path: str
+    kind: MemberKind
+    size: int = 0
+    target: str | None = None  # as stored: relative for symlinks, a member name for hard links
+
+
+@dataclass(frozen=True)
+class Package:
+    source: Path
+    kind: SourceKind
+    name: str
+    version: str
+    build: str
+    subdir: str
+    depends: tuple[str, ...] = ()
+    constrains: tuple[str, ...] = ()
+    run_exports: Mapping[str, tuple[str, ...]] | None = None  # None: no info/run_exports.json
+    members: tuple[Member, ...] = ()
+    unsafe: tuple[tuple[str, str], ...] = ()  # (member name, why)
+    elves: Mapping[str, ElfInfo] = field(default_factory=dict)
+    elf_errors: Mapping[str, str] = field(default_factory=dict)
+    # member -> build-machine paths found in it (text files only)
+    prefix_strings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # member -> placeholder conda records for install-time relocation (text mode)
+    placeholders: Mapping[str, str] = field(default_factory=dict)
+    texts: Mapping[str, str] = field(default_factory=dict)  # small files the checks parse
+    analysed: bool = True  # False: only listed (prefix packages outside this feedstock)
+
+    @property
+    def label(self) -> str:
+        if self.kind == "prefix":
+            return f"{self.source}[{self.name}]"
+        return self.source.name
+
+
+# ---------------------------------------------------------------- member safety
+
+def unsafe_reason(name: str, kind: MemberKind, target: str | None) -> str | None:
+    """Why a member must not be trusted, or None when it stays inside the package."""
+    if not name or name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        return f"absolute member path {name!r}"
+    if ".." in name.split("/"):
+        return f"member path {name!r} climbs out of the package with '..'"
+    if kind == "symlink":
+        if target is None or target.startswith("/"):
+            return f"symlink to absolute path {target!r}"
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
+        if resolved == ".." or resolved.startswith("../"):
+            return f"symlink to {target!r} escapes the package"
+    if kind == "hardlink":
+        if not target or target.startswith("/") or ".." in target.split("/"):
+            return f"hard link to {target!r} outside the package"
+    return None
+
+
+def _tar_kind(info: tarfile.TarInfo) -> MemberKind | None:
+    if info.isreg():
+        return "file"
+    if info.issym():
+        return "symlink"
+    if info.islnk():
+        return "hardlink"
+    if info.isdir():
+        return "dir"
+    return None
+
+
+# ---------------------------------------------------------------- content analysis
+
+@dataclass
+class _Collector:
+    """Accumulates what streaming a package's content has found."""
+
+    workdir: Path
+    keep_text: Callable[[str], bool]
+    elves: dict[str, ElfInfo] = field(default_factory=dict)
+    elf_errors: dict[str, str] = field(default_factory=dict)
+    prefix_strings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+
+    def consume(self, path: str, stream: BinaryIO, size: int) -> None:
+        head = stream.read(_HEAD)
+        if is_elf(head):
+            self._elf(path, head, stream)
+        elif b"\0" not in head and size <= _TEXT_LIMIT:
+            data = head + stream.read()
+            hits = sorted({m.decode("utf-8", "replace") for m in BUILD_PREFIX_MARKERS.findall(data)})
+            if hits:
+                self.prefix_strings[path] = tuple(hits)
+            if self.keep_text(path):
+                self.texts[path] = data.decode("utf-8", "replace")
+
+    def consume_file(self, path: str, real: Path) -> None:
+        with real.open("rb") as stream:
+            head = stream.read(_HEAD)
+            if is_elf(head):
+                stream.seek(0)
+                self._parse(path, stream)
+                return
+        with real.open("rb") as stream:
+            self.consume(path, stream, real.stat().st_size)
+
+    def _elf(self, path: str, head: bytes, stream: BinaryIO) -> None:
+        # pyelftools seeks; an archive member is a forward-only stream, so it
+        # is copied (alone) into the private work directory and removed again.
+        fd, spool = tempfile.mkstemp(dir=self.workdir, suffix=".elf")
+        try:
+            with os.fdopen(fd, "w+b") as out:
+                out.write(head)
+                shutil.copyfileobj(stream, out, _CHUNK)
+                out.seek(0)
+                self._parse(path, out)
+        finally:
+            os.unlink(spool)
+
+    def _parse(self, path: str, stream: BinaryIO) -> None:
+        try:
+            self.elves[path] = read_elf(stream)
+        except ValueError as exc:
+            self.elf_errors[path] = str(exc)
+
+
+def _wants_text(path: str) -> bool:
+    return path.endswith("TorchConfig.cmake")
+
+
+# ---------------------------------------------------------------- conda packages
+
+def _load_json(raw: bytes, where: str) -> object:
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise UserError(f"{where}: not valid JSON ({exc})") from exc
+
+
+def read_conda(path: Path, workdir: Path) -> Package:
+    """Stream a .conda or .tar.bz2 package."""
+    collector = _Collector(workdir, _wants_text)
+    members: list[Member] = []
+    unsafe: list[tuple[str, str]] = []
+    info: dict[str, bytes] = {}
+    components = ("info", "pkg") if path.name.endswith(".conda") else ("pkg",)
+    try:
+        for component in components:
+            for tar, entry in stream_conda_component(str(path), component=component):
+                _take_member(tar, entry, members, unsafe, info, collector)
+    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, LookupError, ValueError) as exc:
+        raise UserError(f"{path}: not a readable conda package ({exc}); rebuild or re-download it") from exc
+    if "info/index.json" not in info:
+        raise UserError(f"{path}: no info/index.json; is this a conda package?")
+    index = _load_json(info["info/index.json"], f"{path}:info/index.json")
+    if not isinstance(index, dict) or not index.get("name"):
+        raise UserError(f"{path}:info/index.json: no package name")
+    run_exports = None
+    if "info/run_exports.json" in info:
+        raw = _load_json(info["info/run_exports.json"], f"{path}:info/run_exports.json")
+        run_exports = {k: tuple(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+    placeholders = {}
+    if "info/paths.json" in info:
+        paths = _load_json(info["info/paths.json"], f"{path}:info/paths.json")
+        for entry in paths.get("paths", []) if isinstance(paths, dict) else []:
+            if entry.get("prefix_placeholder") and entry.get("file_mode", "text") == "text":
+                placeholders[entry["_path"]] = entry["prefix_placeholder"]
+    return Package(
+        source=path,
+        kind="conda",
+        name=str(index["name"]),
+        version=str(index.get("version", "")),
+        build=str(index.get("build", "")),
+        subdir=str(index.get("subdir", "")),
+        depends=tuple(index.get("depends", ())),
+        constrains=tuple(index.get("constrains", ())),
+        run_exports=run_exports,
+        members=tuple(m for m in members if not m.path.startswith("info/")),
+        unsafe=tuple(unsafe),
+        elves=collector.elves,
+        elf_errors=collector.elf_errors,
+        prefix_strings={k: v for k, v in collector.prefix_strings.items() if not k.startswith("info/")},
+        placeholders=placeholders,
+        texts=collector.texts,
+    )
+
+
+def _take_member(tar, entry, members, unsafe, info, collector) -> None:
+    kind = _tar_kind(entry)
+    name = entry.name
+    target = entry.linkname if kind in ("symlink", "hardlink") else None
+    if kind is None:
+        unsafe.append((name, "not a regular file, directory or link (device, fifo…)"))
+        return
+    reason = unsafe_reason(name, kind, target)
+    if reason:
+        unsafe.append((name, reason))
+        return
+    members.append(Member(name, kind, entry.size, target))
+    if kind != "file":
+        return
+    stream = tar.extractfile(entry)
+    if stream is None:
+        return
+    if name.startswith("info/"):
+        if name in ("info/index.json", "info/run_exports.json", "info/paths.json"):
+            info[name] = stream.read()
+        return
+    collector.consume(name, stream, entry.size)
+
+
+# ---------------------------------------------------------------- wheels
+
+_WHEEL_NAME = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-(?P<plat>[^-]+)\.whl$")
+
+
+def read_wheel(path: Path, workdir: Path) -> Package:
+    """Read an upstream wheel, for comparison with the conda packages."""
+    match = _WHEEL_NAME.match(path.name)
+    if not match:
+        raise UserError(f"{path}: not a wheel file name (name-version-...-platform.whl)")
+    collector = _Collector(workdir, _wants_text)
+    members: list[Member] = []
+    unsafe: list[tuple[str, str]] = []
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for entry in archive.infolist():
+                mode = entry.external_attr >> 16
+                is_link = (mode & 0o170000) == 0o120000
+                kind: MemberKind = "dir" if entry.is_dir() else "symlink" if is_link else "file"
+                name = entry.filename.rstrip("/")
+                target = archive.read(entry).decode() if is_link else None
+                reason = unsafe_reason(name, kind, target)
+                if reason:
+                    unsafe.append((name, reason))
+                    continue
+                members.append(Member(name, kind, entry.file_size, target))
+                if kind == "file":
+                    with archive.open(entry) as stream:
+                        collector.consume(name, stream, entry.file_size)
+    except (OSError, zipfile.BadZipFile, EOFError) as exc:
+        raise UserError(f"{path}: not a readable wheel ({exc})") from exc
+    platform = match["plat"]
+    subdir = "linux-64" if "x86_64" in platform else "linux-aarch64" if "aarch64" in platform else platform
+    return Package(
+        source=path,
+        kind="wheel",
+        name=match["name"].replace("_", "-").lower(),
+        version=match["version"],
+        build="",
+        subdir=subdir,
+        members=tuple(members),
+        unsafe=tuple(unsafe),
+        elves=collector.elves,
+        elf_errors=collector.elf_errors,
+        prefix_strings=collector.prefix_strings,
+        texts=collector.texts,
+    )
+
+
+# ---------------------------------------------------------------- installed prefixes
+
+def read_prefix(prefix: Path, workdir: Path) -> list[Package]:
+    """One record per conda-meta/*.json; only this feedstock's packages are analysed."""
+    records = sorted((prefix / "conda-meta").glob("*.json"))
+    if not records:
+        raise UserError(f"{prefix}: conda-meta/ holds no package records; is this a conda prefix?")
+    packages = []
+    for record_path in records:
+        record = _load_json(record_path.read_bytes(), str(record_path))
+        if not isinstance(record, dict) or "name" not in record:
+            continue
+        packages.append(_prefix_package(prefix, record, workdir))
+    return packages
+
+
+def _prefix_package(prefix: Path, record: Mapping, workdir: Path) -> Package:
+    name = str(record["name"])
+    analyse = name in TORCH_PACKAGES
+    collector = _Collector(workdir, _wants_text)
+    members: list[Member] = []
+    placeholders: dict[str, str] = {}
+    for entry in (record.get("paths_data") or {}).get("paths", []):
+        if entry.get("prefix_placeholder") and entry.get("file_mode", "text") == "text":
+            placeholders[entry["_path"]] = entry["prefix_placeholder"]
+    for rel in record.get("files", ()):
+        real = prefix / rel
+        if real.is_symlink():
+            members.append(Member(rel, "symlink", 0, os.readlink(real)))
+        elif real.is_file():
+            members.append(Member(rel, "file", real.stat().st_size))
+            if analyse:
+                collector.consume_file(rel, real)
+    return Package(
+        source=prefix,
+        kind="prefix",
+        name=name,
+        version=str(record.get("version", "")),
+        build=str(record.get("build", "")),
+        subdir=str(record.get("subdir", "")),
+        depends=tuple(record.get("depends", ())),
+        constrains=tuple(record.get("constrains", ())),
+        members=tuple(members),
+        elves=collector.elves,
+        elf_errors=collector.elf_errors,
+        prefix_strings=collector.prefix_strings,
+        placeholders=placeholders,
+        texts=collector.texts,
+        analysed=analyse,
+    )
+
+
+# ---------------------------------------------------------------- dispatch
+
+def discover(paths: Iterable[Path]) -> Iterator[tuple[SourceKind, Path]]:
+    """What each command-line PATH is; directories expand to the packages they hold."""
+    for path in paths:
+        if not path.exists():
+            raise UserError(f"{path}: no such file or directory")
+        if path.is_dir():
+            if (path / "conda-meta").is_dir():
+                yield "prefix", path
+                continue
+            found = sorted(p for p in path.iterdir() if p.name.endswith(PACKAGE_SUFFIXES))
+            if not found:
+                raise UserError(
+                    f"{path}: holds no .conda or .tar.bz2 packages and is not a conda prefix"
+                )
+            for package in found:
+                yield "conda", package
+        elif path.name.endswith(PACKAGE_SUFFIXES):
+            yield "conda", path
+        elif path.name.endswith(".whl"):
+            yield "wheel", path
+        else:
+            raise UserError(
+                f"{path}: not a .conda, .tar.bz2 or .whl file; pass packages, a directory of them, or a prefix"
+            )
+
+
+def read_all(paths: Iterable[Path], workdir: Path) -> list[Package]:
+    packages: list[Package] = []
+    for kind, path in discover(paths):
+        if kind == "conda":
+            packages.append(read_conda(path, workdir))
+        elif kind == "wheel":
+            packages.append(read_wheel(path, workdir))
+        else:
+            packages.extend(read_prefix(path, workdir))
+    return packages
+
+
+def check_members(packages: Iterable[Package]) -> list[Finding]:
+    """Unsafe members (absolute, '..', escaping links) are failures; they were never written."""
+    findings = []
+    for package in packages:
+        if package.kind == "prefix":
+            continue
+        for name, reason in package.unsafe:
+            findings.append(failed("archive.member", member_path(package.label, name), reason))
+        if not package.unsafe:
+            findings.append(passed("archive.member", package.label,
+                                   f"{len(package.members)} members, all inside the package"))
+    return findings

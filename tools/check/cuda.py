@@ -1,0 +1,79 @@
+"""CUDA packages link the CUDA runtime of their config, and magma only where chosen."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from tools.check.context import Context, is_torch
+from tools.check.expectations import build_string_cuda_major, build_string_flavor
+from tools.check.findings import Finding, failed, member_path, passed
+
+_CUDART = re.compile(r"^libcudart\.so\.(\d+)$")
+_CUDA_LIBS = re.compile(r"^lib(?:cudart|cuda|cublas|cublasLt|cudnn|nvrtc|nccl)\.so")
+_MAGMA = re.compile(r"^libmagma(?:_sparse)?\.so")
+LINALG_LIBRARY = "libtorch_cuda_linalg.so"
+
+
+def check_cuda_runtime(ctx: Context) -> list[Finding]:
+    findings: list[Finding] = []
+    for package in ctx.analysed():
+        if not is_torch(package) or not package.elves:
+            continue
+        expected = ctx.expect.cuda_major
+        source = f"cuda_compiler_version {ctx.expect.cuda_compiler_version}"
+        if expected is None:
+            expected = build_string_cuda_major(package.build)
+            source = f"build string {package.build}"
+        if expected is None:
+            continue
+        bad = 0
+        majors: set[str] = set()
+        for path, info in sorted(package.elves.items()):
+            where = member_path(package.label, path)
+            for needed in info.needed:
+                match = _CUDART.match(needed)
+                if expected == 0 and _CUDA_LIBS.match(needed):
+                    bad += 1
+                    findings.append(failed("cuda.runtime", where, f"CPU build ({source}) links {needed}"))
+                elif match:
+                    majors.add(match.group(1))
+                    if int(match.group(1)) != expected:
+                        bad += 1
+                        findings.append(failed("cuda.runtime", where,
+                                               f"links {needed}, but {source} means libcudart.so.{expected}"))
+        if not bad:
+            if expected == 0:
+                detail = f"CPU build ({source}): no CUDA libraries linked"
+            elif majors:
+                detail = f"links libcudart.so.{'/'.join(sorted(majors))} as {source} requires"
+            else:
+                detail = f"no libcudart linked ({source})"
+            findings.append(passed("cuda.runtime", package.label, detail))
+    return findings
+
+
+def check_magma(ctx: Context) -> list[Finding]:
+    findings: list[Finding] = []
+    for package in ctx.analysed():
+        if not is_torch(package) or not package.elves:
+            continue
+        for path, info in sorted(package.elves.items()):
+            where = member_path(package.label, path)
+            magma = sorted(n for n in info.needed if _MAGMA.match(n))
+            if posixpath.basename(path) != LINALG_LIBRARY:
+                if magma:
+                    findings.append(failed("cuda.magma", where,
+                                           f"links {', '.join(magma)}; only {LINALG_LIBRARY} may use magma"))
+                continue
+            flavor = ctx.expect.cuda_linalg_flavor or build_string_flavor(package.build)
+            if flavor is None:
+                continue
+            if flavor == "magma" and not magma:
+                findings.append(failed("cuda.magma", where, "magma flavour, but libmagma is not linked"))
+            elif flavor == "nomagma" and magma:
+                findings.append(failed("cuda.magma", where, f"nomagma flavour, but links {', '.join(magma)}"))
+            else:
+                findings.append(passed("cuda.magma", where,
+                                       f"{flavor} flavour: libmagma {'linked' if magma else 'not linked'}"))
+    return findings

@@ -1,0 +1,139 @@
+"""What the checks need from one ELF file, read with pyelftools.
+
+Only the ELF header, the section headers and a handful of allocated sections
+(.dynamic, .dynsym/.dynstr, .gnu.version_r) are read; pyelftools seeks to them,
+so a 430 MB libtorch_cpu.so costs a few megabytes of reads, not the whole file.
+The symbol scan runs over .dynsym (the exported interface), which is what the
+C++ ABI checks are about.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.dynamic import DynamicSection
+from elftools.elf.elffile import ELFFile
+from elftools.elf.gnuversions import GNUVerNeedSection
+from elftools.elf.sections import SymbolTableSection
+
+ELF_MAGIC = b"\x7fELF"
+
+# Mangled names of entities in PyTorch's own namespaces (c10::, at::,
+# torch::, caffe2::), optionally behind cv/ref qualifiers of a member function.
+_TORCH_NAMESPACE = re.compile(r"^_ZN[KVrRO]*(?:3c10|2at|5torch|6caffe2)")
+# std::__cxx11::basic_string / std::__cxx11::list: the C++11 ABI spellings.
+_CXX11_TYPES = re.compile(r"St7__cxx11(?:12basic_string|4list)")
+# Ss = std::string, Sb = std::basic_string, St4list = std::list: the old ABI.
+_OLD_ABI_TYPES = re.compile(r"Ss|Sb|St4list")
+# Entities of namespace std (and its abbreviations Ss/Sa/Sb/Si/So/Sd), plus the
+# C++ runtime's own entry points: defined strongly only by libstdc++/libsupc++.
+_STD_DEFINITION = re.compile(
+    r"^(?:_ZN[KVrRO]*St|_ZN[KVrRO]*S[sabiod]|_ZSt|_ZT[VIS]St|_ZT[VIS]N[KVrRO]*St"
+    r"|__cxa_|__gxx_personality)"
+)
+# A std:: symbol that mentions torch's namespaces is torch's own overload or
+# specialisation (std::to_string(torch::jit::...), std::hash<c10::...>).
+_MENTIONS_TORCH = re.compile(r"(?<![0-9])(?:3c10|2at|5torch|6caffe2)")
+
+_SAMPLE = 5
+
+
+@dataclass(frozen=True)
+class ElfInfo:
+    machine: str
+    soname: str | None
+    needed: tuple[str, ...]
+    runpath: tuple[str, ...]
+    rpath: tuple[str, ...]
+    # (library, versions required from it), e.g. ("libc.so.6", ("GLIBC_2.17", …))
+    version_needs: tuple[tuple[str, tuple[str, ...]], ...]
+    cxx11_symbols: int
+    old_abi_symbols: int
+    std_definitions: int
+    std_definition_sample: tuple[str, ...]
+
+    @property
+    def required_versions(self) -> tuple[str, ...]:
+        return tuple(v for _, versions in self.version_needs for v in versions)
+
+
+def is_elf(head: bytes) -> bool:
+    return head[:4] == ELF_MAGIC
+
+
+def _split_path_list(value: str) -> tuple[str, ...]:
+    return tuple(entry for entry in value.split(":") if entry)
+
+
+def read_elf(stream: BinaryIO) -> ElfInfo:
+    """Parse the dynamic-linking facts of one ELF file (seekable binary stream).
+
+    Raises ValueError when the file is not a well-formed ELF object.
+    """
+    try:
+        return _read(ELFFile(stream))
+    except (ELFError, ValueError, KeyError, IndexError, EOFError) as exc:
+        raise ValueError(f"unreadable ELF ({exc})") from exc
+    except Exception as exc:  # construct's StreamError and friends on truncated files
+        if type(exc).__module__.startswith("construct"):
+            raise ValueError(f"unreadable ELF ({exc})") from exc
+        raise
+
+
+def _read(elf: ELFFile) -> ElfInfo:
+    soname = None
+    needed: list[str] = []
+    runpath: tuple[str, ...] = ()
+    rpath: tuple[str, ...] = ()
+    version_needs: list[tuple[str, tuple[str, ...]]] = []
+    cxx11 = old_abi = std_defs = 0
+    sample: list[str] = []
+    for section in elf.iter_sections():
+        if isinstance(section, DynamicSection) and section.name == ".dynamic":
+            for tag in section.iter_tags():
+                kind = tag.entry.d_tag
+                if kind == "DT_NEEDED":
+                    needed.append(tag.needed)
+                elif kind == "DT_SONAME":
+                    soname = tag.soname
+                elif kind == "DT_RUNPATH":
+                    runpath = _split_path_list(tag.runpath)
+                elif kind == "DT_RPATH":
+                    rpath = _split_path_list(tag.rpath)
+        elif isinstance(section, GNUVerNeedSection):
+            for verneed, auxiliaries in section.iter_versions():
+                version_needs.append((verneed.name, tuple(aux.name for aux in auxiliaries)))
+        elif isinstance(section, SymbolTableSection) and section.name == ".dynsym":
+            for symbol in section.iter_symbols():
+                name = symbol.name
+                if not name.startswith("_Z") and not name.startswith("__"):
+                    continue
+                if _TORCH_NAMESPACE.match(name):
+                    if _CXX11_TYPES.search(name):
+                        cxx11 += 1
+                    elif _OLD_ABI_TYPES.search(name):
+                        old_abi += 1
+                if (
+                    symbol["st_shndx"] != "SHN_UNDEF"
+                    and symbol["st_info"]["bind"] == "STB_GLOBAL"
+                    and _STD_DEFINITION.match(name)
+                    and not _MENTIONS_TORCH.search(name)
+                ):
+                    std_defs += 1
+                    if len(sample) < _SAMPLE:
+                        sample.append(name)
+    return ElfInfo(
+        machine=elf["e_machine"],
+        soname=soname,
+        needed=tuple(needed),
+        runpath=runpath,
+        rpath=rpath,
+        version_needs=tuple(version_needs),
+        cxx11_symbols=cxx11,
+        old_abi_symbols=old_abi,
+        std_definitions=std_defs,
+        std_definition_sample=tuple(sample),
+    )

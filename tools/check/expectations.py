@@ -1,0 +1,139 @@
+"""What one config promises about its packages: the checks' point of comparison.
+
+Expectations come from the toolkit's render of a ``.ci_support`` config
+(:func:`from_rendered`) or are written out explicitly (tests, other tools).
+Without a config the checks fall back to what a package says about itself
+(its build string), and comparisons that need the config are reported as such.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class OutputExpectation:
+    name: str
+    run: tuple[str, ...] = ()
+    run_constrained: tuple[str, ...] = ()
+    declares_run_exports: bool = False
+    python: str | None = None  # "3.12" for per-Python outputs
+    build_string: str | None = None
+
+
+@dataclass(frozen=True)
+class Expectations:
+    config: str | None = None
+    c_stdlib_version: str | None = None  # "2.17"
+    cxx_compiler_version: str | None = None  # "14"
+    cuda_compiler_version: str | None = None  # "12.9", or "None" for CPU builds
+    cuda_linalg_flavor: str | None = None  # "magma" / "nomagma"
+    outputs: tuple[OutputExpectation, ...] = field(default=())
+
+    @property
+    def cuda_major(self) -> int | None:
+        """The CUDA major version, 0 for a CPU config, None when unknown."""
+        return cuda_major(self.cuda_compiler_version)
+
+    def output_for(self, name: str, python: str | None) -> OutputExpectation | None:
+        candidates = [o for o in self.outputs if o.name == name]
+        if python is not None and len(candidates) > 1:
+            candidates = [o for o in candidates if o.python == python] or candidates
+        return candidates[0] if candidates else None
+
+
+class RenderedOutputLike(Protocol):
+    name: str
+    build_string: str
+    skip: bool
+    requirements: Mapping[str, Sequence[str]]
+    run_exports: object
+    variant: Mapping[str, str]
+
+
+def cuda_major(version: str | None) -> int | None:
+    if version is None:
+        return None
+    if version in ("None", "none", ""):
+        return 0
+    match = re.match(r"(\d+)", version)
+    return int(match.group(1)) if match else None
+
+
+def python_minor(value: str | None) -> str | None:
+    """``3.12.* *_cpython`` → ``3.12``."""
+    if not value:
+        return None
+    match = re.match(r"\s*(\d+)\.(\d+)", str(value))
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
+def _declares(run_exports: object) -> bool:
+    if run_exports is None:
+        return False
+    if isinstance(run_exports, Mapping):
+        return any(bool(v) for v in run_exports.values())
+    if isinstance(run_exports, (list, tuple)):
+        return bool(run_exports)
+    return bool(run_exports)
+
+
+def from_rendered(outputs: Iterable[RenderedOutputLike], config: str | None = None) -> Expectations:
+    """Expectations for one config from ``tools.render.render_config``'s records."""
+    kept = [o for o in outputs if not o.skip]
+    variant: Mapping[str, str] = kept[0].variant if kept else {}
+    return Expectations(
+        config=config,
+        c_stdlib_version=_scalar(variant.get("c_stdlib_version")),
+        cxx_compiler_version=_scalar(variant.get("cxx_compiler_version")),
+        cuda_compiler_version=_scalar(variant.get("cuda_compiler_version")),
+        cuda_linalg_flavor=_scalar(variant.get("cuda_linalg_flavor")),
+        outputs=tuple(
+            OutputExpectation(
+                name=o.name,
+                run=tuple(o.requirements.get("run", ())),
+                run_constrained=tuple(o.requirements.get("run_constrained", ())),
+                declares_run_exports=_declares(o.run_exports),
+                python=python_minor(_scalar(o.variant.get("python"))),
+                build_string=o.build_string,
+            )
+            for o in kept
+        ),
+    )
+
+
+def _scalar(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return str(value[0]) if value else None
+    return str(value)
+
+
+# ------------------------------------------------------------ build-string hints
+
+def build_string_cuda_major(build: str) -> int | None:
+    """``cuda129_mkl_h…`` → 12, ``cpu_generic_…`` → 0, anything else → None."""
+    match = re.match(r"cuda(\d+?)(\d)(?:_|$)", build)
+    if match:
+        return int(match.group(1))
+    if build.startswith("cpu_") or build == "cpu":
+        return 0
+    return None
+
+
+def build_string_flavor(build: str) -> str | None:
+    tokens = build.split("_")
+    if "nomagma" in tokens:
+        return "nomagma"
+    if "magma" in tokens:
+        return "magma"
+    return None
+
+
+def build_string_python(build: str) -> str | None:
+    match = re.search(r"(?:^|_)py(\d)(\d+)(?:_|h|$)", build)
+    return f"{match.group(1)}.{match.group(2)}" if match else None

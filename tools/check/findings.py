@@ -1,0 +1,53 @@
+"""The one record every check produces, and the rules for how findings add up.
+
+A finding is ``(check, status, path, detail)``.  ``check`` is a stable dotted
+identifier (``elf.needed``, ``layout.overlap`` …) documented in the command's
+``--help``; ``path`` names the package and, after a colon, the member inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+Status = Literal["pass", "warn", "fail"]
+STATUSES: tuple[Status, ...] = ("pass", "warn", "fail")
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    status: Status
+    path: str
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def passed(check: str, path: str, detail: str) -> Finding:
+    return Finding(check, "pass", path, detail)
+
+
+def warned(check: str, path: str, detail: str) -> Finding:
+    return Finding(check, "warn", path, detail)
+
+
+def failed(check: str, path: str, detail: str) -> Finding:
+    return Finding(check, "fail", path, detail)
+
+
+def member_path(package_label: str, member: str) -> str:
+    return f"{package_label}:{member}"
+
+
+def any_failed(findings: Iterable[Finding]) -> bool:
+    return any(f.status == "fail" for f in findings)
+
+
+def counts(findings: Iterable[Finding]) -> dict[Status, int]:
+    tally: dict[Status, int] = {status: 0 for status in STATUSES}
+    for finding in findings:
+        tally[finding.status] += 1
+    return tally

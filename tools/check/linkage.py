@@ -1,0 +1,283 @@
+"""Dynamic linking: NEEDED resolution, RUNPATH hygiene, symbol-version ceilings."""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Iterable
+
+import rattler
+
+from tools.check.archive import Package
+from tools.check.context import Context
+from tools.check.elf import ElfInfo
+from tools.check.findings import Finding, failed, member_path, passed, warned
+
+# Provided by the system's C library on every Linux target conda-forge supports.
+GLIBC_FAMILY = (
+    "libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1", "libutil.so.1",
+    "libresolv.so.2", "libanl.so.1", "libnsl.so.1", "libmvec.so.1", "libBrokenLocale.so.1",
+    "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "ld64.so.2", "ld-linux-riscv64-lp64d.so.1",
+    "linux-vdso.so.1",
+)
+# Installed with the NVIDIA driver, never by a package (the recipe's
+# missing_dso_whitelist says the same for libcuda).
+DRIVER_LIBRARIES = ("libcuda.so*",)
+# The manylinux policy lets wheels take these from the system.
+MANYLINUX_EXTRA = ("libstdc++.so.6", "libgcc_s.so.1")
+
+# Which conda-forge packages ship a library that torch links, so that a NEEDED
+# entry outside the checked packages can be traced to a run dependency.
+PROVIDERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("libstdc++.so.6", ("libstdcxx", "libstdcxx-ng")),
+    ("libgcc_s.so.1", ("libgcc", "libgcc-ng")),
+    ("libgomp.so.1", ("libgomp", "_openmp_mutex")),
+    ("libomp.so*", ("llvm-openmp",)),
+    ("libz.so.1", ("libzlib", "zlib")),
+    ("libprotobuf.so.*", ("libprotobuf",)),
+    ("libsleef.so.*", ("sleef",)),
+    ("libuv.so.*", ("libuv",)),
+    ("libdnnl.so.*", ("onednn",)),
+    ("libblas.so.*", ("libblas",)),
+    ("libcblas.so.*", ("libcblas",)),
+    ("liblapack.so.*", ("liblapack",)),
+    ("libopenblas*.so*", ("libopenblas",)),
+    ("libmkl_*.so*", ("mkl",)),
+    ("libabsl_*.so*", ("libabseil",)),
+    ("libfmt.so.*", ("fmt",)),
+    ("libnuma.so.*", ("libnuma",)),
+    ("libpython3*.so*", ("python",)),
+    ("libcudart.so.*", ("cuda-cudart",)),
+    ("libcublas*.so.*", ("libcublas",)),
+    ("libcufft*.so.*", ("libcufft",)),
+    ("libcurand.so.*", ("libcurand",)),
+    ("libcusolver*.so.*", ("libcusolver",)),
+    ("libcusparse.so.*", ("libcusparse",)),
+    ("libcusparseLt.so.*", ("cusparselt", "libcusparselt")),
+    ("libnvrtc*.so*", ("cuda-nvrtc",)),
+    ("libcupti.so.*", ("cuda-cupti",)),
+    ("libnvToolsExt.so.*", ("cuda-nvtx",)),
+    ("libnvJitLink.so.*", ("libnvjitlink",)),
+    ("libcudnn*.so.*", ("cudnn", "libcudnn")),
+    ("libnccl.so.*", ("nccl",)),
+    ("libcudss.so.*", ("libcudss",)),
+    ("libcufile*.so.*", ("libcufile",)),
+    ("libnvshmem*.so*", ("libnvshmem",)),
+    ("libmagma*.so*", ("libmagma",)),
+)
+
+# Highest libstdc++ symbol versions of each GCC major's newest release
+# (libstdc++ manual, "ABI Policy and Guidelines"); conda-forge's compiler N
+# run-exports libstdcxx >=N, so a binary may need at most these.
+GCC_LIBSTDCXX: dict[int, tuple[str, str]] = {
+    7: ("3.4.24", "1.3.11"),
+    8: ("3.4.25", "1.3.11"),
+    9: ("3.4.28", "1.3.12"),
+    10: ("3.4.28", "1.3.12"),
+    11: ("3.4.29", "1.3.13"),
+    12: ("3.4.30", "1.3.13"),
+    13: ("3.4.32", "1.3.14"),
+    14: ("3.4.33", "1.3.15"),
+    15: ("3.4.34", "1.3.16"),
+}
+
+_ORIGIN = re.compile(r"^\$(?:ORIGIN|\{ORIGIN\})(?=/|$)")
+_MANYLINUX = re.compile(r"manylinux_(\d+)_(\d+)")
+_LEGACY_MANYLINUX = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def _dep_names(package: Package) -> set[str]:
+    names = set()
+    for spec in package.depends:
+        try:
+            names.add(rattler.MatchSpec(spec).name.normalized)
+        except Exception:  # an unparseable spec is the metadata check's business
+            names.add(spec.split()[0])
+    return names
+
+
+def search_dirs(member: str, info: ElfInfo) -> list[str]:
+    """The package-relative directories the loader would search for this file's NEEDED."""
+    entries = info.runpath or info.rpath
+    origin = posixpath.dirname(member)
+    dirs = []
+    for entry in entries:
+        if _ORIGIN.match(entry):
+            dirs.append(posixpath.normpath(posixpath.join(origin, _ORIGIN.sub("", entry).lstrip("/"))))
+    return dirs
+
+
+# ---------------------------------------------------------------- elf.needed
+
+def check_needed(ctx: Context) -> list[Finding]:
+    findings: list[Finding] = []
+    for package in ctx.analysed():
+        if not package.elves:
+            continue
+        tree = ctx.tree_for(package)
+        deps = _dep_names(package)
+        allowed = GLIBC_FAMILY + DRIVER_LIBRARIES + (MANYLINUX_EXTRA if package.kind == "wheel" else ())
+        used_deps: set[str] = set()
+        problems = 0
+        for path, info in sorted(package.elves.items()):
+            dirs = search_dirs(path, info)
+            for needed in info.needed:
+                if _matches(needed, allowed):
+                    continue
+                if any(tree.resolve(posixpath.join(d, needed)) for d in dirs if not d.startswith("..")):
+                    continue
+                providers = next((names for pat, names in PROVIDERS if fnmatch.fnmatchcase(needed, pat)), ())
+                provided_by = sorted(deps.intersection(providers))
+                if provided_by:
+                    used_deps.update(provided_by)
+                    continue
+                elsewhere = [p for p in tree.named(needed) if tree.resolve(p)]
+                where = member_path(package.label, path)
+                problems += 1
+                if elsewhere:
+                    findings.append(warned(
+                        "elf.needed", where,
+                        f"{needed} exists at {elsewhere[0]} but not on this file's RUNPATH "
+                        f"({':'.join(info.runpath or info.rpath) or 'none'})",
+                    ))
+                elif providers:
+                    findings.append(failed(
+                        "elf.needed", where,
+                        f"{needed} is not in the packages; it comes from {' or '.join(providers)}, "
+                        "which is not a run dependency",
+                    ))
+                else:
+                    findings.append(failed(
+                        "elf.needed", where,
+                        f"{needed} resolves nowhere: not shipped by the checked packages, not a "
+                        "system or driver library, no known provider among the run dependencies",
+                    ))
+        if not problems:
+            via = f"; from run dependencies: {', '.join(sorted(used_deps))}" if used_deps else ""
+            findings.append(passed(
+                "elf.needed", package.label,
+                f"all NEEDED of {len(package.elves)} ELF files resolve{via}",
+            ))
+    return findings
+
+
+# ---------------------------------------------------------------- elf.runpath
+
+def runpath_problem(member: str, entry: str, *, relative_root: bool) -> str | None:
+    if entry.startswith("/"):
+        return f"absolute RUNPATH entry {entry!r} (a build-machine path)"
+    if not _ORIGIN.match(entry):
+        return f"RUNPATH entry {entry!r} is relative to the working directory, not $ORIGIN"
+    rest = _ORIGIN.sub("", entry).lstrip("/")
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(member), rest))
+    if relative_root and (resolved == ".." or resolved.startswith("../")):
+        return f"RUNPATH entry {entry!r} reaches above the prefix"
+    return None
+
+
+def check_runpath(ctx: Context) -> list[Finding]:
+    findings: list[Finding] = []
+    for package in ctx.analysed():
+        if not package.elves:
+            continue
+        bad = 0
+        for path, info in sorted(package.elves.items()):
+            for kind, entries in (("RUNPATH", info.runpath), ("RPATH", info.rpath)):
+                problems = [
+                    p for e in entries
+                    if (p := runpath_problem(path, e, relative_root=package.kind != "wheel"))
+                ]
+                if problems:
+                    bad += 1
+                    findings.append(failed(
+                        "elf.runpath", member_path(package.label, path),
+                        "; ".join(problems).replace("RUNPATH", kind),
+                    ))
+        if not bad:
+            findings.append(passed(
+                "elf.runpath", package.label, f"every RUNPATH/RPATH of {len(package.elves)} ELF files is $ORIGIN-relative"
+            ))
+    return findings
+
+
+# ---------------------------------------------------------------- symbol versions
+
+def _highest(package: Package, prefix: str) -> tuple[rattler.Version, str, str] | None:
+    best: tuple[rattler.Version, str, str] | None = None
+    pattern = re.compile(rf"^{prefix}_(\d+(?:\.\d+)*)$")
+    for path, info in package.elves.items():
+        for label in info.required_versions:
+            match = pattern.match(label)
+            if match:
+                version = rattler.Version(match.group(1))
+                if best is None or version > best[0]:
+                    best = (version, label, path)
+    return best
+
+
+def _glibc_ceiling(package: Package, ctx: Context) -> tuple[str | None, str]:
+    if ctx.expect.c_stdlib_version:
+        return ctx.expect.c_stdlib_version, f"c_stdlib_version {ctx.expect.c_stdlib_version}"
+    if package.kind == "wheel":
+        name = package.source.name
+        match = _MANYLINUX.search(name)
+        if match:
+            return f"{match.group(1)}.{match.group(2)}", f"the wheel's manylinux_{match.group(1)}_{match.group(2)} tag"
+        for tag, version in _LEGACY_MANYLINUX.items():
+            if tag in name:
+                return version, f"the wheel's {tag} tag"
+    return None, ""
+
+
+def check_symbol_versions(ctx: Context) -> list[Finding]:
+    findings: list[Finding] = []
+    compiler = ctx.expect.cxx_compiler_version
+    gcc_major = int(compiler.split(".")[0]) if compiler and compiler.split(".")[0].isdigit() else None
+    for package in ctx.analysed():
+        if not package.elves:
+            continue
+        private = [p for p, i in package.elves.items() if "GLIBC_PRIVATE" in i.required_versions]
+        for path in sorted(private):
+            findings.append(failed("elf.glibc", member_path(package.label, path),
+                                   "requires GLIBC_PRIVATE symbols, which no other glibc build provides"))
+        ceiling, why = _glibc_ceiling(package, ctx)
+        findings.extend(_compare(package, "GLIBC", "elf.glibc", ceiling, why))
+        glibcxx_ceiling = cxxabi_ceiling = None
+        why_cxx = ""
+        if gcc_major is not None:
+            if gcc_major in GCC_LIBSTDCXX:
+                glibcxx_ceiling, cxxabi_ceiling = GCC_LIBSTDCXX[gcc_major]
+                why_cxx = f"the libstdc++ of cxx_compiler_version {compiler}"
+            else:
+                findings.append(warned("elf.glibcxx", package.label,
+                                       f"no libstdc++ version table for cxx_compiler_version {compiler}"))
+        findings.extend(_compare(package, "GLIBCXX", "elf.glibcxx", glibcxx_ceiling, why_cxx))
+        findings.extend(_compare(package, "CXXABI", "elf.cxxabi", cxxabi_ceiling, why_cxx))
+    return findings
+
+
+def _compare(package: Package, prefix: str, check: str, ceiling: str | None, why: str) -> list[Finding]:
+    best = _highest(package, prefix)
+    if best is None:
+        return [passed(check, package.label, f"no {prefix}_ symbol versions required")]
+    version, label, path = best
+    where = f"{label} (by {posixpath.basename(path)})"
+    if ceiling is None:
+        return [passed(check, package.label, f"highest required: {where}; no config to compare with")]
+    if version > rattler.Version(ceiling):
+        return [failed(check, member_path(package.label, path),
+                       f"requires {label}, above {prefix}_{ceiling} allowed by {why}")]
+    return [passed(check, package.label, f"highest required: {where} <= {prefix}_{ceiling} ({why})")]
+
+
+def check_elf_readable(ctx: Context) -> list[Finding]:
+    return [
+        failed("elf.read", member_path(package.label, path), error)
+        for package in ctx.analysed()
+        for path, error in sorted(package.elf_errors.items())
+    ]
