@@ -1,0 +1,17 @@
+"""Local and CFEP-03 batch builds behind ``build-locally.py``.
+
+One module per concern:
+
+- ``options``: the command line and the environment, read once into a frozen record;
+- ``configs``: which ``.ci_support`` configs exist and which ones the user meant;
+- ``engine``: docker or podman, with every difference between them in one place;
+- ``plan``: what exactly runs for one config (argv, environment, mounts), as data;
+- ``runner``: runs one plan, tees its output to the config's log, survives Ctrl-C;
+- ``logtee`` / ``progress``: timestamped, redacted log lines and a quiet status line;
+- ``artifacts``: done markers, produced packages, SHA256SUMS, summary.json, log_files.zip;
+- ``ccache``: how a persistent compiler cache reaches the build, and its hit statistics;
+- ``batch``: the loop over configs (resume, fail-fast, prune, summary);
+- ``cli``: argparse and the one place where errors become exit codes.
+
+Standard library plus ruamel.yaml only: maintainers run this with the system Python.
+"""

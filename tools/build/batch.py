@@ -1,0 +1,300 @@
+"""The batch: select configs, build them one after another, resume, summarise.
+
+A config is done when its ``build_artifacts/conda-forge-build-done-<config>``
+marker exists: the .scripts delete it before building and touch it as their
+very last step, so a failed or interrupted build never leaves one, and the
+next run retries exactly what is missing.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from tools.build import artifacts as art
+from tools.build import ccache
+from tools.build.configs import Config, choose_interactively, discover, select
+from tools.build.engine import ContainerEngine
+from tools.build.logtee import LogSink
+from tools.build.options import Options
+from tools.build.plan import BuildPlan, HostFacts, describe, plan_build
+from tools.build.progress import Progress, format_duration
+from tools.build.runner import run, run_attached
+from tools.errors import CommandError, ProblemsFound, UserError
+from tools.proc import call, format_command, redact
+
+DONE, FAILED, INTERRUPTED, SKIPPED, PENDING = "done", "failed", "interrupted", "skipped", "pending"
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class ConfigResult:
+    config: str
+    status: str
+    seconds: float | None = None
+    returncode: int | None = None
+    started: str | None = None
+    packages: tuple[art.Package, ...] = ()
+    ccache: ccache.CcacheStats | None = None
+    note: str = ""
+    log: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "status": self.status,
+            "started": self.started,
+            "duration_seconds": None if self.seconds is None else round(self.seconds, 1),
+            "returncode": self.returncode,
+            "log": self.log,
+            "packages": [p.to_json() for p in self.packages],
+            "ccache": None if self.ccache is None else {
+                "hits": self.ccache.hits, "misses": self.ccache.misses,
+                "hit_rate": self.ccache.hit_rate},
+            "note": self.note,
+        }
+
+
+@dataclass
+class Console:
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    err: TextIO = field(default_factory=lambda: sys.stderr)
+    ask: Callable[[str], str] = input
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+
+def _utc(seconds: float | None = None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def choose(options: Options, console: Console) -> tuple[str, ...]:
+    available = discover(options.root)
+    selected = select(available, options.requested, all_configs=options.all_configs,
+                      filter_glob=options.filter_glob)
+    if selected:
+        return selected
+    pool = select(available, (), all_configs=True, filter_glob=options.filter_glob)
+    if options.filter_glob:
+        console.say(f"filtering for '{options.filter_glob}.yaml' configs")
+    if len(pool) == 1:
+        return pool
+    if not options.interactive:
+        raise UserError(f"{len(pool)} configs match; name one or more (globs work), or use --all "
+                        "(`--list` shows them)")
+    return (choose_interactively(pool, console.ask, console.say),)
+
+
+def _check_engine(engine: ContainerEngine, env) -> None:
+    engine.resolve(env)
+    try:
+        result = call(*engine.info_argv(), env=env, capture=True, check=False, quiet=True, timeout=60)
+    except CommandError as exc:
+        raise engine.not_running(str(exc)) from None
+    if result.returncode != 0:
+        detail = (result.stderr.strip().splitlines() or [""])[-1]
+        raise engine.not_running(detail[:200])
+
+
+def _check_native(env) -> None:
+    if shutil.which("conda-build", path=env.get("PATH")) is None:
+        raise UserError("--native needs conda-build on PATH: `conda env create -f environment.yml` "
+                        "then `conda activate pytorch-feedstock-build`")
+
+
+def _header(plan: BuildPlan, engine: ContainerEngine, secrets: Sequence[str]) -> list[tuple[str, str]]:
+    fields = [("config", plan.config), ("command", format_command(plan.argv)),
+              ("where", plan.dispatch)]
+    if plan.image:
+        fields += [("engine", engine.executable), ("image", plan.image)]
+    fields += [(f"env {k}", redact(v, secrets)) for k, v in sorted(plan.changes.items())]
+    if plan.withheld:
+        fields.append(("withheld", " ".join(plan.withheld)))
+    return fields
+
+
+def build_one(plan: BuildPlan, options: Options, engine: ContainerEngine,
+              progress: Progress) -> ConfigResult:
+    artifacts = options.artifacts
+    plan.marker.unlink(missing_ok=True)  # --force, or a stale marker the script would drop anyway
+    ccache.stats_file(artifacts, plan.config).unlink(missing_ok=True)
+    art.set_aside_old_log(artifacts, plan.config)
+    before = art.snapshot(artifacts)
+    started = time.time()
+    sink = LogSink(plan.log, options.secrets)
+    progress.start(plan.index, plan.total, plan.config)
+    try:
+        sink.header(_header(plan, engine, options.secrets))
+        outcome = run(plan, sink, progress, engine if plan.dispatch == "docker" else None)
+        if (outcome.returncode == 0 and not outcome.interrupted and not plan.script_writes_marker):
+            plan.marker.touch()  # run_osx_build.sh / run_win_build.bat leave none (as conda-smithy's)
+        marker = plan.marker.exists()
+        if outcome.interrupted:
+            status, note = INTERRUPTED, "stopped by the user; rerun to resume"
+        elif outcome.returncode == 0 and marker:
+            status, note = DONE, ""
+        elif outcome.returncode == 0:
+            status, note = FAILED, "the build ended without its done marker"
+        else:
+            status, note = FAILED, f"exit status {outcome.returncode}"
+        sink.note(f"{status} after {format_duration(outcome.seconds)}" + (f" ({note})" if note else ""))
+    finally:
+        sink.close()
+    packages = art.describe_packages(artifacts, art.produced(before, art.snapshot(artifacts)))
+    stats = ccache.read_stats(artifacts, plan.config) if options.ccache else None
+    detail = f"{len(packages)} package(s)" if status == DONE else f"{note}; log: {plan.log.name}"
+    if stats is not None:
+        detail += f", ccache hits {stats.describe()}"
+    progress.end(status.upper() if status != DONE else status, outcome.seconds, detail)
+    return ConfigResult(
+        config=plan.config, status=status, seconds=outcome.seconds, returncode=outcome.returncode,
+        started=_utc(started), packages=packages, ccache=stats, note=note,
+        log=plan.log.relative_to(options.root).as_posix(),
+    )
+
+
+def _skipped(plan: BuildPlan, previous: dict[str, object], root: Path) -> ConfigResult:
+    packages = tuple(
+        art.Package(str(p["path"]), str(p["sha256"]), int(p["size"]))
+        for p in previous.get("packages", []) if isinstance(p, dict) and {"path", "sha256", "size"} <= p.keys()
+    )
+    log = plan.log.relative_to(root).as_posix() if plan.log.exists() else None
+    return ConfigResult(config=plan.config, status=SKIPPED, packages=packages,
+                        note="done marker exists; --force rebuilds", log=log,
+                        seconds=previous.get("duration_seconds"))  # type: ignore[arg-type]
+
+
+def _prune(options: Options, engine: ContainerEngine, plan: BuildPlan, result: ConfigResult,
+           work_before: set[str], progress: Progress) -> None:
+    if plan.dispatch == "docker":
+        try:
+            call(*engine.prune_argv(), env=plan.env, capture=True, check=False, quiet=True, timeout=300)
+        except CommandError as exc:
+            progress.message(f"prune: {exc}")
+    if result.status == DONE:  # a failed build's work folder is what you debug with
+        new = art.work_dirs(options.artifacts) - work_before
+        removed = art.remove_work_dirs(options.artifacts, new)
+        if removed:
+            progress.message(f"prune: removed work folder(s) {', '.join(removed)}")
+
+
+def summary_table(results: Sequence[ConfigResult]) -> str:
+    rows = [("status", "time", "pkgs", "ccache", "config")]
+    for r in results:
+        rows.append((
+            r.status.upper() if r.status in (FAILED, INTERRUPTED) else r.status,
+            "-" if r.seconds is None else format_duration(r.seconds),
+            str(len(r.packages)) if r.status in (DONE, SKIPPED) else "-",
+            r.ccache.describe() if r.ccache else "-",
+            r.config,
+        ))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join(
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4]
+        for row in rows
+    )
+
+
+def _finish(options: Options, results: Sequence[ConfigResult], started: float,
+            console: Console) -> None:
+    artifacts = options.artifacts
+    records = art.read_summary(artifacts)
+    for result in results:
+        if result.status == PENDING and result.config in records:
+            continue  # keep what an earlier run learnt about a config this run never reached
+        records[result.config] = result.to_json()
+    document = {
+        "version": art.SUMMARY_VERSION,
+        "feedstock": options.root.name,
+        "started": _utc(started),
+        "finished": _utc(),
+        "this_run": [r.config for r in results],
+        "configs": records,
+    }
+    art.write_summary(artifacts, document)
+    sums = art.write_sha256sums(artifacts)
+    zipped = art.write_log_zip(artifacts)
+    console.say()
+    console.say(summary_table(results))
+    console.say()
+    rel = lambda p: p.relative_to(options.root).as_posix()  # noqa: E731
+    console.say(f"summary: {rel(artifacts / 'summary.json')}; checksums: {rel(sums)}; "
+                f"logs: {rel(zipped)}")
+
+
+def run_batch(options: Options, console: Console, host: HostFacts | None = None) -> int:
+    host = host or HostFacts.detect()
+    if options.list_only:
+        for name in select(discover(options.root), (), all_configs=True,
+                           filter_glob=options.filter_glob):
+            console.say(name)
+        return 0
+    names = choose(options, console)
+    engine = ContainerEngine.from_env(options.env)
+    configs = [Config(n, options.root / ".ci_support" / f"{n}.yaml") for n in names]
+    plans = [plan_build(options, c, engine, host, index=i, total=len(configs))
+             for i, c in enumerate(configs, start=1)]
+    if options.dry_run:
+        console.say(f"dry run: {len(plans)} config(s); nothing is started, written or deleted")
+        for plan in plans:
+            status = ("would skip: done marker exists (--force rebuilds)"
+                      if plan.marker.exists() and not options.force else "would build")
+            console.say(describe(plan, status=status, engine=engine, secrets=options.secrets))
+        return 0
+    if any(p.dispatch == "docker" for p in plans):
+        _check_engine(engine, options.env)
+    if any(p.dispatch == "native" for p in plans):
+        _check_native(options.env)
+    options.artifacts.mkdir(exist_ok=True)
+    if options.ccache is not None:
+        options.ccache.mkdir(parents=True, exist_ok=True)
+    license_copy = options.root / "recipe" / "recipe-scripts-license.txt"
+    ours = not license_copy.exists()
+    try:
+        if options.debug:
+            return run_attached(plans[0])
+        return _loop(options, plans, engine, console)
+    finally:
+        # build_steps.sh copies LICENSE.txt there for conda-build; remove it only if we made it.
+        if ours:
+            license_copy.unlink(missing_ok=True)
+
+
+def _loop(options: Options, plans: Sequence[BuildPlan], engine: ContainerEngine,
+          console: Console) -> int:
+    started = time.time()
+    previous = art.read_summary(options.artifacts)
+    progress = Progress(console.err, is_tty=console.err.isatty())
+    results: list[ConfigResult] = []
+    stop_reason = ""
+    for plan in plans:
+        if stop_reason:
+            results.append(ConfigResult(plan.config, PENDING, note=stop_reason))
+            continue
+        if plan.marker.exists() and not options.force:
+            progress.message(f"[{plan.index}/{plan.total}] {plan.config}: done before, skipped")
+            results.append(_skipped(plan, previous.get(plan.config, {}), options.root))
+            continue
+        work_before = art.work_dirs(options.artifacts)
+        result = build_one(plan, options, engine, progress)
+        results.append(result)
+        if result.status == INTERRUPTED:
+            stop_reason = "not started: the run was interrupted"
+        elif result.status == FAILED and options.fail_fast:
+            stop_reason = f"not started: --fail-fast after {plan.config} failed"
+        if options.prune and result.status != INTERRUPTED:
+            _prune(options, engine, plan, result, work_before, progress)
+    _finish(options, results, started, console)
+    if any(r.status == INTERRUPTED for r in results):
+        console.say("interrupted: rerun the same command to resume where it stopped")
+        return EXIT_INTERRUPTED
+    failed = [r.config for r in results if r.status == FAILED]
+    if failed:
+        raise ProblemsFound(f"{len(failed)} of {len(results)} config(s) failed: {', '.join(failed)} "
+                            "(logs in build_artifacts/<config>-log.txt)")
+    return 0

@@ -1,0 +1,149 @@
+"""Which ``.ci_support`` configs exist, and which of them the user asked for.
+
+A config is named by its file's stem, exactly as conda-smithy names it.  Asking
+for a name that does not exist is an error listing the closest names; we never
+fall back to another config behind the user's back (conda-smithy's script does
+when only one config is valid, which builds the wrong thing silently).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.errors import UserError
+
+GLOB_CHARS = frozenset("*?[")
+
+# The container image conda-smithy uses when a config names none.
+FALLBACK_IMAGE = "quay.io/condaforge/linux-anvil-comp7"
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    path: Path
+
+    @property
+    def os(self) -> str:
+        """``linux``, ``osx`` or ``win``: the first word of a conda-smithy config name."""
+        return self.name.split("_", 1)[0]
+
+
+def ci_support_dir(root: Path) -> Path:
+    return root / ".ci_support"
+
+
+def discover(root: Path) -> tuple[str, ...]:
+    """Sorted config names; migrations/ and other non-yaml files are not configs."""
+    directory = ci_support_dir(root)
+    if not directory.is_dir():
+        return ()
+    return tuple(sorted(p.stem for p in directory.glob("*.yaml") if p.is_file()))
+
+
+def apply_filter(names: Sequence[str], pattern: str | None) -> tuple[str, ...]:
+    """conda-smithy's ``--filter``: a glob matched against ``<name>.yaml``."""
+    if not pattern:
+        return tuple(names)
+    glob = pattern if pattern.endswith(".yaml") else f"{pattern}.yaml"
+    return tuple(n for n in names if fnmatch.fnmatchcase(f"{n}.yaml", glob))
+
+
+def closest(name: str, names: Sequence[str], count: int = 3) -> list[str]:
+    return difflib.get_close_matches(name, names, n=count, cutoff=0.4)
+
+
+def _is_glob(text: str) -> bool:
+    return any(c in GLOB_CHARS for c in text)
+
+
+def _unknown(name: str, available: Sequence[str]) -> UserError:
+    near = closest(name, available)
+    if near:
+        hint = "closest: " + ", ".join(near)
+    elif available:
+        hint = "run `python build-locally.py --list` to see all configs"
+    else:
+        hint = ".ci_support/ holds no configs; run `python -m tools matrix --write` first"
+    return UserError(f"config {name!r} does not exist in .ci_support/; {hint}")
+
+
+def select(
+    available: Sequence[str],
+    requested: Sequence[str],
+    *,
+    all_configs: bool = False,
+    filter_glob: str | None = None,
+) -> tuple[str, ...]:
+    """The configs to build, in the order asked; ``()`` means "ask the user".
+
+    ``requested`` holds exact names or globs.  ``--filter`` narrows both ``--all``
+    and the interactive menu; a name it excludes is an error, not a silent skip.
+    """
+    if not available:
+        raise UserError(".ci_support/ holds no configs; run `python -m tools matrix --write` first")
+    pool = apply_filter(available, filter_glob)
+    if not pool:
+        raise UserError(f"--filter {filter_glob!r} matches none of the {len(available)} configs")
+    if all_configs and requested:
+        raise UserError("give config names or --all, not both")
+    if all_configs:
+        return pool
+    chosen: list[str] = []
+    for item in requested:
+        name = item[: -len(".yaml")] if item.endswith(".yaml") else item
+        name = Path(name).name  # accept `.ci_support/<name>.yaml` as typed with tab completion
+        if _is_glob(name):
+            matches = [n for n in pool if fnmatch.fnmatchcase(n, name)]
+            if not matches:
+                raise UserError(f"pattern {name!r} matches no config" + (
+                    f" (after --filter {filter_glob!r})" if filter_glob else ""))
+        elif name in pool:
+            matches = [name]
+        elif name in available:
+            raise UserError(f"config {name!r} is excluded by --filter {filter_glob!r}")
+        else:
+            raise _unknown(name, available)
+        chosen.extend(m for m in matches if m not in chosen)
+    return tuple(chosen)
+
+
+def choose_interactively(
+    pool: Sequence[str],
+    ask: Callable[[str], str],
+    say: Callable[[str], None],
+) -> str:
+    """conda-smithy's numbered menu; ``ask`` is ``input`` in real life."""
+    say("Select a config to build:")
+    for number, name in enumerate(pool, start=1):
+        say(f"{number:3d}. {name}")
+    try:
+        answer = ask("\n> ").strip()
+    except EOFError:
+        raise UserError("no config selected") from None
+    if answer in pool:
+        return answer
+    if answer.isdigit() and 1 <= int(answer) <= len(pool):
+        return pool[int(answer) - 1]
+    raise UserError(f"{answer!r} is not one of the numbers 1-{len(pool)}")
+
+
+def docker_image(config_path: Path) -> str | None:
+    """The first ``docker_image`` of a config, or None when it names none."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        data = YAML(typ="safe").load(config_path.read_text(encoding="utf-8"))
+    except (OSError, YAMLError) as exc:
+        raise UserError(f"{config_path}: cannot read it as YAML ({exc})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{config_path}: not a mapping of variant keys; rerender the feedstock")
+    value = data.get("docker_image")
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return str(value) if value else None

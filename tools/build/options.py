@@ -1,0 +1,155 @@
+"""The command line and the environment, read once into a frozen record.
+
+conda-smithy's options (positional config, --filter, --debug, --output-id) keep
+their meaning; everything else is the CFEP-03 batch layer on top.  The
+environment is injected as a Mapping so tests never touch ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from tools.errors import UserError
+from tools.proc import SECRET_ENV_VARS, secret_values
+
+DESCRIPTION = """\
+Build one or more .ci_support configs of this feedstock locally, in the
+conda-forge container (docker or podman, chosen with DOCKER_EXECUTABLE), the
+way conda-smithy's build-locally.py does; plus CFEP-03 batch builds with
+resume, per-config logs, a summary, SHA256SUMS and log_files.zip in
+build_artifacts/.
+"""
+
+EPILOG = """\
+environment: DOCKER_EXECUTABLE (docker|podman), DOCKER_IMAGE (overrides the
+config's image), CONDA_FORGE_DOCKER_RUN_ARGS (extra `run` options), CPU_COUNT,
+MINIFORGE_HOME (osx/win), OSX_SDK_DIR (osx on macOS).  Tokens (BINSTAR_TOKEN and
+friends) are never forwarded and are redacted from logs.
+
+exit status: 0 all selected configs built or already done; 1 some config failed;
+2 bad input or no usable engine; 130 interrupted (rerun the same command to resume).
+"""
+
+
+@dataclass(frozen=True)
+class Options:
+    root: Path
+    requested: tuple[str, ...]
+    all_configs: bool
+    filter_glob: str | None
+    debug: bool
+    output_id: str | None
+    force: bool
+    prune: bool
+    fail_fast: bool
+    dry_run: bool
+    native: bool
+    list_only: bool
+    ccache: Path | None
+    interactive: bool
+    env: Mapping[str, str]       # what the build sees: the caller's environment minus secrets
+    secrets: tuple[str, ...]     # values to redact wherever output is written
+    withheld: tuple[str, ...]    # names of the secret variables the caller had set
+
+    @property
+    def artifacts(self) -> Path:
+        return self.root / "build_artifacts"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="build-locally", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "config", nargs="*", metavar="CONFIG",
+        help="config name(s) from .ci_support/ (without .yaml), or globs; "
+             "none on a terminal shows a menu",
+    )
+    parser.add_argument("--filter", dest="filter_glob", metavar="GLOB",
+                        help="only consider configs whose `<name>.yaml` matches GLOB")
+    parser.add_argument("--debug", action="store_true",
+                        help="set up the build and open a shell instead of building (conda debug)")
+    parser.add_argument("--output-id", metavar="ID",
+                        help="with --debug: the output to debug (conda debug --output-id)")
+    batch = parser.add_argument_group("batch builds (CFEP-03)")
+    batch.add_argument("--all", dest="all_configs", action="store_true",
+                       help="build every config (after --filter), one after another")
+    batch.add_argument("--force", action="store_true",
+                       help="rebuild configs whose build_artifacts/conda-forge-build-done-<config> exists")
+    batch.add_argument("--fail-fast", action="store_true",
+                       help="stop at the first failed config (default: build the rest, exit 1)")
+    batch.add_argument("--prune", action="store_true",
+                       help="between configs, remove our stopped containers and the finished "
+                            "config's conda-build work folders")
+    batch.add_argument("--ccache", metavar="DIR", type=Path,
+                       help="persistent compiler cache directory mounted into the container")
+    batch.add_argument("--native", action="store_true",
+                       help="no container: run .scripts/build_steps.sh with the conda-build on PATH")
+    batch.add_argument("--dry-run", action="store_true",
+                       help="print what would run for each config (command, environment, mounts)")
+    batch.add_argument("--list", dest="list_only", action="store_true",
+                       help="list the configs (after --filter) and exit")
+    return parser
+
+
+_RUN_ARG_SECRET = re.compile(r"(?:^|[\s=])(" + "|".join(SECRET_ENV_VARS) + r")(?:[\s=]|$)")
+
+
+def from_args(
+    args: argparse.Namespace, env: Mapping[str, str], root: Path, *, interactive: bool
+) -> Options:
+    if args.output_id and not args.debug:
+        raise UserError("--output-id only makes sense with --debug")
+    if args.debug and (args.all_configs or len(args.config) > 1):
+        raise UserError("--debug opens a shell in one build; name a single config")
+    if args.debug and args.dry_run:
+        raise UserError("--debug and --dry-run exclude each other")
+    if args.native and args.ccache is not None:
+        raise UserError("--ccache is wired into the container build; with --native configure ccache "
+                        "yourself (recipe/README) and drop --ccache")
+    run_args = env.get("CONDA_FORGE_DOCKER_RUN_ARGS", "")
+    leaked = _RUN_ARG_SECRET.search(run_args)
+    if leaked:
+        raise UserError(f"CONDA_FORGE_DOCKER_RUN_ARGS forwards {leaked.group(1)}; local builds never "
+                        "upload, so remove it from there")
+    ccache = None
+    if args.ccache is not None:
+        ccache = (args.ccache if args.ccache.is_absolute() else Path.cwd() / args.ccache).resolve()
+        # The .scripts pass CONDA_FORGE_DOCKER_RUN_ARGS through word splitting.
+        if any(c.isspace() for c in str(ccache)) or "," in str(ccache) or ":" in str(ccache):
+            raise UserError(f"--ccache {ccache}: the path must not contain whitespace, ':' or ','; "
+                            "pick a simpler directory")
+        if ccache.exists() and not ccache.is_dir():
+            raise UserError(f"--ccache {ccache}: exists and is not a directory")
+    clean_env = {k: v for k, v in env.items() if k not in SECRET_ENV_VARS}
+    return Options(
+        root=root,
+        requested=tuple(args.config),
+        all_configs=args.all_configs,
+        filter_glob=args.filter_glob,
+        debug=args.debug,
+        output_id=args.output_id,
+        force=args.force,
+        prune=args.prune,
+        fail_fast=args.fail_fast,
+        dry_run=args.dry_run,
+        native=args.native,
+        list_only=args.list_only,
+        ccache=ccache,
+        interactive=interactive,
+        env=MappingProxyType(clean_env),
+        secrets=tuple(secret_values(env)),
+        withheld=tuple(name for name in SECRET_ENV_VARS if name in env),
+    )
+
+
+def parse(argv: Sequence[str] | None, env: Mapping[str, str], root: Path, *,
+          interactive: bool) -> Options:
+    args = build_parser().parse_args(argv)
+    return from_args(args, env, root, interactive=interactive)

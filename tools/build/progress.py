@@ -1,0 +1,88 @@
+"""What the maintainer sees while a multi-hour build runs: where it is, not every line.
+
+On a terminal one status line is redrawn in place (config i of n, elapsed
+time, phase, ninja's [done/total]); phase changes are printed once.  Without a
+terminal (CI, `| tee`), phase changes are printed, plus a heartbeat every few
+minutes.  The full output is in the config's log.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from typing import TextIO
+
+from tools.build.logtee import ninja_progress, phase_of
+
+HEARTBEAT_SECONDS = 300.0
+REDRAW_SECONDS = 0.5
+
+
+def format_duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class Progress:
+    def __init__(self, stream: TextIO, *, is_tty: bool, clock=time.monotonic) -> None:
+        self._stream = stream
+        self._tty = is_tty
+        self._clock = clock
+        self._label = ""
+        self._start = 0.0
+        self._phase = "starting"
+        self._ninja: tuple[int, int] | None = None
+        self._last_draw = 0.0
+        self._last_heartbeat = 0.0
+        self._drawn = False
+
+    def _print(self, text: str) -> None:
+        self._erase()
+        print(text, file=self._stream, flush=True)
+
+    def _erase(self) -> None:
+        if self._drawn:
+            self._stream.write("\r\x1b[K")
+            self._drawn = False
+
+    def start(self, index: int, total: int, config: str) -> None:
+        self._label = f"[{index}/{total}]"
+        self._start = self._last_heartbeat = self._clock()
+        self._phase, self._ninja = "starting", None
+        self._print(f"{self._label} {config}")
+
+    def line(self, text: str) -> None:
+        phase = phase_of(text)
+        if phase and phase != self._phase:
+            self._phase, self._ninja = phase, None
+            self._print(f"{self._label}   {format_duration(self._clock() - self._start)}  {phase}")
+            return
+        counts = ninja_progress(text)
+        if counts:
+            self._ninja = counts
+
+    def status(self) -> str:
+        text = f"{self._label} {format_duration(self._clock() - self._start)}  {self._phase}"
+        if self._ninja:
+            text += f"  [{self._ninja[0]}/{self._ninja[1]}]"
+        return text
+
+    def tick(self) -> None:
+        now = self._clock()
+        if self._tty:
+            if now - self._last_draw >= REDRAW_SECONDS:
+                width = shutil.get_terminal_size((100, 20)).columns - 1
+                self._stream.write("\r\x1b[K" + self.status()[:width])
+                self._stream.flush()
+                self._drawn = True
+                self._last_draw = now
+        elif now - self._last_heartbeat >= HEARTBEAT_SECONDS:
+            self._print(f"{self.status()} (still running)")
+            self._last_heartbeat = now
+
+    def end(self, status: str, seconds: float, detail: str = "") -> None:
+        tail = f"  {detail}" if detail else ""
+        self._print(f"{self._label}   {format_duration(seconds)}  {status}{tail}")
+
+    def message(self, text: str) -> None:
+        self._print(text)
