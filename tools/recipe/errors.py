@@ -1,0 +1,18 @@
+"""Errors of the recipe model; each is one line naming the file, line and construct."""
+
+from __future__ import annotations
+
+from tools.errors import UserError
+
+
+class RecipeError(UserError):
+    """The recipe (or a variant file) cannot be rendered as written."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+        self.where = where
+        self.detail = message
+
+
+class UnsupportedConstruct(RecipeError):
+    """conda-build might accept this, but our model does not; say so instead of guessing."""

@@ -1,0 +1,235 @@
+"""Line selectors (``# [linux and cuda_compiler_version != "None"]``), evaluated safely.
+
+conda-build evaluates selectors with ``eval`` behind a node whitelist.  We never call
+``eval``: the selector is parsed with :mod:`ast` and interpreted node by node, and only
+the constructs conda-build's whitelist admits are accepted (boolean logic, comparisons,
+literals, tuples and lists, a few string and mapping methods, ``os.environ.get``).
+Anything else is an :class:`UnsupportedConstruct` naming the file, line and selector.
+
+Semantics kept from conda-build on purpose:
+- a name the namespace does not know evaluates to ``False`` (e.g. ``[arm_variant_type]``
+  on a platform without that key);
+- whole-line comments become blank lines; a selected line keeps its text without the
+  ``# [...]`` part; a deselected line disappears.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from tools.recipe.errors import UnsupportedConstruct
+
+# A selector sits at the end of a line, optionally after other comment text; a trailing
+# "(...)" after the brackets means a markdown link, not a selector.
+SELECTOR_RE = re.compile(r"(.+?)\s*(#.*)?\[([^\[\]]+)\](?(2)[^\(\)]*)$")
+
+_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+}
+
+# Methods a selector may call on a value, as in conda-build's whitelist.
+_METHODS = frozenset(
+    {
+        "endswith", "index", "lower", "rsplit", "split", "startswith", "strip",
+        "upper", "join", "replace", "get", "items", "keys", "values", "getenv",
+    }
+)
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "int": int, "float": float, "len": len, "str": str,
+    "list": list, "dict": dict, "tuple": tuple,
+}
+
+
+class OsSubset:
+    """What selectors may reach of ``os``: ``os.environ``, ``os.getenv``, ``os.sep``."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self.environ = dict(environ)
+        self.sep = "/"
+        self.pathsep = ":"
+
+    def getenv(self, key: str, default: str | None = None) -> str | None:
+        return self.environ.get(key, default)
+
+
+_ATTRIBUTES = _METHODS | {"environ", "pathsep", "sep"}
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _interpret(node: ast.AST, names: Mapping[str, Any]) -> Any:
+    if isinstance(node, ast.Expression):
+        return _interpret(node.body, names)
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        # Unknown names are False, as conda-build does after a NameError.
+        return names.get(node.id, False)
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.And):
+            result: Any = True
+            for value in node.values:
+                result = _interpret(value, names)
+                if not result:
+                    return result
+            return result
+        result = False
+        for value in node.values:
+            result = _interpret(value, names)
+            if result:
+                return result
+        return result
+    if isinstance(node, ast.UnaryOp):
+        operand = _interpret(node.operand, names)
+        if isinstance(node.op, ast.Not):
+            return not operand
+        if isinstance(node.op, ast.USub):
+            return -operand
+        raise _Unsupported(type(node.op).__name__)
+    if isinstance(node, ast.Compare):
+        left = _interpret(node.left, names)
+        for op, comparator in zip(node.ops, node.comparators):
+            right = _interpret(comparator, names)
+            func = _COMPARE.get(type(op))
+            if func is None:
+                raise _Unsupported(type(op).__name__)
+            try:
+                ok = func(left, right)
+            except TypeError as exc:
+                raise _Unsupported(f"comparison of {left!r} and {right!r}") from exc
+            if not ok:
+                return False
+            left = right
+        return True
+    if isinstance(node, (ast.Tuple, ast.List)):
+        values = [_interpret(e, names) for e in node.elts]
+        return tuple(values) if isinstance(node, ast.Tuple) else values
+    if isinstance(node, ast.Attribute):
+        if node.attr not in _ATTRIBUTES:
+            raise _Unsupported(f"attribute .{node.attr}")
+        target = _interpret(node.value, names)
+        try:
+            return getattr(target, node.attr)
+        except AttributeError as exc:
+            raise _Unsupported(f"attribute .{node.attr} of {type(target).__name__}") from exc
+    if isinstance(node, ast.Subscript):
+        target = _interpret(node.value, names)
+        key = _interpret(node.slice, names)
+        return target[key]
+    if isinstance(node, ast.Call):
+        if node.keywords:
+            raise _Unsupported("keyword arguments")
+        args = [_interpret(a, names) for a in node.args]
+        if isinstance(node.func, ast.Name):
+            func = _FUNCTIONS.get(node.func.id)
+            if func is None:
+                raise _Unsupported(f"call of {node.func.id}()")
+            return func(*args)
+        if isinstance(node.func, ast.Attribute):
+            if node.func.attr not in _METHODS:
+                raise _Unsupported(f"call of .{node.func.attr}()")
+            return _interpret(node.func, names)(*args)
+        raise _Unsupported("call")
+    raise _Unsupported(type(node).__name__)
+
+
+@lru_cache(maxsize=4096)
+def _parse(expression: str) -> ast.Expression:
+    return ast.parse(expression.strip(), mode="eval")
+
+
+def evaluate(expression: str, names: Mapping[str, Any], *, where: str = "selector") -> bool:
+    """Truth value of one selector expression; ``where`` is ``file:line`` for errors."""
+    try:
+        tree = _parse(expression)
+    except SyntaxError as exc:
+        raise UnsupportedConstruct(where, f"selector [{expression}] is not valid: {exc.msg}") from exc
+    try:
+        return bool(_interpret(tree, names))
+    except _Unsupported as exc:
+        raise UnsupportedConstruct(where, f"selector [{expression}] uses {exc}") from exc
+    except (KeyError, IndexError, ValueError, TypeError) as exc:
+        raise UnsupportedConstruct(
+            where, f"selector [{expression}] failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+@dataclass(frozen=True)
+class SplitLine:
+    text: str            # the line without its selector (rstripped)
+    selector: str | None
+
+
+@lru_cache(maxsize=256)
+def split_lines(text: str) -> tuple[SplitLine, ...]:
+    """Each line of ``text`` with its selector, comment lines blanked (conda-build's rule)."""
+    out = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line or line.lstrip().startswith("#"):
+            out.append(SplitLine("", None))
+            continue
+        quote = line[-1] if line[-1] in ("'", '"') else ""
+        if "[" in line and "]" in line:
+            match = SELECTOR_RE.match(line)
+            if match and match.group(3):
+                out.append(SplitLine((match.group(1) + quote).rstrip(), match.group(3)))
+                continue
+        out.append(SplitLine(line, None))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Selected:
+    """Text after selection plus, per kept line, its 1-based line number in the source."""
+
+    text: str
+    origin: tuple[int, ...]
+
+    def source_line(self, line: int) -> int:
+        """Original line number of 1-based ``line`` of the selected text (best effort)."""
+        if 1 <= line <= len(self.origin):
+            return self.origin[line - 1]
+        return self.origin[-1] if self.origin else line
+
+
+def select_lines(
+    text: str,
+    names: Mapping[str, Any],
+    *,
+    source: str = "meta.yaml",
+    origin: tuple[int, ...] | None = None,
+) -> Selected:
+    """Keep the lines whose selector is true; drop the others (conda-build semantics)."""
+    kept: list[str] = []
+    lines: list[int] = []
+    cache: dict[str, bool] = {}
+    for index, item in enumerate(split_lines(text)):
+        number = origin[index] if origin and index < len(origin) else index + 1
+        if item.selector is not None:
+            value = cache.get(item.selector)
+            if value is None:
+                value = evaluate(item.selector, names, where=f"{source}:{number}")
+                cache[item.selector] = value
+            if not value:
+                continue
+        kept.append(item.text)
+        lines.append(number)
+    return Selected("\n".join(kept) + "\n", tuple(lines))

@@ -1,0 +1,242 @@
+"""Public render API: what one CI job (a ``.ci_support`` config) builds.
+
+``render_config(config)`` does what ``conda-build recipe -m .ci_support/<config>.yaml``
+does before it starts compiling: combine conda-build's defaults, the recipe's
+``conda_build_config.yaml`` and the config file; explode the variants; and render every
+output for every variant it distributes to (each Python of a megabuild, magma and
+nomagma, ...).  The target platform is the config's ``target_platform``; the build
+platform comes from conda-forge.yml ``build_platform`` (so ``linux-aarch64`` renders as
+the cross build CI runs).
+
+Build strings carry conda-build's real hash: sha1 over the JSON of the used variant keys
+(conda-build's ``hash_input``), first 7 hex digits.  ``pin_subpackage`` is resolved as
+conda-build's final render resolves it (``exact=True`` -> ``name version build_string``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from tools.errors import UserError
+from tools.recipe.model import OutputVariant, RecipeSource, Target
+from tools.recipe.model import render as render_variants
+from tools.repo import find_root
+
+REQUIREMENT_KINDS = ("build", "host", "run", "run_constrained")
+
+
+@dataclass(frozen=True)
+class RenderedOutput:
+    """One package a CI job produces."""
+
+    name: str
+    version: str
+    build_string: str
+    build_number: int
+    subdir: str
+    skip: bool
+    requirements: Mapping[str, tuple[str, ...]]
+    run_exports: Mapping[str, tuple[str, ...]]
+    tests: Mapping[str, Any]
+    variant: Mapping[str, str]
+    config: str = ""
+    build_platform: str = ""
+    noarch: str | None = None
+    script: str | None = None
+    used_vars: tuple[str, ...] = ()
+    hash_input: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def dist(self) -> str:
+        return f"{self.name}-{self.version}-{self.build_string}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "build_string": self.build_string,
+            "build_number": self.build_number,
+            "subdir": self.subdir,
+            "build_platform": self.build_platform,
+            "skip": self.skip,
+            "noarch": self.noarch,
+            "config": self.config,
+            "requirements": {k: list(self.requirements.get(k, ())) for k in REQUIREMENT_KINDS},
+            "run_exports": {k: list(v) for k, v in sorted(self.run_exports.items())},
+            "tests": _jsonable(self.tests),
+            "variant": dict(sorted(self.variant.items())),
+            "used_vars": list(self.used_vars),
+            "hash_input": dict(sorted(self.hash_input.items())),
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+# -- reading the recipe ------------------------------------------------------------------------
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
+
+
+def load_recipe_source(recipe_dir: Path) -> RecipeSource:
+    """meta.yaml plus every shell/batch script next to it (conda-build scans those)."""
+    meta = recipe_dir / "meta.yaml"
+    if not meta.is_file():
+        raise UserError(f"{recipe_dir}: no meta.yaml here; pass --recipe-dir pointing at the recipe")
+    scripts = tuple(
+        (p.relative_to(recipe_dir).as_posix(), _read(p))
+        for p in sorted(recipe_dir.rglob("*"))
+        if p.is_file() and p.suffix in (".sh", ".bat")
+    )
+    return RecipeSource(meta_text=_read(meta), scripts=scripts, path=str(meta))
+
+
+def load_forge_yml(root: Path) -> dict[str, Any]:
+    path = root / "conda-forge.yml"
+    if not path.is_file():
+        return {}
+    try:
+        data = YAML(typ="safe", pure=True).load(_read(path)) or {}
+    except Exception as exc:
+        raise UserError(f"{path}: not valid YAML ({exc.__class__.__name__})") from exc
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: must be a mapping")
+    return data
+
+
+def build_platform_for(forge: Mapping[str, Any], subdir: str) -> str:
+    mapping = forge.get("build_platform") or {}
+    value = mapping.get(subdir.replace("-", "_"))
+    return str(value).replace("_", "-") if value else subdir
+
+
+# -- configs -------------------------------------------------------------------------------------
+
+def list_configs(root: Path | None = None) -> list[str]:
+    """Names (without .yaml) of the CI configs in ``<root>/.ci_support``."""
+    root = root or find_root()
+    folder = root / ".ci_support"
+    return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
+
+
+def resolve_config(config: str | Path, root: Path) -> Path:
+    candidate = Path(config)
+    if candidate.suffix in (".yaml", ".yml") and candidate.is_file():
+        return candidate
+    named = root / ".ci_support" / f"{config}.yaml"
+    if named.is_file():
+        return named
+    known = ", ".join(list_configs(root)[:3])
+    more = " ..." if len(list_configs(root)) > 3 else ""
+    raise UserError(
+        f"{config}: no such config in {root / '.ci_support'} and not a variant YAML file"
+        + (f" (known: {known}{more})" if known else "; run `python -m tools matrix --write` first")
+    )
+
+
+def variants_for_config(config_text: str, recipe_cbc: str | None, *, config_source: str,
+                        cbc_source: str, subdir: str, build_subdir: str) -> list[dict[str, Any]]:
+    """conda-build's variant set for ``-m config`` with the recipe's own cbc underneath."""
+    from tools import variants as v
+
+    specs: list[tuple[str, Mapping[str, Any]]] = [("defaults", v.default_variant(subdir))]
+    if recipe_cbc is not None:
+        specs.append((cbc_source, v.parse_cbc(recipe_cbc, subdir, source=cbc_source, build_subdir=subdir)))
+    specs.append((config_source, v.parse_cbc(config_text, subdir, source=config_source, build_subdir=subdir)))
+    for source, spec in specs:
+        v.validate_spec(source, spec)
+    combined = v.combine_specs(specs)
+    exploded = v.explode(combined)
+    extend = v._extend_keys([combined])
+    seen: set[str] = set()
+    for _, spec in reversed(specs[1:]):
+        for key, values in spec.items():
+            if key in extend or key in seen or isinstance(values, Mapping):
+                continue
+            allowed = v.ensure_list(values)
+            kept = [x for x in exploded if x.get(key) is not None and x.get(key) in allowed]
+            exploded = kept or exploded
+            seen.add(key)
+    return exploded
+
+
+def _subdir_of(config_text: str, source: str, name: str) -> str:
+    data = YAML(typ="base", pure=True).load(config_text) or {}
+    target = data.get("target_platform") if isinstance(data, dict) else None
+    if isinstance(target, list) and target:
+        return str(target[0])
+    if isinstance(target, str) and target:
+        return target
+    parts = name.split("_")
+    if len(parts) >= 2 and parts[0] in ("linux", "osx", "win"):
+        return f"{parts[0]}-{parts[1]}"
+    raise UserError(f"{source}: set target_platform (e.g. target_platform: [linux-64])")
+
+
+def render_config(config: str | Path, *, root: Path | None = None,
+                  recipe_dir: Path | None = None) -> list[RenderedOutput]:
+    """Every output variant the CI job ``config`` builds, skipped ones included (``skip``)."""
+    root = root or find_root()
+    recipe_dir = recipe_dir or root / "recipe"
+    path = resolve_config(config, root)
+    source = load_recipe_source(recipe_dir)
+    config_text = _read(path)
+    cbc_path = recipe_dir / "conda_build_config.yaml"
+    cbc = _read(cbc_path) if cbc_path.is_file() else None
+    forge = load_forge_yml(root)
+    name = path.stem
+    subdir = _subdir_of(config_text, str(path), name)
+    build_subdir = build_platform_for(forge, subdir)
+    return list(_render_cached(source, config_text, cbc, str(path), str(cbc_path), name, subdir, build_subdir))
+
+
+@lru_cache(maxsize=128)
+def _render_cached(source: RecipeSource, config_text: str, cbc: str | None, config_source: str,
+                   cbc_source: str, name: str, subdir: str, build_subdir: str) -> tuple[RenderedOutput, ...]:
+    variants = variants_for_config(config_text, cbc, config_source=config_source, cbc_source=cbc_source,
+                                   subdir=subdir, build_subdir=build_subdir)
+    config_keys = set(YAML(typ="base", pure=True).load(config_text) or {})
+    outputs = render_variants(source, variants, Target(subdir, build_subdir))
+    return tuple(_public(o, name, subdir, build_subdir, config_keys) for o in outputs)
+
+
+def _public(out: OutputVariant, config: str, subdir: str, build_subdir: str,
+            config_keys: set[str]) -> RenderedOutput:
+    keys = (set(out.used_vars) | config_keys) - {"zip_keys", "pin_run_as_build"}
+    variant = {k: str(out.variant[k]) for k in sorted(keys) if k in out.variant
+               and not isinstance(out.variant[k], (dict, list))}
+    return RenderedOutput(
+        name=out.name,
+        version=out.version,
+        build_string=out.build_string,
+        build_number=out.build_number,
+        subdir="noarch" if out.noarch else subdir,
+        skip=out.skip,
+        requirements=dict(out.requirements),
+        run_exports=dict(out.run_exports),
+        tests=out.test,
+        variant=variant,
+        config=config,
+        build_platform=build_subdir,
+        noarch=out.noarch,
+        script=out.script,
+        used_vars=tuple(sorted(out.used_vars)),
+        hash_input=dict(out.hash_input),
+    )
