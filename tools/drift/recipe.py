@@ -1,0 +1,112 @@
+"""The specs this recipe applies, from the toolkit's render of every configuration.
+
+``specs_from_rendered`` is pure: it takes ``(config name, rendered outputs)`` pairs where each
+output has ``name``, ``skip``, ``requirements`` (section -> specs), ``variant`` and, when the
+renderer provides it, ``subdir``.  ``render_all`` is the I/O edge that asks ``tools.render``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rattler import MatchSpec
+
+from tools.drift.model import RecipeConfig, RecipeSpec
+from tools.errors import UserError
+
+SECTIONS = ("build", "host", "run", "run_constrained")
+
+# ``.ci_support`` file names start with the platform: linux_64_..., osx_arm64_..., win_64_...
+_CONFIG_SUBDIR = re.compile(r"^(linux|osx|win)_(64|aarch64|arm64|ppc64le)")
+
+
+def subdir_of(config: str, output: Any = None) -> str:
+    subdir = getattr(output, "subdir", None)
+    if subdir:
+        return str(subdir)
+    variant = getattr(output, "variant", {}) or {}
+    if variant.get("target_platform"):
+        return str(variant["target_platform"])
+    match = _CONFIG_SUBDIR.match(Path(config).stem)
+    return f"{match[1]}-{match[2]}" if match else "linux-64"
+
+
+def parse_spec(text: str) -> tuple[str, str | None] | None:
+    """``(name, version spec)`` of a rendered requirement; ``None`` for virtual packages."""
+    try:
+        spec = MatchSpec(text)
+    except Exception:
+        return None
+    name = spec.name.normalized if spec.name else None
+    if not name or name.startswith("__"):
+        return None
+    version = spec.version
+    return name, (str(version) if version and str(version) != "*" else None)
+
+
+def _python_of(variant: Mapping[str, Any]) -> str | None:
+    value = variant.get("python")
+    if value is None:
+        return None
+    match = re.match(r"\s*(\d+\.\d+)", str(value))
+    return match[1] if match else None
+
+
+def specs_from_rendered(
+    rendered: Iterable[tuple[str, Sequence[Any]]], torch_output: str = "pytorch"
+) -> tuple[tuple[RecipeSpec, ...], tuple[RecipeConfig, ...], tuple[str, ...]]:
+    """Every requirement of every non-skipped output, the configurations, and unparsable specs."""
+    specs: list[RecipeSpec] = []
+    configs: list[RecipeConfig] = []
+    unparsable: list[str] = []
+    for config, outputs in rendered:
+        kept = [o for o in outputs if not getattr(o, "skip", False)]
+        if not kept:
+            continue
+        subdir = subdir_of(config, kept[0])
+        pythons = sorted({p for o in kept if o.name == torch_output and (p := _python_of(o.variant or {}))})
+        common = _common_variant([o.variant or {} for o in kept])
+        configs.append(RecipeConfig(config, subdir, common, tuple(pythons)))
+        for output in kept:
+            for section in SECTIONS:
+                for text in (output.requirements or {}).get(section, ()) or ():
+                    parsed = parse_spec(str(text))
+                    if parsed is None:
+                        if not str(text).startswith("__"):
+                            unparsable.append(f"{config}: {output.name} {section}: {text}")
+                        continue
+                    name, spec = parsed
+                    specs.append(RecipeSpec(
+                        name=name, spec=spec, text=str(text), output=output.name, section=section,
+                        config=config, subdir=subdir_of(config, output),
+                        variant={k: str(v) for k, v in (output.variant or {}).items()},
+                    ))
+    return tuple(specs), tuple(configs), tuple(unparsable)
+
+
+def _common_variant(variants: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Variant keys that have one value across a configuration's outputs (python does not)."""
+    merged: dict[str, set[str]] = {}
+    for variant in variants:
+        for key, value in variant.items():
+            merged.setdefault(key, set()).add(str(value))
+    return {key: next(iter(values)) for key, values in merged.items() if len(values) == 1}
+
+
+class RendererUnavailable(UserError):
+    """``tools.render`` cannot be imported (a partial checkout); the recipe column is unknown."""
+
+
+def render_all(root: Path) -> list[tuple[str, Sequence[Any]]]:
+    """Render every configuration with the toolkit's renderer (``tools.render``)."""
+    try:
+        from tools.render import list_configs, render_config
+    except ImportError as exc:
+        raise RendererUnavailable(f"the recipe renderer (tools.render) is unavailable: {exc}") from None
+    configs = list(list_configs(root=root))
+    if not configs:
+        raise UserError(f"{root}: no configurations to render (is .ci_support/ empty?)")
+    return [(Path(str(c)).stem, render_config(c, root=root)) for c in configs]

@@ -1,0 +1,439 @@
+"""Drift rows: upstream claims against the recipe's specs and conda-forge's versions."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.drift import compare, pep440
+from tools.drift.model import (
+    SEVERITY,
+    ChannelPackage,
+    DriftRow,
+    Kind,
+    RecipeConfig,
+    RecipeGroup,
+    RecipeSpec,
+    Scope,
+    Status,
+    UpstreamClaim,
+)
+from tools.drift.names import canonical, conda_names
+from tools.errors import UserError
+
+START_MARKER = "<!-- drift-table:start -->"
+END_MARKER = "<!-- drift-table:end -->"
+DEFAULT_PYTHON = "3.12"
+
+
+@dataclass(frozen=True)
+class RecipeView:
+    """What the recipe applies: every rendered spec and every configuration."""
+
+    specs: tuple[RecipeSpec, ...]
+    configs: tuple[RecipeConfig, ...]
+    torch_output: str = "pytorch"
+
+
+@dataclass(frozen=True)
+class Report:
+    rows: tuple[DriftRow, ...]
+    hidden: tuple[str, ...]  # one line per claim left out of the table, with why
+    recipe_note: str | None = None  # why the recipe column is unknown, if it is
+    channel_note: str | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Selection
+# ---------------------------------------------------------------------------------------------
+
+
+def select_claims(claims: Sequence[UpstreamClaim]) -> list[UpstreamClaim]:
+    """Per package and scope, the claims of the most authoritative source (lowest priority).
+
+    A wheel's METADATA outranks pyproject.toml, which outranks the requirements files; the CI
+    images' pins outrank the vendored submodules.  Several claims of that source survive when
+    they differ in condition (cuDNN per CUDA series, say).
+    """
+    best: dict[tuple[str, Scope], int] = {}
+    for claim in claims:
+        key = (conda_names(claim.package)[0], claim.scope)
+        best[key] = min(best.get(key, claim.priority), claim.priority)
+    chosen: dict[tuple, UpstreamClaim] = {}
+    for claim in claims:
+        key = (conda_names(claim.package)[0], claim.scope)
+        if claim.priority == best[key]:
+            chosen.setdefault((*key, claim.source, claim.condition.key(), claim.spec, claim.extra), claim)
+    return list(chosen.values())
+
+
+def applicable_configs(claim: UpstreamClaim, configs: Sequence[RecipeConfig]) -> list[RecipeConfig]:
+    """Configurations whose variant matches the claim's condition and where its marker holds."""
+    out = []
+    for config in configs:
+        if not claim.condition.matches_variant({**config.variant, "subdir": config.subdir}):
+            continue
+        pythons = config.python or (DEFAULT_PYTHON,)
+        environments = [pep440.marker_environment(config.subdir, p) for p in pythons]
+        if any(pep440.marker_applies(claim.condition.marker, env) for env in environments):
+            out.append(config)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Recipe groups and status
+# ---------------------------------------------------------------------------------------------
+
+
+def _sections(scope: Scope) -> tuple[str, ...]:
+    return ("run",) if scope is Scope.RUN else ("build", "host")
+
+
+def recipe_groups(
+    claim: UpstreamClaim, names: Sequence[str], recipe: RecipeView, configs: Sequence[RecipeConfig]
+) -> tuple[RecipeGroup, ...]:
+    wanted = {canonical(n) for n in names}
+    sections = _sections(claim.scope)
+    per_config: dict[str, set[str | None]] = {c.name: set() for c in configs}
+    texts: dict[str | None, set[str]] = {}
+    for spec in recipe.specs:
+        if spec.config not in per_config or canonical(spec.name) not in wanted:
+            continue
+        if spec.section not in sections:
+            continue
+        if claim.scope is Scope.RUN and spec.output != recipe.torch_output:
+            continue
+        per_config[spec.config].add(spec.spec)
+        texts.setdefault(spec.spec, set()).add(spec.text)
+    grouped: dict[tuple[bool, str | None], list[str]] = {}
+    for config in configs:
+        found = per_config[config.name]
+        if not found:
+            grouped.setdefault((False, None), []).append(config.name)
+        for spec in sorted(found, key=lambda s: s or ""):
+            grouped.setdefault((True, spec), []).append(config.name)
+    by_name = {c.name: c for c in configs}
+    groups = []
+    for (present, spec), members in grouped.items():
+        label = distinguishing_label(members, [by_name[n] for n in by_name])
+        groups.append(RecipeGroup(spec, present, tuple(members), label, tuple(sorted(texts.get(spec, ())))))
+    return tuple(sorted(groups, key=lambda g: (not g.present, g.spec or "", g.label)))
+
+
+def distinguishing_label(members: Sequence[str], configs: Sequence[RecipeConfig]) -> str:
+    """The variant values that set ``members`` apart from the other configurations."""
+    if len(members) == len(configs):
+        return ""
+    inside = [c for c in configs if c.name in set(members)]
+    outside = [c for c in configs if c.name not in set(members)]
+    values = lambda c: {**c.variant, "subdir": c.subdir}  # noqa: E731
+    shared = None
+    for config in inside:
+        items = set(values(config).items())
+        shared = items if shared is None else shared & items
+    candidates = sorted(
+        (key, value) for key, value in (shared or set())
+        if any(values(o).get(key) != value for o in outside)
+    )
+    # Prefer the keys that alone exclude every outside configuration.
+    for key, value in candidates:
+        if all(values(o).get(key) != value for o in outside):
+            return f"{key}={value}"
+    if candidates and len(candidates) <= 2:
+        return ", ".join(f"{k}={v}" for k, v in candidates)
+    return f"{len(members)} of {len(configs)} configs"
+
+
+def _judge_requirement(claim: UpstreamClaim, group: RecipeGroup, channel: tuple[str, ...]) -> tuple[Status, str]:
+    relation = compare.relate(claim.spec, group.spec, channel)
+    up, rec = claim.spec or "any version", group.spec or "any version"
+    if relation.disjoint:
+        return Status.CONFLICT, f"no version satisfies both upstream `{up}` and recipe `{rec}`"
+    if relation.equivalent:
+        return Status.OK, "same versions admitted"
+    near = relation.both
+    if relation.recipe_only and relation.upstream_only:
+        extra = compare.pick_witness(relation.recipe_only, near, channel)
+        missing = compare.pick_witness(relation.upstream_only, near, channel)
+        return Status.LOOSER, f"recipe admits {extra}, which upstream rejects (and rejects {missing}, which upstream admits)"
+    if relation.recipe_only:
+        extra = compare.pick_witness(relation.recipe_only, near, channel)
+        return Status.LOOSER, f"recipe admits {extra}, which upstream rejects"
+    missing = compare.pick_witness(relation.upstream_only, near, channel)
+    return Status.STRICTER, f"recipe rejects {missing}, which upstream admits"
+
+
+def _judge_tested(claim: UpstreamClaim, group: RecipeGroup) -> tuple[Status, str]:
+    tested = (claim.spec or "").lstrip("=") or claim.text
+    if compare.admits(group.spec, tested):
+        return Status.OK, f"recipe admits upstream's {claim.text}"
+    admitted = compare.relate(claim.spec, group.spec).recipe_only
+    if admitted and all(compare.newer(v, tested) for v in admitted):
+        return Status.DIFFERS, f"recipe builds with `{group.spec}`, newer than upstream's {claim.text}"
+    if admitted and all(compare.newer(tested, v) for v in admitted):
+        return Status.DIFFERS, f"recipe builds with `{group.spec}`, older than upstream's {claim.text}"
+    return Status.DIFFERS, f"recipe builds with `{group.spec}`, not upstream's {claim.text}"
+
+
+def judge(
+    claim: UpstreamClaim, groups: Sequence[RecipeGroup], channel: tuple[str, ...],
+    host_has: bool, total: int,
+) -> tuple[Status, str]:
+    """The row's status: the worst over its recipe groups, with that group's reason."""
+    if not groups:
+        return Status.UNKNOWN, "upstream's condition matches no configuration of this recipe"
+    present = [g for g in groups if g.present]
+    verdicts: list[tuple[Status, str, RecipeGroup]] = []
+    if claim.kind is Kind.TESTED:
+        if not present:
+            why = ("the recipe builds upstream's vendored copy" if claim.source.startswith("third_party/")
+                   else "not a dependency of this recipe")
+            return Status.UNKNOWN, why
+        for group in present:
+            verdicts.append((*_judge_tested(claim, group), group))
+    else:
+        for group in groups:
+            if group.present:
+                verdicts.append((*_judge_requirement(claim, group, channel), group))
+            elif claim.extra:
+                verdicts.append((Status.OK, f"optional upstream extra [{claim.extra}]; the recipe leaves it out", group))
+            elif claim.scope is Scope.RUN and host_has:
+                verdicts.append((Status.UNKNOWN, "not in run; a host dependency's run_exports decide the run pin "
+                                 "(not resolved here)", group))
+            else:
+                where = "run" if claim.scope is Scope.RUN else "build/host"
+                verdicts.append((Status.LOOSER, f"missing from the recipe's {where} requirements", group))
+    status, reason, group = min(verdicts, key=lambda v: SEVERITY.index(v[0]))
+    covered = sum(len(g.configs) for s, _, g in verdicts if s is status)
+    if covered < total:
+        reason += f" (in {covered} of {total} configurations)"
+    return status, reason
+
+
+def _channel_for(names: Sequence[str], channel: Mapping[str, ChannelPackage] | None) -> ChannelPackage | None:
+    if channel is None:
+        return None
+    index = {canonical(n): p for n, p in channel.items()}
+    for name in names:
+        if canonical(name) in index:
+            return index[canonical(name)]
+    return None
+
+
+def build_report(
+    claims: Sequence[UpstreamClaim],
+    recipe: RecipeView | None,
+    channel: Mapping[str, ChannelPackage] | None,
+    *,
+    recipe_note: str | None = None,
+    channel_note: str | None = None,
+    show_all: bool = False,
+) -> Report:
+    rows: list[DriftRow] = []
+    hidden: list[str] = []
+    recipe_names = {canonical(s.name) for s in recipe.specs} if recipe else set()
+    for claim in select_claims(claims):
+        names = conda_names(claim.package)
+        in_recipe = [n for n in names if canonical(n) in recipe_names]
+        package = in_recipe[0] if in_recipe else names[0]
+        forge = _channel_for(names, channel)
+        channel_versions = forge.versions if forge else ()
+        if claim.development and not show_all and (recipe is None or not in_recipe):
+            hidden.append(f"{claim.package} ({claim.source}): a development requirement the recipe does not use")
+            continue
+        if recipe is None:
+            why = f"recipe not rendered: {recipe_note}" if recipe_note else "recipe not rendered"
+            rows.append(DriftRow(package, claim, (), forge, Status.UNKNOWN, why))
+            continue
+        configs = applicable_configs(claim, recipe.configs)
+        if not configs and not show_all:
+            label = claim.condition.label or "its condition"
+            hidden.append(f"{claim.package} {claim.text} ({claim.source}, {label}): no configuration of this recipe")
+            continue
+        groups = recipe_groups(claim, names, recipe, configs)
+        host_has = claim.scope is Scope.RUN and any(
+            canonical(s.name) in {canonical(n) for n in names} and s.section == "host"
+            and s.config in {c.name for c in configs}
+            for s in recipe.specs
+        )
+        status, reason = judge(claim, groups, channel_versions, host_has, len(configs))
+        if forge and claim.kind is Kind.REQUIREMENT and status in (Status.OK, Status.LOOSER, Status.STRICTER):
+            present = [g for g in groups if g.present]
+            if present and not any(
+                compare.admits(claim.spec, v) and all(compare.admits(g.spec, v) for g in present)
+                for v in forge.versions
+            ):
+                reason += "; no conda-forge version satisfies both"
+        rows.append(DriftRow(package, claim, groups, forge, status, reason))
+    rows.sort(key=lambda r: (r.upstream.scope.value, r.package, r.upstream.condition.label))
+    return Report(tuple(rows), tuple(hidden), recipe_note, channel_note)
+
+
+def conflicts(report: Report) -> list[DriftRow]:
+    return [row for row in report.rows if row.status is Status.CONFLICT]
+
+
+# ---------------------------------------------------------------------------------------------
+# Presentation
+# ---------------------------------------------------------------------------------------------
+
+
+def upstream_cell(claim: UpstreamClaim) -> str:
+    if claim.kind is Kind.TESTED:
+        text = claim.text
+    else:
+        text = claim.spec or "any"
+    extras = []
+    if claim.extra:
+        extras.append(f"[{claim.extra}]")
+    if claim.condition.label:
+        extras.append(f"({claim.condition.label})")
+    return " ".join([text, *extras])
+
+
+def recipe_cell(row: DriftRow, separator: str) -> str:
+    if not row.recipe:
+        return "?"
+    if len(row.recipe) == 1 and not row.recipe[0].label:
+        return _group_text(row.recipe[0])
+    return separator.join(
+        f"{_group_text(g)} ({g.label})" if g.label else _group_text(g) for g in row.recipe
+    )
+
+
+def _group_text(group: RecipeGroup) -> str:
+    if not group.present:
+        return "absent"
+    return group.spec or "any"
+
+
+def forge_cell(row: DriftRow) -> str:
+    return (row.conda_forge.latest or "?") if row.conda_forge else "?"
+
+
+def markdown(report: Report) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = [
+        "| package | upstream | recipe | conda-forge | status | why | upstream source | compared with |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in report.rows:
+        lines.append("| " + " | ".join(cell(x) for x in (
+            f"`{row.package}`",
+            upstream_cell(row.upstream),
+            recipe_cell(row, "<br>"),
+            forge_cell(row),
+            f"**{row.status.value}**" if row.status not in (Status.OK, Status.UNKNOWN) else row.status.value,
+            row.reason,
+            row.upstream.source,
+            _compared_with(row.upstream),
+        )) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _compared_with(claim: UpstreamClaim) -> str:
+    return "run" if claim.scope is Scope.RUN else "build/host"
+
+
+def text_table(report: Report) -> str:
+    header = ("package", "upstream", "recipe", "conda-forge", "status", "why")
+    body = [
+        (row.package, upstream_cell(row.upstream), recipe_cell(row, "; "), forge_cell(row), row.status.value, row.reason)
+        for row in report.rows
+    ]
+    widths = [max(len(r[i]) for r in (header, *body)) for i in range(len(header) - 1)]
+    lines = []
+    for record in (header, *body):
+        lines.append("  ".join(v.ljust(w) for v, w in zip(record, widths)) + "  " + record[-1])
+    notes = [*(f"note: {n}" for n in (report.recipe_note, report.channel_note) if n)]
+    if report.hidden:
+        notes.append(f"note: {len(report.hidden)} upstream claims left out (--all shows them)")
+    return "\n".join(lines + notes) + "\n"
+
+
+def as_json(report: Report, inputs: Mapping[str, object]) -> dict:
+    return {
+        "version": 1,
+        "inputs": dict(inputs),
+        "recipe_note": report.recipe_note,
+        "channel_note": report.channel_note,
+        "rows": [
+            {
+                "package": row.package,
+                "status": row.status.value,
+                "reason": row.reason,
+                "compared_with": _compared_with(row.upstream),
+                "upstream": {
+                    "name": row.upstream.package,
+                    "kind": row.upstream.kind.value,
+                    "spec": row.upstream.spec,
+                    "text": row.upstream.text,
+                    "source": row.upstream.source,
+                    "extra": row.upstream.extra,
+                    "condition": row.upstream.condition.label or None,
+                },
+                "recipe": [
+                    {"spec": g.spec, "present": g.present, "configs": list(g.configs), "label": g.label or None}
+                    for g in row.recipe
+                ],
+                "conda_forge": (
+                    {"name": row.conda_forge.name, "latest": row.conda_forge.latest,
+                     "versions": len(row.conda_forge.versions), "source": row.conda_forge.source}
+                    if row.conda_forge else None
+                ),
+            }
+            for row in report.rows
+        ],
+        "hidden": list(report.hidden),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# README
+# ---------------------------------------------------------------------------------------------
+
+
+def replace_section(text: str, table: str, where: str) -> str:
+    """``text`` with everything between the two drift-table markers replaced by ``table``."""
+    start, end = text.find(START_MARKER), text.find(END_MARKER)
+    if start < 0 or end < 0:
+        missing = START_MARKER if start < 0 else END_MARKER
+        raise UserError(f"{where}: no {missing} marker; put {START_MARKER} and {END_MARKER} where the table belongs")
+    if text.count(START_MARKER) > 1 or text.count(END_MARKER) > 1:
+        raise UserError(f"{where}: the drift-table markers appear more than once; keep one pair")
+    if end < start:
+        raise UserError(f"{where}: {END_MARKER} comes before {START_MARKER}; swap them")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    body = table.replace("\n", newline)
+    head = text[: start + len(START_MARKER)]
+    return head + newline + body + text[end:]
+
+
+def update_readme(path: Path, table: str) -> bool:
+    """Rewrite the table section of ``path`` atomically; ``False`` when nothing changed."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file; pass --readme pointing at the README to update") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text") from None
+    new = replace_section(text, table, str(path))
+    if new == text:
+        return False
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(new.encode("utf-8"))
+        os.chmod(temporary, path.stat().st_mode & 0o7777)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return True

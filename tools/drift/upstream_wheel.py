@@ -1,0 +1,87 @@
+"""Upstream claims from a PyTorch wheel's ``*.dist-info/METADATA`` (``Requires-Dist``)."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+from packaging.metadata import Metadata
+
+from tools.drift import pep440
+from tools.drift.model import Condition, Kind, Scope, UpstreamClaim
+from tools.errors import UserError
+
+# The local version names the build flavour: ``2.13.0+cpu``, ``2.13.0+cu129``.
+_CUDA_LOCAL = re.compile(r"cu(?P<major>\d+?)(?P<minor>\d)")
+
+
+def read_metadata(path: Path) -> str:
+    """The METADATA text of the wheel at ``path``."""
+    if not path.is_file():
+        raise UserError(f"{path}: no such wheel file")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
+            if len(names) != 1:
+                raise UserError(f"{path}: expected one *.dist-info/METADATA in the wheel, found {len(names)}")
+            return archive.read(names[0]).decode("utf-8")
+    except zipfile.BadZipFile as exc:
+        raise UserError(f"{path}: not a wheel (unreadable zip archive: {exc}); download it again") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: METADATA is not UTF-8 text") from None
+
+
+def flavour_condition(version: str) -> Condition:
+    """Which configurations a wheel's requirements speak for, from its local version label."""
+    local = version.partition("+")[2].lower()
+    if local == "cpu":
+        return Condition({"cuda_compiler_version": "None"}, label="CPU")
+    cuda = _CUDA_LOCAL.fullmatch(local)
+    if cuda:
+        series = f"{cuda['major']}.{cuda['minor']}"
+        return Condition({"cuda_compiler_version": re.escape(series)}, label=f"CUDA {series}")
+    return Condition()
+
+
+def claims_from_metadata(text: str, where: str) -> tuple[UpstreamClaim, ...]:
+    try:
+        metadata = Metadata.from_email(text, validate=False)
+        requirements = metadata.requires_dist or []
+        extras = [str(e) for e in (metadata.provides_extra or [])]
+        version = str(metadata.version) if metadata.version else ""
+        name = str(metadata.name) if metadata.name else ""
+    except Exception as exc:  # InvalidMetadata or an ExceptionGroup of them
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"{where}: invalid METADATA: {message}") from None
+    if not name:
+        raise UserError(f"{where}: METADATA has no Name; is this a wheel?")
+    flavour = flavour_condition(version)
+    source = f"{name}-{version} wheel METADATA"
+    claims = []
+    for requirement in requirements:
+        marker = str(requirement.marker) if requirement.marker else None
+        extra = pep440.extra_of(marker, extras)
+        condition = Condition(
+            flavour.variant,
+            marker=pep440.without_extra(marker),
+            label=" ".join(x for x in (flavour.label, pep440.without_extra(marker) or "") if x),
+        )
+        claims.append(
+            UpstreamClaim(
+                package=requirement.name,
+                spec=pep440.conda_spec(requirement.specifier),
+                text=str(requirement),
+                kind=Kind.REQUIREMENT,
+                scope=Scope.RUN,
+                source=source,
+                condition=condition,
+                extra=extra,
+                priority=10,
+            )
+        )
+    return tuple(claims)
+
+
+def read_wheel(path: Path) -> tuple[UpstreamClaim, ...]:
+    return claims_from_metadata(read_metadata(path), str(path))
