@@ -1,0 +1,416 @@
+#!/usr/bin/env bash
+# Build script for every output of this recipe on Linux and macOS (Windows: bld.bat).
+#
+# conda-build runs it once per output, in one shared work directory ($SRC_DIR), so
+# later outputs reuse what earlier ones compiled. It dispatches on PKG_NAME:
+#
+#   libtorch              The top-level build. Configures and compiles everything once
+#                         against the single Python meta.yaml names ($PYTHON), and on
+#                         Linux CUDA compiles libtorch_cuda_linalg twice (USE_MAGMA off,
+#                         then on) and stashes both under $SRC_DIR/_stage/. Installs the
+#                         Python-independent files into $PREFIX.
+#   libtorch-cuda-linalg  Installs the stashed library CF_TORCH_LINALG_FLAVOR names.
+#   pytorch               Once per Python: points the configured tree at $PYTHON with
+#                         cmake_cache.py (only Python-bound targets rebuild), pip-installs
+#                         torch into $SP_DIR, moves libtorch_python to $PREFIX/lib, and
+#                         turns torch/{lib,bin,share} files libtorch already ships into
+#                         symlinks.
+#
+# The seam: the script drives the source tree only through `setup.py build`,
+# `pip install .` and build/CMakeCache.txt, plus the install tree whose location the
+# cache records (CMAKE_INSTALL_PREFIX). It needs no knowledge of PyTorch's internal
+# files. tests/test_build_sh.py runs this very script against a miniature torch-shaped
+# project (tests/fixtures/minitorch/project) in a faked conda-build environment; the
+# PyTorch-only variables exported below are inert there, while the ones the miniature
+# shares with PyTorch (USE_CUDA, USE_MAGMA, MAGMA_HOME, CMAKE_ARGS, MAX_JOBS,
+# PYTORCH_BUILD_VERSION/NUMBER, LDFLAGS) behave the same way.
+set -euo pipefail
+
+RECIPE_FILE="recipe/build.sh"
+
+die() {
+    echo "build.sh: error: $*" >&2
+    exit 2
+}
+
+for required in PKG_NAME SRC_DIR PREFIX RECIPE_DIR PYTHON target_platform; do
+    [[ -n "${!required:-}" ]] \
+        || die "${required} is not set; run ${RECIPE_FILE} through conda-build (it sets ${required})"
+done
+
+SHLIB_EXT="${SHLIB_EXT:-$([[ "${target_platform}" == osx-* ]] && echo .dylib || echo .so)}"
+CMAKE_CACHE="${SRC_DIR}/build/CMakeCache.txt"
+STAGE_DIR="${SRC_DIR}/_stage"
+CUDA_VERSION_VARIANT="${cuda_compiler_version:-None}"
+
+cmake_cache() {
+    "${PYTHON}" "${RECIPE_DIR}/cmake_cache.py" "$@"
+}
+
+# Relative path from directory $2 to file $1 (both absolute): conda keeps relative
+# symlinks valid wherever the environment is installed.
+relative_path() {
+    local target="$1" base="$2" up=""
+    while [[ "${target#"${base}"/}" == "${target}" ]]; do
+        base="${base%/*}"
+        up="../${up}"
+    done
+    printf '%s\n' "${up}${target#"${base}"/}"
+}
+
+is_linux_cuda() {
+    [[ "${CUDA_VERSION_VARIANT}" != "None" && "${target_platform}" == linux-* ]]
+}
+
+########################################################################
+#### COMPILER AND LINKER FLAGS
+########################################################################
+configure_flags() {
+    CFLAGS="${CFLAGS:-}"
+    CXXFLAGS="${CXXFLAGS:-}"
+    LDFLAGS="${LDFLAGS:-}"
+    # Templates instantiated in headers are called across libtorch's shared libraries;
+    # hidden inline symbols break those links.
+    CXXFLAGS="${CXXFLAGS//-fvisibility-inlines-hidden/}"
+    # libtorch_global_deps exists only for its NEEDED entries, which --as-needed drops;
+    # -dead_strip_dylibs does the same on macOS.
+    LDFLAGS="${LDFLAGS//-Wl,--as-needed/}"
+    LDFLAGS="${LDFLAGS//-Wl,-dead_strip_dylibs/}"
+    if [[ "${target_platform}" == linux-* ]]; then
+        # Lazy binding: libtorch_cuda references libcuda, which only a GPU driver provides;
+        # with -z,now `import torch` would fail on every machine without one.
+        LDFLAGS="${LDFLAGS//-Wl,-z,now/}"
+        LDFLAGS="${LDFLAGS} -Wl,-z,lazy"
+    fi
+    if [[ "${target_platform}" == osx-64 ]]; then
+        CFLAGS="${CFLAGS} -DTARGET_OS_OSX=1"
+        CXXFLAGS="${CXXFLAGS} -DTARGET_OS_OSX=1"
+    fi
+    export CFLAGS CXXFLAGS LDFLAGS
+    export _GLIBCXX_USE_CXX11_ABI=1
+
+    # A compiler cache when the environment has one (conda install ccache/sccache);
+    # CMake reads CMAKE_<LANG>_COMPILER_LAUNCHER from the environment. A user's own
+    # choice is kept.
+    local launcher
+    for launcher in sccache ccache; do
+        if command -v "${launcher}" >/dev/null 2>&1; then
+            export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-${launcher}}"
+            export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-${launcher}}"
+            if is_linux_cuda; then
+                export CMAKE_CUDA_COMPILER_LAUNCHER="${CMAKE_CUDA_COMPILER_LAUNCHER:-${launcher}}"
+            fi
+            break
+        fi
+    done
+}
+
+########################################################################
+#### CMAKE ARGUMENTS FROM CONDA-BUILD
+########################################################################
+configure_cmake_args() {
+    # conda-build's CMAKE_ARGS carry the cross-compilation toolchain; PyTorch's setup.py
+    # hands them to the first cmake run (recipe/patches). Two of them need adjusting:
+    # PyTorch installs into its own source tree (torch/), from where this script picks
+    # the files up, so CMAKE_INSTALL_PREFIX=$PREFIX must go; and the find root must
+    # include $SRC_DIR so that cross builds find the vendored third_party/ sources.
+    local arg words=() kept=()
+    read -r -a words <<< "${CMAKE_ARGS:-}"
+    for arg in "${words[@]}"; do
+        case "${arg}" in
+            -DCMAKE_INSTALL_PREFIX=*) ;;
+            -DCMAKE_FIND_ROOT_PATH=*) kept+=("${arg};${SRC_DIR}") ;;
+            *) kept+=("${arg}") ;;
+        esac
+    done
+    if [[ -x "${BUILD_PREFIX:-/nonexistent}/bin/protoc" ]]; then
+        # The host's protoc cannot run when cross-compiling; the build machine's can.
+        kept+=("-DProtobuf_PROTOC_EXECUTABLE=${BUILD_PREFIX}/bin/protoc")
+    fi
+    CMAKE_ARGS="${kept[*]:-}"
+    export CMAKE_ARGS
+    export CMAKE_GENERATOR=Ninja
+    export CMAKE_BUILD_TYPE=Release
+    export CMAKE_PREFIX_PATH="${PREFIX}"
+}
+
+########################################################################
+#### PYTORCH BUILD OPTIONS
+########################################################################
+configure_pytorch() {
+    export MAX_JOBS="${CPU_COUNT:-$(getconf _NPROCESSORS_ONLN)}"
+    export PYTORCH_BUILD_VERSION="${PKG_VERSION:?PKG_VERSION is not set}"
+    # Any build number above 1 becomes a .postN suffix in torch.__version__.
+    # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/315
+    export PYTORCH_BUILD_NUMBER=0
+    # Link conda's libraries instead of copying them into torch/lib.
+    # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/243
+    export PACKAGE_TYPE=conda
+    export BUILD_TEST=0
+    export INSTALL_TEST=0
+    export USE_NUMA=0
+    export USE_ITT=0
+
+    # System libraries from the host environment instead of the copies in third_party/.
+    export USE_SYSTEM_SLEEF=1
+    export USE_SYSTEM_PYBIND11=1
+    export USE_SYSTEM_EIGEN_INSTALL=1
+    export USE_SYSTEM_FMT=1
+    export BUILD_CUSTOM_PROTOBUF=OFF
+
+    case "${blas_impl:-}" in
+        mkl)
+            case "${target_platform}" in
+                linux-64|osx-64) ;;
+                *) die "blas_impl='mkl' on target_platform='${target_platform}': MKL exists for x86_64 only; fix the blas_impl selector in recipe/conda_build_config.yaml" ;;
+            esac
+            export BLAS=MKL
+            ;;
+        generic)
+            # OpenBLAS through conda-forge's libblas/libcblas/liblapack; complex dot
+            # products go through the cblas wrappers (recipe/patches).
+            export BLAS=OpenBLAS
+            export OpenBLAS_HOME="${PREFIX}"
+            export PYTORCH_BLAS_USE_CBLAS_DOT=ON
+            ;;
+        *)
+            die "blas_impl='${blas_impl:-}' is not known (mkl, generic); fix recipe/conda_build_config.yaml or teach ${RECIPE_FILE} the new BLAS"
+            ;;
+    esac
+
+    case "${target_platform}" in
+        osx-*)
+            # libuv from the host environment makes torch.distributed buildable on macOS.
+            export USE_DISTRIBUTED=1
+            if [[ "${target_platform}" == osx-arm64 ]]; then
+                export USE_MKLDNN=0
+            fi
+            ;;
+        linux-*)
+            export USE_MKLDNN=1
+            ;;
+        *)
+            die "target_platform='${target_platform}' is not built by ${RECIPE_FILE} (linux-*, osx-*; Windows uses recipe/bld.bat)"
+            ;;
+    esac
+
+    if [[ "${CUDA_VERSION_VARIANT}" == "None" ]]; then
+        export USE_CUDA=0
+    else
+        configure_cuda
+    fi
+}
+
+configure_cuda() {
+    local arch_list target_dir
+    case "${target_platform}" in
+        linux-64) target_dir="targets/x86_64-linux" ;;
+        linux-aarch64) target_dir="targets/sbsa-linux" ;;
+        *) die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' on target_platform='${target_platform}': ${RECIPE_FILE} builds CUDA on Linux only; fix recipe/conda_build_config.yaml" ;;
+    esac
+    # The GPU generations each CUDA version can target. The aarch64 (sbsa) servers add
+    # 8.7. https://github.com/conda-forge/pytorch-cpu-feedstock/issues/527
+    case "${CUDA_VERSION_VARIANT}/${target_platform}" in
+        12.9/linux-64)      arch_list="5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX" ;;
+        12.9/linux-aarch64) arch_list="5.0;6.0;7.0;7.5;8.0;8.6;8.7;9.0;10.0;12.0+PTX" ;;
+        13.0/linux-64)      arch_list="7.5;8.0;8.6;9.0;10.0;11.0;12.0+PTX" ;;
+        13.0/linux-aarch64) arch_list="7.5;8.0;8.6;8.7;9.0;10.0;11.0;12.0+PTX" ;;
+        *)
+            die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' has no CUDA architecture list for ${target_platform}; add one to configure_cuda in ${RECIPE_FILE}"
+            ;;
+    esac
+    export TORCH_CUDA_ARCH_LIST="${arch_list}"
+    export USE_CUDA=1
+    export USE_CUFILE=1
+    export USE_STATIC_CUDNN=0
+    export USE_SYSTEM_NCCL=1
+    export USE_STATIC_NCCL=0
+    export NCCL_ROOT_DIR="${PREFIX}"
+    export NCCL_INCLUDE_DIR="${PREFIX}/include"
+    export USE_SYSTEM_NVTX=1
+    export MAGMA_HOME="${PREFIX}"
+    export CUDAToolkit_ROOT="${PREFIX}"
+    export CUDAToolkit_BIN_DIR="${BUILD_PREFIX:-${PREFIX}}/bin"
+    export CUDAToolkit_TARGET_DIR="${PREFIX}/${target_dir}"
+    export TORCH_NVCC_FLAGS="-Xfatbin -compress-all"
+    if [[ "${CUDA_VERSION_VARIANT}" == 13.* ]]; then
+        TORCH_NVCC_FLAGS="${TORCH_NVCC_FLAGS} -compress-mode=size"
+    fi
+    if [[ "${target_platform}" == linux-aarch64 ]]; then
+        # Duplicate linker script with CUDA on aarch64.
+        # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/264
+        # https://github.com/pytorch/pytorch/pull/121975
+        export USE_PRIORITIZED_TEXT_FOR_LD=1
+    fi
+}
+
+########################################################################
+#### BUILD STEPS
+########################################################################
+setup_py_build() {
+    echo "build.sh: ${PYTHON} setup.py build (USE_CUDA=${USE_CUDA:-} USE_MAGMA=${USE_MAGMA:-unset})"
+    (cd "${SRC_DIR}" && "${PYTHON}" setup.py build)
+}
+
+install_tree() {
+    # Where the configured tree installs its files (PyTorch: $SRC_DIR/torch).
+    cmake_cache get "${CMAKE_CACHE}" CMAKE_INSTALL_PREFIX
+}
+
+stash_cuda_linalg() {
+    local flavour="$1" library
+    library="$(install_tree)/lib/libtorch_cuda_linalg${SHLIB_EXT}"
+    [[ -f "${library}" ]] || die "the build produced no ${library} (USE_CUDA=${USE_CUDA:-})"
+    mkdir -p "${STAGE_DIR}/cuda-linalg-${flavour}/lib"
+    cp -p "${library}" "${STAGE_DIR}/cuda-linalg-${flavour}/lib/"
+}
+
+check_megabuild_python() {
+    # meta.yaml names the megabuild Python once; make sure conda-build gave us that one.
+    local wanted="${CF_TORCH_MEGABUILD_PYTHON:-}" actual
+    [[ -n "${wanted}" ]] || return 0
+    actual="$("${PYTHON}" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    [[ "${actual}" == "${wanted}" ]] \
+        || die "PYTHON='${PYTHON}' is Python ${actual} but CF_TORCH_MEGABUILD_PYTHON='${wanted}'; the top-level host python in recipe/meta.yaml must match megabuild_python"
+}
+
+install_libtorch_files() {
+    local tree entry name
+    tree="$(install_tree)"
+    mkdir -p "${PREFIX}/lib"
+    for entry in "${tree}/lib/"*; do
+        name="${entry##*/}"
+        case "${name}" in
+            # Python-bound: shipped by each `pytorch` package instead.
+            libtorch_python.*|libtorch_python${SHLIB_EXT}*) continue ;;
+            # Shipped by libtorch-cuda-linalg, one flavour at a time.
+            libtorch_cuda_linalg.*) continue ;;
+        esac
+        cp -pP "${entry}" "${PREFIX}/lib/"
+    done
+    for name in include share bin; do
+        if [[ -d "${tree}/${name}" ]]; then
+            mkdir -p "${PREFIX}/${name}"
+            cp -pPR "${tree}/${name}/." "${PREFIX}/${name}/"
+        fi
+    done
+    check_python_independent
+}
+
+check_python_independent() {
+    # libtorch must not need libtorch_python or libpython: it serves every Python.
+    command -v readelf >/dev/null 2>&1 || return 0
+    local library
+    for library in "${PREFIX}/lib/"lib*"${SHLIB_EXT}"*; do
+        [[ -f "${library}" && ! -L "${library}" ]] || continue
+        if readelf -d "${library}" 2>/dev/null | grep -Eq 'NEEDED.*\[lib(torch_python|python[0-9])'; then
+            die "${library} needs a Python library, but libtorch must be Python-independent; exclude it in install_libtorch_files in ${RECIPE_FILE}"
+        fi
+    done
+}
+
+install_activation_scripts() {
+    # Downstream CUDA extension builds can use the architectures libtorch was built for:
+    #   export TORCH_CUDA_ARCH_LIST="${CF_TORCH_CUDA_ARCH_LIST}"
+    # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/423
+    local phase template text
+    for phase in activate deactivate; do
+        template="${RECIPE_DIR}/${phase}-libtorch.sh"
+        [[ -f "${template}" ]] || die "${template} is missing"
+        text="$(<"${template}")"
+        mkdir -p "${PREFIX}/etc/conda/${phase}.d"
+        printf '%s\n' "${text//@CF_TORCH_CUDA_ARCH_LIST@/${TORCH_CUDA_ARCH_LIST}}" \
+            > "${PREFIX}/etc/conda/${phase}.d/libtorch_${phase}.sh"
+    done
+}
+
+build_libtorch() {
+    check_megabuild_python
+    if is_linux_cuda; then
+        # Both flavours of libtorch_cuda_linalg from one configured tree: only that library
+        # recompiles and relinks in between. PyTorch's cmake/EnvVarForwarding.cmake lets an
+        # exported USE_MAGMA override the cache on every configure, so the environment is
+        # switched together with the cache.
+        export USE_MAGMA=0
+        setup_py_build
+        stash_cuda_linalg nomagma
+        cmake_cache set "${CMAKE_CACHE}" USE_MAGMA:BOOL=ON
+        export USE_MAGMA=1
+        setup_py_build
+        stash_cuda_linalg magma
+        install_activation_scripts
+    else
+        setup_py_build
+    fi
+    install_libtorch_files
+}
+
+install_cuda_linalg() {
+    local flavour="${CF_TORCH_LINALG_FLAVOR:-}" stash
+    case "${flavour}" in
+        magma|nomagma) ;;
+        *) die "CF_TORCH_LINALG_FLAVOR='${flavour}' is neither magma nor nomagma; check script_env of the libtorch-cuda-linalg output in recipe/meta.yaml" ;;
+    esac
+    stash="${STAGE_DIR}/cuda-linalg-${flavour}/lib"
+    [[ -d "${stash}" ]] \
+        || die "${stash} does not exist: the top-level libtorch build stashes it (cuda_compiler_version='${CUDA_VERSION_VARIANT}')"
+    mkdir -p "${PREFIX}/lib"
+    cp -pPR "${stash}/." "${PREFIX}/lib/"
+}
+
+build_pytorch() {
+    [[ -f "${CMAKE_CACHE}" ]] \
+        || die "${CMAKE_CACHE} does not exist; the top-level libtorch build configures it before any pytorch output"
+    : "${SP_DIR:?SP_DIR is not set; run ${RECIPE_FILE} through conda-build}"
+    # Point the shared tree at this output's Python; only Python-bound targets rebuild.
+    cmake_cache retarget-python "${CMAKE_CACHE}" --python "${PYTHON}"
+    if is_linux_cuda; then
+        # Keep the environment in agreement with the cache (see build_libtorch).
+        USE_MAGMA="$(cmake_cache get "${CMAKE_CACHE}" USE_MAGMA)"
+        export USE_MAGMA
+    fi
+    (cd "${SRC_DIR}" && "${PYTHON}" -m pip install . --no-deps --no-build-isolation --no-clean -v)
+    place_torch_libraries
+}
+
+place_torch_libraries() {
+    local torch_dir="${SP_DIR}/torch" python_lib entry rel
+    python_lib="${torch_dir}/lib/libtorch_python${SHLIB_EXT}"
+    [[ -f "${python_lib}" && ! -L "${python_lib}" ]] || die "pip install left no ${python_lib}"
+    # In $PREFIX/lib for find_package(Torch) users; symlinked back (below) for
+    # torch.utils.cpp_extension, which links -ltorch_python from torch/lib.
+    # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/313
+    cp -p "${python_lib}" "${PREFIX}/lib/"
+
+    # Files libtorch (or libtorch-cuda-linalg) already installed become symlinks, so that
+    # each file belongs to exactly one package. Headers stay real files: symlinked
+    # include/ trees broke downstream include paths.
+    # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/447
+    while IFS= read -r -d '' entry; do
+        rel="${entry#"${torch_dir}"/}"
+        if [[ -e "${PREFIX}/${rel}" ]]; then
+            rm -f "${entry}"
+            ln -s "$(relative_path "${PREFIX}/${rel}" "${entry%/*}")" "${entry}"
+        fi
+    done < <(find "${torch_dir}/lib" "${torch_dir}/bin" "${torch_dir}/share" \
+                  -type f -print0 2>/dev/null)
+
+    for entry in "${torch_dir}/lib/"*; do
+        [[ -L "${entry}" || ! -e "${entry}" ]] \
+            || die "${entry} is neither libtorch_python nor a file libtorch installed; a new library must go to libtorch (install_libtorch_files in ${RECIPE_FILE})"
+    done
+}
+
+########################################################################
+#### DISPATCH
+########################################################################
+configure_flags
+configure_cmake_args
+configure_pytorch
+
+case "${PKG_NAME}" in
+    libtorch) build_libtorch ;;
+    libtorch-cuda-linalg) install_cuda_linalg ;;
+    pytorch) build_pytorch ;;
+    *) die "PKG_NAME='${PKG_NAME}' is not an output ${RECIPE_FILE} builds (libtorch, libtorch-cuda-linalg, pytorch); add a branch to the dispatch in ${RECIPE_FILE}" ;;
+esac
