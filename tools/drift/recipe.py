@@ -25,7 +25,7 @@ _CONFIG_SUBDIR = re.compile(r"^(linux|osx|win)_(64|aarch64|arm64|ppc64le)")
 
 def subdir_of(config: str, output: Any = None) -> str:
     subdir = getattr(output, "subdir", None)
-    if subdir:
+    if subdir and subdir != "noarch":
         return str(subdir)
     variant = getattr(output, "variant", {}) or {}
     if variant.get("target_platform"):
@@ -66,7 +66,8 @@ def specs_from_rendered(
         kept = [o for o in outputs if not getattr(o, "skip", False)]
         if not kept:
             continue
-        subdir = subdir_of(config, kept[0])
+        subdir = next((subdir_of(config, o) for o in kept if getattr(o, "subdir", None) != "noarch"),
+                      subdir_of(config))
         pythons = sorted({p for o in kept if o.name == torch_output and (p := _python_of(o.variant or {}))})
         common = _common_variant([o.variant or {} for o in kept])
         configs.append(RecipeConfig(config, subdir, common, tuple(pythons)))
