@@ -735,7 +735,11 @@ def _cmd_set(args: argparse.Namespace) -> int:
 def _cmd_retarget(args: argparse.Namespace) -> int:
     cache = load(args.cache)
     describe_old_python(cache)  # refuse a Python-less cache before running anything
-    result = retarget(cache, python_facts(args.python))
+    try:
+        facts = python_facts(args.python)
+    except CacheError as exc:
+        raise CacheError(f"cannot retarget to {exc.source}: {exc.problem}", args.cache) from None
+    result = retarget(cache, facts)
     changed = save(result.cache, args.cache)
     if changed:
         print(f"{args.cache}: Python {result.old_version} -> {result.new_version}: "
