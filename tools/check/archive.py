@@ -44,10 +44,21 @@ _CHUNK = 1 << 20
 # Paths that exist only on a build machine: conda-build's work, build and host
 # prefixes (the host one is a 255-character placeholder), and conda-forge's
 # docker mount point.
-BUILD_PREFIX_MARKERS = re.compile(
-    rb"[^\s\"'`;:=,()<>]*(?:_h_env_placehold|_build_env|/conda-bld/|/feedstock_root/"
-    rb"|/build_artifacts/)[^\s\"'`;:=,()<>]*"
-)
+BUILD_PREFIX_MARKERS = (b"_h_env_placehold", b"_build_env", b"/conda-bld/", b"/feedstock_root/",
+                        b"/build_artifacts/")
+# The whole path around a marker: everything up to quotes, whitespace or separators.
+_PATH_AROUND = re.compile(rb"[^\s\"'`;:=,()<>]+")
+
+
+def build_prefix_strings(data: bytes) -> tuple[str, ...]:
+    """The build-machine paths in ``data`` (most files have none: test that first, cheaply)."""
+    if not any(marker in data for marker in BUILD_PREFIX_MARKERS):
+        return ()
+    found = set()
+    for token in _PATH_AROUND.findall(data):
+        if any(marker in token for marker in BUILD_PREFIX_MARKERS):
+            found.add(token.decode("utf-8", "replace"))
+    return tuple(sorted(found))
 
 
 @dataclass(frozen=True)
@@ -138,9 +149,9 @@ class _Collector:
             self._elf(path, head, stream)
         elif b"\0" not in head and size <= _TEXT_LIMIT:
             data = head + stream.read()
-            hits = sorted({m.decode("utf-8", "replace") for m in BUILD_PREFIX_MARKERS.findall(data)})
+            hits = build_prefix_strings(data)
             if hits:
-                self.prefix_strings[path] = tuple(hits)
+                self.prefix_strings[path] = hits
             if self.keep_text(path):
                 self.texts[path] = data.decode("utf-8", "replace")
 
