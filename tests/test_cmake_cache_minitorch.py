@@ -1,0 +1,112 @@
+"""cmake_cache.py on a real build tree: the miniature torch-like project.
+
+Megabuild: build for one Python, retarget the cache to a second interpreter,
+rebuild; only the Python-bound targets may recompile or relink, and the result
+must import under the second interpreter.
+magma/nomagma: build with USE_MAGMA off, flip it with the helper, rebuild; only
+the linalg library changes, and its NEEDED entries gain exactly libmagma.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from fixtures.minitorch.support import (
+    CACHE_TOOL, Interpreter, base_venv, clean_env, copy_project, install_magma, needed,
+    ninja_log, ran_between, run, two_interpreters, venv_python)
+
+pytestmark = pytest.mark.slow
+
+PYTHON_INDEPENDENT_OUTPUTS = {
+    "libc10.so", "libtorch_cpu.so", "libtorch.so", "libtorch_global_deps.so",
+    "c10.cpp.o", "Context.cpp.o", "RegisterOps.cpp.o", "torch.cpp.o", "global_deps.c.o",
+}
+# Ninja's own bookkeeping around any rebuild: re-running CMake and the install step.
+BOOKKEEPING = {"build.ninja", "cmake_install.cmake", "install.util"}
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    project: Path
+    ran: set[str]
+    first: Interpreter
+    second: Interpreter
+    second_venv: Path
+
+
+@pytest.fixture(scope="module")
+def megabuild(tmp_path_factory: pytest.TempPathFactory) -> Rebuild:
+    first, second = two_interpreters()
+    first_venv = base_venv(first)
+    # Without a second Python version, a venv in another prefix still moves every path.
+    second_venv = base_venv(second, flavour="a" if second != first else "b")
+    project = copy_project(tmp_path_factory.mktemp("megabuild") / "minitorch")
+    run([venv_python(first_venv), "setup.py", "build"], cwd=project, env=clean_env())
+    before = ninja_log(project / "build")
+    run([sys.executable, CACHE_TOOL, "retarget-python", project / "build" / "CMakeCache.txt",
+         "--python", venv_python(second_venv)])
+    run([venv_python(second_venv), "setup.py", "build"], cwd=project, env=clean_env())
+    return Rebuild(project, ran_between(before, ninja_log(project / "build")), first, second,
+                   second_venv)
+
+
+def test_megabuild_does_not_rebuild_python_independent_targets(megabuild: Rebuild) -> None:
+    assert megabuild.ran.isdisjoint(PYTHON_INDEPENDENT_OUTPUTS), megabuild.ran
+
+
+def test_megabuild_rebuilds_libtorch_python_for_the_new_python(megabuild: Rebuild) -> None:
+    if megabuild.first.version == megabuild.second.version:
+        pytest.skip("one Python version only: its headers did not change")
+    assert {"Module.cpp.o", "libtorch_python.so"} <= megabuild.ran
+
+
+def test_megabuild_result_imports_under_the_second_interpreter(megabuild: Rebuild) -> None:
+    major, minor = megabuild.second.version
+    [lib_dir] = (megabuild.project / "build").glob(f"lib.*-cpython-{major}{minor}")
+    probe = run([venv_python(megabuild.second_venv), "-c",
+                 "import sys, torch; print(torch.built_for() == sys.version.split()[0], "
+                 "torch.add(2, 3))"], cwd=lib_dir, env=clean_env())
+    assert probe.stdout.split() == ["True", "5"]
+
+
+@dataclass(frozen=True)
+class MagmaFlip:
+    ran: set[str]
+    nomagma: Path
+    magma: Path
+
+
+@pytest.fixture(scope="module")
+def magma_flip(tmp_path_factory: pytest.TempPathFactory) -> MagmaFlip:
+    first, _ = two_interpreters()
+    python = venv_python(base_venv(first))
+    scratch = tmp_path_factory.mktemp("magma")
+    magma_home = scratch / "host"
+    install_magma(magma_home, scratch)
+    project = copy_project(scratch / "minitorch")
+    library = project / "build" / "libtorch_cuda_linalg.so"
+
+    env = clean_env(USE_CUDA="1", USE_MAGMA="0", MAGMA_HOME=str(magma_home))
+    run([python, "setup.py", "build"], cwd=project, env=env)
+    nomagma = shutil.copy2(library, scratch / "nomagma.so")
+    before = ninja_log(project / "build")
+    run([sys.executable, CACHE_TOOL, "set", project / "build" / "CMakeCache.txt",
+         "USE_MAGMA:BOOL=ON"])
+    # The miniature, like PyTorch, lets an exported USE_MAGMA win over the cache.
+    run([python, "setup.py", "build"], cwd=project, env={**env, "USE_MAGMA": "1"})
+    return MagmaFlip(ran_between(before, ninja_log(project / "build")), Path(nomagma), library)
+
+
+def test_magma_flip_rebuilds_only_the_linalg_library(magma_flip: MagmaFlip) -> None:
+    assert magma_flip.ran - BOOKKEEPING == {"BatchLinearAlgebraLib.cpp.o",
+                                            "libtorch_cuda_linalg.so"}
+
+
+def test_magma_flip_adds_exactly_libmagma_to_needed(magma_flip: MagmaFlip) -> None:
+    with_magma, without = needed(magma_flip.magma), needed(magma_flip.nomagma)
+    assert (with_magma - without, without - with_magma) == ({"libmagma.so"}, set())
