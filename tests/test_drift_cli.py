@@ -61,7 +61,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_json_rows_for_source_tree_and_channel_data(monkeypatch, capsys, recipe_dir) -> None:
-    monkeypatch.setattr(recipe_io, "render_all", lambda root: _rendered(">=1.13.3"))
+    monkeypatch.setattr(recipe_io, "render_all", lambda root, configs=(): _rendered(">=1.13.3"))
     code, out, _ = _run(capsys, "--source", str(SOURCE), "--channel-data", str(CHANNEL),
                         "--recipe-dir", str(recipe_dir), "--json")
     assert code == 0
@@ -75,7 +75,7 @@ def test_json_rows_for_source_tree_and_channel_data(monkeypatch, capsys, recipe_
 
 
 def test_check_exits_1_on_a_conflict(monkeypatch, capsys, recipe_dir, tmp_path) -> None:
-    monkeypatch.setattr(recipe_io, "render_all", lambda root: _rendered("<1.10"))
+    monkeypatch.setattr(recipe_io, "render_all", lambda root, configs=(): _rendered("<1.10"))
     wheel_metadata = _wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")
     code, out, err = _run(capsys, "--wheel", str(wheel_metadata), "--offline",
                           "--recipe-dir", str(recipe_dir), "--check")
@@ -84,14 +84,14 @@ def test_check_exits_1_on_a_conflict(monkeypatch, capsys, recipe_dir, tmp_path) 
 
 
 def test_check_passes_without_conflicts(monkeypatch, capsys, recipe_dir, tmp_path) -> None:
-    monkeypatch.setattr(recipe_io, "render_all", lambda root: _rendered(">=1.13.3"))
+    monkeypatch.setattr(recipe_io, "render_all", lambda root, configs=(): _rendered(">=1.13.3"))
     code, _, _ = _run(capsys, "--wheel", str(_wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")),
                       "--offline", "--recipe-dir", str(recipe_dir), "--check")
     assert code == 0
 
 
 def test_update_readme_rewrites_only_the_section(monkeypatch, capsys, recipe_dir, tmp_path) -> None:
-    monkeypatch.setattr(recipe_io, "render_all", lambda root: _rendered(">=1.13.3"))
+    monkeypatch.setattr(recipe_io, "render_all", lambda root, configs=(): _rendered(">=1.13.3"))
     readme = tmp_path / "README.md"
     readme.write_text("before\n<!-- drift-table:start -->\n<!-- drift-table:end -->\nafter\n")
     code, out, err = _run(capsys, "--wheel", str(_wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")),
@@ -116,7 +116,7 @@ def test_unreachable_channel_leaves_the_column_unknown(monkeypatch, capsys, tmp_
 
 
 def test_missing_renderer_leaves_the_recipe_column_unknown(monkeypatch, capsys, recipe_dir, tmp_path) -> None:
-    def unavailable(root):
+    def unavailable(root, configs=()):
         raise recipe_io.RendererUnavailable("the recipe renderer (tools.render) is unavailable: gone")
 
     monkeypatch.setattr(recipe_io, "render_all", unavailable)

@@ -128,9 +128,26 @@ def test_tested_version_per_configuration_shows_each_spec_and_the_worst_status(v
     assert row.status is Status.DIFFERS
     assert row.reason == "recipe builds with `3.9.*`, newer than upstream's 3.8.0 (in 1 of 3 configurations)"
     assert [(g.spec, g.label) for g in row.recipe] == [
-        ("3.8.*", "blas_impl=generic"), ("3.9.*", "blas_impl=mkl"),
+        ("3.8.*", "blas_impl=generic"), ("3.9.*", "cuda_compiler_version=None"),
     ]
-    assert table.recipe_cell(row, "; ") == "3.8.* (blas_impl=generic); 3.9.* (blas_impl=mkl)"
+    assert table.recipe_cell(row, "; ") == "3.8.* (blas_impl=generic); 3.9.* (cuda_compiler_version=None)"
+
+
+def test_tested_version_is_found_in_run_requirements_too(view) -> None:
+    triton = claim("triton", "==3.5.1", kind=Kind.TESTED, scope=Scope.HOST, text="3.5.1",
+                   source=".ci/docker/triton_version.txt")
+    extended = table.RecipeView(
+        view.specs + specs_from_rendered([("linux_64_cuda129", [Output("pytorch", {"run": ("triton 3.5.*",)},
+                                                                        {"cuda_compiler_version": "12.9"})])])[0],
+        view.configs,
+    )
+    row = row_for(table.build_report([triton], extended, None), "triton")
+    assert row.status is Status.OK and row.recipe[0].spec == "3.5.*"
+
+
+def test_bare_rendered_version_is_a_prefix_match_as_conda_build_reads_it() -> None:
+    specs, _, _ = specs_from_rendered([("c", [Output("libtorch", {"host": ("mkl-devel 2025",)})])])
+    assert specs[0].spec == "2025.*"
 
 
 def test_tested_version_of_a_vendored_library_the_recipe_does_not_use_is_unknown(view) -> None:

@@ -54,6 +54,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "without it the channel is queried through py-rattler unless --offline")
     parser.add_argument("--offline", action="store_true", help="never query the channel; conda-forge is unknown")
     parser.add_argument("--recipe-dir", metavar="DIR", help="the recipe (default: <feedstock>/recipe)")
+    parser.add_argument("--config", metavar="CONFIG", action="append", default=[],
+                        help="render only this .ci_support config (name or variant file; repeatable)")
     parser.add_argument("--no-recipe", action="store_true", help="do not render the recipe; its column is unknown")
     parser.add_argument("--output", default="pytorch", metavar="NAME",
                         help="the output that ships the torch package (default: pytorch)")
@@ -98,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         root = recipe_path.parent
         try:
             with step("render every configuration"):
-                rendered = recipe_io.render_all(root)
+                rendered = recipe_io.render_all(root, args.config)
         except recipe_io.RendererUnavailable as exc:
             recipe_note = str(exc)
             warn(recipe_note)

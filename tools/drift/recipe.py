@@ -35,9 +35,14 @@ def subdir_of(config: str, output: Any = None) -> str:
 
 
 def parse_spec(text: str) -> tuple[str, str | None] | None:
-    """``(name, version spec)`` of a rendered requirement; ``None`` for virtual packages."""
+    """``(name, version spec)`` of a rendered requirement; ``None`` for virtual packages.
+
+    The requirement is read as conda-build reads it when it builds: ``ensure_valid_spec``
+    turns a bare version into a prefix match (``mkl-devel 2025`` admits ``2025.2.0``)."""
+    from tools.recipe.jinja import ensure_valid_spec
+
     try:
-        spec = MatchSpec(text)
+        spec = MatchSpec(ensure_valid_spec(text.strip()))
     except Exception:
         return None
     name = spec.name.normalized if spec.name else None
@@ -101,13 +106,14 @@ class RendererUnavailable(UserError):
     """``tools.render`` cannot be imported (a partial checkout); the recipe column is unknown."""
 
 
-def render_all(root: Path) -> list[tuple[str, Sequence[Any]]]:
-    """Render every configuration with the toolkit's renderer (``tools.render``)."""
+def render_all(root: Path, configs: Sequence[str] = ()) -> list[tuple[str, Sequence[Any]]]:
+    """Render ``configs`` (names or variant files; default: every ``.ci_support`` config) with
+    the toolkit's renderer (``tools.render``)."""
     try:
         from tools.render import list_configs, render_config
     except ImportError as exc:
         raise RendererUnavailable(f"the recipe renderer (tools.render) is unavailable: {exc}") from None
-    configs = list(list_configs(root=root))
+    configs = list(configs) or list(list_configs(root=root))
     if not configs:
-        raise UserError(f"{root}: no configurations to render (is .ci_support/ empty?)")
+        raise UserError(f"{root / '.ci_support'}: no configurations to render; run `python -m tools matrix --write`")
     return [(Path(str(c)).stem, render_config(c, root=root)) for c in configs]

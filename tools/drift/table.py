@@ -88,15 +88,19 @@ def applicable_configs(claim: UpstreamClaim, configs: Sequence[RecipeConfig]) ->
 # ---------------------------------------------------------------------------------------------
 
 
-def _sections(scope: Scope) -> tuple[str, ...]:
-    return ("run",) if scope is Scope.RUN else ("build", "host")
+def _sections(claim: UpstreamClaim) -> tuple[str, ...]:
+    if claim.kind is Kind.TESTED:
+        # A vendored or CI-installed version is what gets built against or shipped with, so
+        # whichever section names the package counts (host for libraries, run for triton).
+        return ("build", "host", "run")
+    return ("run",) if claim.scope is Scope.RUN else ("build", "host")
 
 
 def recipe_groups(
     claim: UpstreamClaim, names: Sequence[str], recipe: RecipeView, configs: Sequence[RecipeConfig]
 ) -> tuple[RecipeGroup, ...]:
     wanted = {canonical(n) for n in names}
-    sections = _sections(claim.scope)
+    sections = _sections(claim)
     per_config: dict[str, set[str | None]] = {c.name: set() for c in configs}
     texts: dict[str | None, set[str]] = {}
     for spec in recipe.specs:
@@ -104,7 +108,7 @@ def recipe_groups(
             continue
         if spec.section not in sections:
             continue
-        if claim.scope is Scope.RUN and spec.output != recipe.torch_output:
+        if claim.kind is Kind.REQUIREMENT and claim.scope is Scope.RUN and spec.output != recipe.torch_output:
             continue
         per_config[spec.config].add(spec.spec)
         texts.setdefault(spec.spec, set()).add(spec.text)
@@ -123,21 +127,30 @@ def recipe_groups(
     return tuple(sorted(groups, key=lambda g: (not g.present, g.spec or "", g.label)))
 
 
+# The variant keys a maintainer thinks in, first; any other key only when these do not tell.
+_LABEL_ORDER = ("platform", "subdir", "cuda_compiler_version", "blas_impl", "arm_variant_type")
+
+
+def _label_values(config: RecipeConfig) -> dict[str, str]:
+    return {**config.variant, "subdir": config.subdir, "platform": config.subdir.split("-")[0]}
+
+
 def distinguishing_label(members: Sequence[str], configs: Sequence[RecipeConfig]) -> str:
     """The variant values that set ``members`` apart from the other configurations."""
     if len(members) == len(configs):
         return ""
     inside = [c for c in configs if c.name in set(members)]
     outside = [c for c in configs if c.name not in set(members)]
-    values = lambda c: {**c.variant, "subdir": c.subdir}  # noqa: E731
     shared = None
     for config in inside:
-        items = set(values(config).items())
+        items = set(_label_values(config).items())
         shared = items if shared is None else shared & items
     candidates = sorted(
-        (key, value) for key, value in (shared or set())
-        if any(values(o).get(key) != value for o in outside)
+        ((key, value) for key, value in (shared or set())
+         if any(_label_values(o).get(key) != value for o in outside)),
+        key=lambda item: (_LABEL_ORDER.index(item[0]) if item[0] in _LABEL_ORDER else len(_LABEL_ORDER), item),
     )
+    values = _label_values
     # Prefer the keys that alone exclude every outside configuration.
     for key, value in candidates:
         if all(values(o).get(key) != value for o in outside):
@@ -341,9 +354,10 @@ def _compared_with(claim: UpstreamClaim) -> str:
 
 
 def text_table(report: Report) -> str:
-    header = ("package", "upstream", "recipe", "conda-forge", "status", "why")
+    header = ("package", "vs", "upstream", "recipe", "conda-forge", "status", "why")
     body = [
-        (row.package, upstream_cell(row.upstream), recipe_cell(row, "; "), forge_cell(row), row.status.value, row.reason)
+        (row.package, _compared_with(row.upstream), upstream_cell(row.upstream), recipe_cell(row, "; "),
+         forge_cell(row), row.status.value, row.reason)
         for row in report.rows
     ]
     widths = [max(len(r[i]) for r in (header, *body)) for i in range(len(header) - 1)]
