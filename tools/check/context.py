@@ -40,7 +40,7 @@ def is_torch(package: Package) -> bool:
 
 def package_python(package: Package, expect: Expectations) -> str | None:
     """The Python a package was built for, from the config, its build string or files."""
-    output = expect.output_for(package.name, build_string_python(package.build))
+    output = expect.output_for(package.name, build_string_python(package.build), package.build)
     if output is not None and output.python:
         return output.python
     from_build = build_string_python(package.build)

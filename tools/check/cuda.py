@@ -66,7 +66,9 @@ def check_magma(ctx: Context) -> list[Finding]:
                     findings.append(failed("cuda.magma", where,
                                            f"links {', '.join(magma)}; only {LINALG_LIBRARY} may use magma"))
                 continue
-            flavor = ctx.expect.cuda_linalg_flavor or build_string_flavor(package.build)
+            output = ctx.expect.output_for(package.name, None, package.build)
+            flavor = ((output.cuda_linalg_flavor if output else None) or ctx.expect.cuda_linalg_flavor
+                      or build_string_flavor(package.build))
             if flavor is None:
                 continue
             if flavor == "magma" and not magma:

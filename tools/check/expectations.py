@@ -22,6 +22,7 @@ class OutputExpectation:
     declares_run_exports: bool = False
     python: str | None = None  # "3.12" for per-Python outputs
     build_string: str | None = None
+    cuda_linalg_flavor: str | None = None  # "magma" / "nomagma" for libtorch-cuda-linalg
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,11 @@ class Expectations:
         """The CUDA major version, 0 for a CPU config, None when unknown."""
         return cuda_major(self.cuda_compiler_version)
 
-    def output_for(self, name: str, python: str | None) -> OutputExpectation | None:
+    def output_for(self, name: str, python: str | None, build: str | None = None) -> OutputExpectation | None:
+        """The rendered output a package was built from: same build string, else same name (and Python)."""
+        exact = [o for o in self.outputs if o.name == name and build and o.build_string == build]
+        if exact:
+            return exact[0]
         candidates = [o for o in self.outputs if o.name == name]
         if python is not None and len(candidates) > 1:
             candidates = [o for o in candidates if o.python == python] or candidates
@@ -85,12 +90,14 @@ def from_rendered(outputs: Iterable[RenderedOutputLike], config: str | None = No
     """Expectations for one config from ``tools.render.render_config``'s records."""
     kept = [o for o in outputs if not o.skip]
     variant: Mapping[str, str] = kept[0].variant if kept else {}
+    # One config builds both linalg flavours; the flavour is per output.
+    flavors = {_scalar(o.variant.get("cuda_linalg_flavor")) for o in kept}
     return Expectations(
         config=config,
         c_stdlib_version=_scalar(variant.get("c_stdlib_version")),
         cxx_compiler_version=_scalar(variant.get("cxx_compiler_version")),
         cuda_compiler_version=_scalar(variant.get("cuda_compiler_version")),
-        cuda_linalg_flavor=_scalar(variant.get("cuda_linalg_flavor")),
+        cuda_linalg_flavor=flavors.pop() if len(flavors) == 1 else None,
         outputs=tuple(
             OutputExpectation(
                 name=o.name,
@@ -99,6 +106,7 @@ def from_rendered(outputs: Iterable[RenderedOutputLike], config: str | None = No
                 declares_run_exports=_declares(o.run_exports),
                 python=python_minor(_scalar(o.variant.get("python"))),
                 build_string=o.build_string,
+                cuda_linalg_flavor=_scalar(o.variant.get("cuda_linalg_flavor")),
             )
             for o in kept
         ),

@@ -73,7 +73,7 @@ def check_metadata(ctx: Context) -> list[Finding]:
     for package in ctx.analysed():
         if package.kind != "conda":
             continue
-        output = ctx.expect.output_for(package.name, package_python(package, ctx.expect))
+        output = ctx.expect.output_for(package.name, package_python(package, ctx.expect), package.build)
         if output is None:
             continue
         findings.extend(compare_specs("metadata.depends", package.label, output.run, package.depends))

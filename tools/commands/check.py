@@ -64,13 +64,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _render(config: str):
-    from tools.errors import UserError
+    from tools.render import render_config
 
-    try:
-        from tools.render import render_config
-    except ImportError as exc:
-        raise UserError(
-            "--config needs the recipe renderer (tools.render), which this checkout lacks; "
-            "run without --config"
-        ) from exc
     return render_config(config)
