@@ -1,0 +1,274 @@
+"""recipe/build.sh, run for real against the miniature torch-like project.
+
+A faked conda-build run builds every output of a Linux CUDA configuration in
+conda-build's order (libtorch top-level, libtorch-cuda-linalg magma and nomagma,
+pytorch for two Pythons) in one shared work directory and one $PREFIX path, and
+each output's package is what the script added to $PREFIX. Bad variant values are
+checked without building.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from fixtures.minitorch.support import (
+    RECIPE_DIR, FakeCondaBuild, Interpreter, Package, assemble, base_venv, binds_now,
+    clean_env, install_magma, needed, ninja_log, ran_between, run, two_interpreters,
+    venv_python)
+
+BUILD_SH = RECIPE_DIR / "build.sh"
+ARCH_LIST_129 = "5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX"
+LIBTORCH_LIBS = ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_global_deps.so")
+
+
+@dataclass(frozen=True)
+class Flow:
+    conda: FakeCondaBuild
+    pythons: tuple[Interpreter, Interpreter]
+    venvs: tuple[Path, Path]
+    magma: Package
+    libtorch: Package
+    linalg: dict[str, Package]
+    pytorch: tuple[Package, Package]
+    ran_for_second_python: set[str]
+
+
+@pytest.fixture(scope="module")
+def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
+    first, second = two_interpreters()
+    venvs = (base_venv(first), base_venv(second, flavour="a" if second != first else "b"))
+    scratch = tmp_path_factory.mktemp("conda-bld")
+    conda = FakeCondaBuild(scratch, {"cuda_compiler_version": "12.9", "blas_impl": "generic"},
+                           megabuild_python=first.tag)
+    install_magma(scratch / "libmagma", scratch)
+    magma = conda.package_from("libmagma", scratch / "libmagma")
+
+    libtorch = conda.run_output("libtorch", venvs[0], [magma])
+    linalg = {
+        "magma": conda.run_output("libtorch-cuda-linalg", venvs[0], [magma],
+                                  {"CF_TORCH_LINALG_FLAVOR": "magma"}, label="linalg-magma"),
+        "nomagma": conda.run_output("libtorch-cuda-linalg", venvs[0], [],
+                                    {"CF_TORCH_LINALG_FLAVOR": "nomagma"},
+                                    label="linalg-nomagma"),
+    }
+    host = [magma, libtorch, linalg["magma"]]
+    pytorch_first = conda.run_output("pytorch", venvs[0], host, label="pytorch-first")
+    before = ninja_log(conda.src_dir / "build")
+    pytorch_second = conda.run_output("pytorch", venvs[1], host, label="pytorch-second")
+    ran = ran_between(before, ninja_log(conda.src_dir / "build"))
+    return Flow(conda, (first, second), venvs, magma, libtorch, linalg,
+                (pytorch_first, pytorch_second), ran)
+
+
+def site_packages_of(package: Package) -> str:
+    [path] = {"/".join(f.split("/")[:3]) for f in package.files if "/site-packages/" in f}
+    return path
+
+
+# ---------------------------------------------------------------- libtorch
+
+@pytest.mark.slow
+def test_libtorch_ships_libraries_headers_cmake_config_and_activation(flow: Flow) -> None:
+    assert flow.libtorch.files == {
+        *(f"lib/{name}" for name in LIBTORCH_LIBS),
+        "include/ATen/ATen.h", "include/c10/c10.h", "include/torch/torch.h",
+        "share/cmake/Torch/TorchConfig.cmake",
+        "etc/conda/activate.d/libtorch_activate.sh",
+        "etc/conda/deactivate.d/libtorch_deactivate.sh",
+    }
+
+
+@pytest.mark.slow
+def test_libtorch_libraries_bind_lazily_despite_z_now_in_ldflags(flow: Flow) -> None:
+    eager = [name for name in LIBTORCH_LIBS if binds_now(flow.libtorch.root / "lib" / name)]
+    assert eager == []
+
+
+@pytest.mark.slow
+def test_top_level_build_installs_into_the_source_tree_not_prefix(flow: Flow) -> None:
+    # conda's CMAKE_ARGS carry -DCMAKE_INSTALL_PREFIX=$PREFIX; build.sh drops it.
+    cache = flow.conda.src_dir / "build" / "CMakeCache.txt"
+    value = run([sys.executable, RECIPE_DIR / "cmake_cache.py", "get", cache,
+                 "CMAKE_INSTALL_PREFIX"]).stdout.strip()
+    assert value == str(flow.conda.src_dir / "torch")
+
+
+def _source_activation(script: str, preset: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CF_TORCH_CUDA_ARCH_LIST")}
+    if preset is not None:
+        env["CF_TORCH_CUDA_ARCH_LIST"] = preset
+    return subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True,
+                          check=True).stdout
+
+
+@pytest.mark.slow
+def test_activation_exports_the_arch_list_the_build_used(flow: Flow) -> None:
+    activate = flow.libtorch.root / "etc/conda/activate.d/libtorch_activate.sh"
+    out = _source_activation(f'. "{activate}"; printf %s "$CF_TORCH_CUDA_ARCH_LIST"', None)
+    assert out == ARCH_LIST_129
+
+
+@pytest.mark.slow
+def test_activation_and_deactivation_keep_a_users_arch_list(flow: Flow) -> None:
+    root = flow.libtorch.root / "etc/conda"
+    script = (f'. "{root}/activate.d/libtorch_activate.sh"; '
+              f'. "{root}/deactivate.d/libtorch_deactivate.sh"; printf %s "$CF_TORCH_CUDA_ARCH_LIST"')
+    assert _source_activation(script, "8.0") == "8.0"
+
+
+@pytest.mark.slow
+def test_deactivation_removes_what_activation_set(flow: Flow) -> None:
+    root = flow.libtorch.root / "etc/conda"
+    script = (f'. "{root}/activate.d/libtorch_activate.sh"; '
+              f'. "{root}/deactivate.d/libtorch_deactivate.sh"; '
+              'printf %s "${CF_TORCH_CUDA_ARCH_LIST-unset}"')
+    assert _source_activation(script, None) == "unset"
+
+
+# ---------------------------------------------------------------- libtorch-cuda-linalg
+
+@pytest.mark.slow
+def test_each_linalg_flavour_ships_only_its_library(flow: Flow) -> None:
+    assert {name: package.files for name, package in flow.linalg.items()} == {
+        "magma": {"lib/libtorch_cuda_linalg.so"}, "nomagma": {"lib/libtorch_cuda_linalg.so"}}
+
+
+@pytest.mark.slow
+def test_linalg_flavours_differ_in_needed_exactly_by_magma(flow: Flow) -> None:
+    with_magma = needed(flow.linalg["magma"].root / "lib/libtorch_cuda_linalg.so")
+    without = needed(flow.linalg["nomagma"].root / "lib/libtorch_cuda_linalg.so")
+    assert (with_magma - without, without - with_magma) == ({"libmagma.so"}, set())
+
+
+# ---------------------------------------------------------------- pytorch
+
+@pytest.mark.slow
+def test_pytorch_packages_one_site_packages_per_python(flow: Flow) -> None:
+    tags = [site_packages_of(p) for p in flow.pytorch]
+    assert tags == [f"lib/python{python.tag}/site-packages" for python in flow.pythons]
+
+
+@pytest.mark.slow
+def test_pytorch_puts_libtorch_python_in_prefix_lib(flow: Flow) -> None:
+    for package in flow.pytorch:
+        library = package.root / "lib/libtorch_python.so"
+        assert library.is_file() and not library.is_symlink(), package.name
+
+
+@pytest.mark.slow
+def test_torch_lib_in_site_packages_holds_only_symlinks(flow: Flow) -> None:
+    for package in flow.pytorch:
+        torch_lib = package.root / site_packages_of(package) / "torch" / "lib"
+        assert sorted(p.name for p in torch_lib.iterdir() if not p.is_symlink()) == []
+
+
+@pytest.mark.slow
+def test_torch_version_has_no_post_suffix(flow: Flow) -> None:
+    for package in flow.pytorch:
+        assert any(f.endswith("/torch-2.13.0.dist-info/METADATA") for f in package.files)
+
+
+@pytest.mark.slow
+def test_second_python_rebuilds_only_python_bound_targets(flow: Flow) -> None:
+    python_independent = {"libc10.so", "libtorch_cpu.so", "libtorch.so",
+                          "libtorch_global_deps.so", "libtorch_cuda_linalg.so"}
+    assert flow.ran_for_second_python.isdisjoint(python_independent)
+    if flow.pythons[0].version != flow.pythons[1].version:
+        assert "libtorch_python.so" in flow.ran_for_second_python
+
+
+# ---------------------------------------------------------------- the packages together
+
+@pytest.mark.slow
+def test_no_file_belongs_to_two_packages_that_install_together(flow: Flow) -> None:
+    # The two linalg flavours are alternatives, and so are the pytorch builds for
+    # different Pythons; every installable combination must be disjoint.
+    for linalg, pytorch in itertools.product(flow.linalg.values(), flow.pytorch):
+        packages = [flow.magma, flow.libtorch, linalg, pytorch]
+        for one, other in itertools.combinations(packages, 2):
+            assert not one.files & other.files, (one.name, other.name, one.files & other.files)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", [0, 1], ids=["first-python", "second-python"])
+def test_installed_environment_symlinks_resolve_and_torch_imports(
+        flow: Flow, which: int, tmp_path: Path) -> None:
+    # Installed somewhere else than the build prefix: nothing may point back at it.
+    env = assemble(tmp_path / "env", flow.venvs[which],
+                   [flow.magma, flow.libtorch, flow.linalg["nomagma"], flow.pytorch[which]])
+    torch_dir = env / site_packages_of(flow.pytorch[which]) / "torch"
+    links = [p for p in torch_dir.rglob("*") if p.is_symlink()]
+    assert links and all(p.resolve().is_relative_to(env.resolve()) and p.exists()
+                         for p in links)
+    probe = run([venv_python(env), "-c",
+                 "import sys, torch; print(torch.__version__, torch.add(2, 3), "
+                 "torch.built_for() == sys.version.split()[0])"],
+                cwd=tmp_path, env=clean_env())
+    assert probe.stdout.split() == ["2.13.0", "5", "True"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["lib", "site-packages/torch/lib"])
+def test_extensions_link_libtorch_python_from_prefix_lib_and_torch_lib(
+        flow: Flow, where: str, tmp_path: Path) -> None:
+    # find_package(Torch) users look in $PREFIX/lib, torch.utils.cpp_extension in torch/lib.
+    env = assemble(tmp_path / "env", flow.venvs[0],
+                   [flow.magma, flow.libtorch, flow.linalg["magma"], flow.pytorch[0]])
+    lib_dir = env / "lib" if where == "lib" else \
+        env / site_packages_of(flow.pytorch[0]) / "torch" / "lib"
+    source = tmp_path / "extension.c"
+    source.write_text("extern void *initModule(void);\nvoid *entry(void) { return initModule(); }\n")
+    extension = tmp_path / "extension.so"
+    run(["cc", "-shared", "-fPIC", source, "-o", extension, f"-L{lib_dir}", "-ltorch_python"])
+    assert "libtorch_python.so" in needed(extension)
+
+
+# ---------------------------------------------------------------- bad variant values
+
+def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
+    (tmp_path / "src").mkdir(exist_ok=True)
+    (tmp_path / "prefix").mkdir(exist_ok=True)
+    env = clean_env(
+        PKG_NAME="libtorch", PKG_VERSION="2.13.0", SRC_DIR=str(tmp_path / "src"),
+        PREFIX=str(tmp_path / "prefix"), BUILD_PREFIX=str(tmp_path / "prefix"),
+        RECIPE_DIR=str(RECIPE_DIR), PYTHON=sys.executable, SP_DIR=str(tmp_path / "sp"),
+        target_platform="linux-64", cuda_compiler_version="None", blas_impl="generic",
+        CPU_COUNT="2", SHLIB_EXT=".so")
+    env.update(overrides)
+    return {k: v for k, v in env.items() if v != "<unset>"}
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [
+    ({"PKG_NAME": "pytorch-cpu"}, ["PKG_NAME='pytorch-cpu'", "recipe/build.sh"]),
+    ({"blas_impl": "openblas"}, ["blas_impl='openblas'", "recipe/conda_build_config.yaml"]),
+    ({"blas_impl": "mkl", "target_platform": "linux-aarch64"},
+     ["blas_impl='mkl'", "linux-aarch64", "recipe/conda_build_config.yaml"]),
+    ({"cuda_compiler_version": "11.8"}, ["cuda_compiler_version='11.8'", "recipe/build.sh"]),
+    ({"cuda_compiler_version": "12.9", "target_platform": "osx-arm64"},
+     ["cuda_compiler_version='12.9'", "osx-arm64"]),
+    ({"target_platform": "win-64"}, ["target_platform='win-64'", "recipe/bld.bat"]),
+    ({"PKG_NAME": "libtorch-cuda-linalg", "CF_TORCH_LINALG_FLAVOR": "fast"},
+     ["CF_TORCH_LINALG_FLAVOR='fast'", "recipe/meta.yaml"]),
+    ({"PKG_NAME": "libtorch-cuda-linalg", "CF_TORCH_LINALG_FLAVOR": "magma"},
+     ["cuda-linalg-magma", "does not exist"]),
+    ({"PKG_NAME": "pytorch"}, ["CMakeCache.txt does not exist"]),
+    ({"CF_TORCH_MEGABUILD_PYTHON": "2.7"}, ["CF_TORCH_MEGABUILD_PYTHON='2.7'", "meta.yaml"]),
+    ({"PREFIX": "<unset>"}, ["PREFIX is not set"]),
+])
+def test_bad_configuration_stops_with_one_line_naming_value_and_file(
+        tmp_path: Path, overrides: dict[str, str], expected: list[str]) -> None:
+    result = subprocess.run(["bash", str(BUILD_SH)], env=_env(tmp_path, **overrides),
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 2, result.stderr
+    [line] = [line for line in result.stderr.splitlines() if line.strip()]
+    assert line.startswith("build.sh: error: ")
+    for text in expected:
+        assert text in line
+    assert not any((tmp_path / "prefix").iterdir())
