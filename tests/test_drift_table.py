@@ -133,6 +133,19 @@ def test_tested_version_per_configuration_shows_each_spec_and_the_worst_status(v
     assert table.recipe_cell(row, "; ") == "3.8.* (blas_impl=generic); 3.9.* (cuda_compiler_version=None)"
 
 
+def test_group_label_names_the_platform_a_maintainer_would() -> None:
+    from tools.drift.model import RecipeConfig
+
+    configs = [
+        RecipeConfig("linux", "linux-64", {"c_compiler": "gcc"}),
+        RecipeConfig("osx", "osx-arm64", {"c_compiler": "clang"}),
+        RecipeConfig("win", "win-64", {"c_compiler": "vs2022"}),
+    ]
+    assert table.distinguishing_label(["win"], configs) == "platform=win"
+    assert table.distinguishing_label(["linux", "osx"], configs) == "platform!=win"
+    assert table.distinguishing_label(["linux", "osx", "win"], configs) == ""
+
+
 def test_tested_version_is_found_in_run_requirements_too(view) -> None:
     triton = claim("triton", "==3.5.1", kind=Kind.TESTED, scope=Scope.HOST, text="3.5.1",
                    source=".ci/docker/triton_version.txt")

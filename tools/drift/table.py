@@ -151,10 +151,20 @@ def distinguishing_label(members: Sequence[str], configs: Sequence[RecipeConfig]
         key=lambda item: (_LABEL_ORDER.index(item[0]) if item[0] in _LABEL_ORDER else len(_LABEL_ORDER), item),
     )
     values = _label_values
-    # Prefer the keys that alone exclude every outside configuration.
-    for key, value in candidates:
-        if all(values(o).get(key) != value for o in outside):
-            return f"{key}={value}"
+    # Prefer a key a maintainer thinks in that alone excludes every outside configuration, then
+    # the same key negated ("platform!=win"), then any other excluding key.
+    excluding = [(k, v) for k, v in candidates if all(values(o).get(k) != v for o in outside)]
+    preferred = [(k, v) for k, v in excluding if k in _LABEL_ORDER]
+    if preferred:
+        return f"{preferred[0][0]}={preferred[0][1]}"
+    for key in _LABEL_ORDER:
+        outside_values = {values(o).get(key) for o in outside}
+        if len(outside_values) == 1 and None not in outside_values:
+            (value,) = outside_values
+            if all(values(c).get(key) != value for c in inside):
+                return f"{key}!={value}"
+    if excluding:
+        return f"{excluding[0][0]}={excluding[0][1]}"
     if candidates and len(candidates) <= 2:
         return ", ".join(f"{k}={v}" for k, v in candidates)
     return f"{len(members)} of {len(configs)} configs"

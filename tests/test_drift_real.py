@@ -1,0 +1,61 @@
+"""The real torch 2.13.0 wheel against this recipe's rendered pytorch run requirements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools.drift import table
+from tools.drift.model import Status
+from tools.drift.recipe import render_all, specs_from_rendered
+from tools.drift.upstream_wheel import read_wheel
+
+ROOT = Path(__file__).resolve().parent.parent
+WHEEL_RUN_DEPENDENCIES = {"filelock", "typing_extensions", "setuptools", "sympy", "networkx", "jinja2", "fsspec"}
+
+
+def _cpu_linux_configs(shared_dir: Path | None) -> list[str]:
+    """Our own linux-64 CPU configs, or conda-forge's reference ones before ours are generated."""
+    ours = sorted((ROOT / ".ci_support").glob("linux_64*cuda_compiler_versionNone*.yaml"))
+    if ours:
+        return [p.stem for p in ours]
+    if shared_dir is not None:
+        reference = sorted((shared_dir / "reference" / "ci_support").glob("*/linux_64*cuda_compiler_versionNone*.yaml"))
+        if reference:
+            newest = reference[-1].parent
+            return [str(p) for p in sorted(newest.glob("linux_64*cuda_compiler_versionNone*.yaml"))]
+    return []
+
+
+@pytest.fixture(scope="module")
+def recipe_view(request) -> table.RecipeView:
+    if not (ROOT / "recipe" / "meta.yaml").is_file():
+        pytest.skip("recipe/meta.yaml is absent")
+    try:
+        shared = request.getfixturevalue("shared_dir")
+    except pytest.skip.Exception:
+        shared = None
+    configs = _cpu_linux_configs(shared)
+    if not configs:
+        pytest.skip("no linux-64 CPU config to render (.ci_support/ is empty and ../shared is absent)")
+    specs, config_records, unparsable = specs_from_rendered(render_all(ROOT, configs))
+    assert not unparsable, unparsable
+    return table.RecipeView(specs, config_records)
+
+
+@pytest.mark.slow
+def test_every_required_wheel_dependency_is_a_pytorch_run_requirement(torch_wheel, recipe_view) -> None:
+    report = table.build_report(read_wheel(torch_wheel), recipe_view, None)
+    required = {row.package: row for row in report.rows if not row.upstream.extra}
+    assert WHEEL_RUN_DEPENDENCIES <= set(required)
+    for name in WHEEL_RUN_DEPENDENCIES:
+        row = required[name]
+        assert all(group.present for group in row.recipe), f"{name}: {table.recipe_cell(row, '; ')}"
+        assert row.status in (Status.OK, Status.STRICTER), f"{name}: {row.status.value}: {row.reason}"
+
+
+@pytest.mark.slow
+def test_real_wheel_table_has_no_conflict(torch_wheel, recipe_view) -> None:
+    report = table.build_report(read_wheel(torch_wheel), recipe_view, None)
+    assert not table.conflicts(report), table.markdown(report)
