@@ -49,14 +49,13 @@ import argparse
 import json
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 CACHE_TYPES = frozenset(
     {"BOOL", "FILEPATH", "PATH", "STRING", "INTERNAL", "STATIC", "UNINITIALIZED"}
@@ -148,7 +147,7 @@ def _parse_entry(text: str, source: str, number: int) -> Entry:
     return Entry(name, type_, _unquote_value(match["value"]), quoted)
 
 
-def parse(text: str, source: str = "CMakeCache.txt") -> "Cache":
+def parse(text: str, source: str = "CMakeCache.txt") -> Cache:
     lines: list[Line] = []
     for number, physical in enumerate(text.splitlines(keepends=True), start=1):
         if physical.endswith("\r\n"):
@@ -199,7 +198,7 @@ class Cache:
         endings = [line.eol for line in self.lines if line.eol]
         return max(set(endings), key=endings.count) if endings else "\n"
 
-    def map_entries(self, change: Callable[[Entry], Entry | None]) -> "Cache":
+    def map_entries(self, change: Callable[[Entry], Entry | None]) -> Cache:
         """Apply ``change`` to every entry; ``None`` drops the entry and its help text."""
         out: list[Line] = []
         for line in self.lines:
@@ -216,7 +215,7 @@ class Cache:
             out.append(line)
         return replace(self, lines=tuple(out))
 
-    def set(self, name: str, value: str, type_: str | None = None) -> "Cache":
+    def set(self, name: str, value: str, type_: str | None = None) -> Cache:
         if self.get(name) is not None:
             return self.map_entries(
                 lambda e: replace(e, value=value, type=type_ or e.type) if e.name == name else e)
@@ -545,7 +544,7 @@ class _Rewriter:
             pair(old_inc, new.include_dir)
         for old_lib in old.libraries:
             pair(old_lib, new.library)
-        for old_dir, new_dir in zip(old.install_dirs,
+        for old_dir, new_dir in zip(old.install_dirs,  # noqa: B905 (fewer old dirs is fine)
                                     (new.stdlib, new.stdarch, new.sitelib, new.sitearch)):
             pair(old_dir, new_dir)
         for old_np in old.numpy_includes:

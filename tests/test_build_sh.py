@@ -119,7 +119,8 @@ def test_activation_exports_the_arch_list_the_build_used(flow: Flow) -> None:
 def test_activation_and_deactivation_keep_a_users_arch_list(flow: Flow) -> None:
     root = flow.libtorch.root / "etc/conda"
     script = (f'. "{root}/activate.d/libtorch_activate.sh"; '
-              f'. "{root}/deactivate.d/libtorch_deactivate.sh"; printf %s "$CF_TORCH_CUDA_ARCH_LIST"')
+              f'. "{root}/deactivate.d/libtorch_deactivate.sh"; '
+              'printf %s "$CF_TORCH_CUDA_ARCH_LIST"')
     assert _source_activation(script, "8.0") == "8.0"
 
 
@@ -224,7 +225,8 @@ def test_extensions_link_libtorch_python_from_prefix_lib_and_torch_lib(
     lib_dir = env / "lib" if where == "lib" else \
         env / site_packages_of(flow.pytorch[0]) / "torch" / "lib"
     source = tmp_path / "extension.c"
-    source.write_text("extern void *initModule(void);\nvoid *entry(void) { return initModule(); }\n")
+    source.write_text("extern void *initModule(void);\n"
+                      "void *entry(void) { return initModule(); }\n")
     extension = tmp_path / "extension.so"
     run(["cc", "-shared", "-fPIC", source, "-o", extension, f"-L{lib_dir}", "-ltorch_python"])
     assert "libtorch_python.so" in needed(extension)

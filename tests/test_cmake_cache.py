@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import stat
 import subprocess
 import sys
 import sysconfig
@@ -27,6 +26,11 @@ sys.modules["cmake_cache"] = cmake_cache
 _spec.loader.exec_module(cmake_cache)
 
 P = "/home/conda/feedstock_root/build_artifacts/libtorch_1763/_h_env_placehold"
+
+DETAILS_312 = (
+    f"[{P}/bin/python][{P}/include/python3.12][{P}/lib/libpython3.12.so]"
+    f"[{P}/lib/python3.12/site-packages/numpy/_core/include]"
+    "[found components: Interpreter Development NumPy ][v3.12.11()]")
 
 LINUX_312 = f"""\
 # This is the CMakeCache file.
@@ -87,7 +91,7 @@ CMAKE_FIND_ROOT_PATH:STRING={P};{P}/lib/python3.12/site-packages
 //Path to CMake executable.
 CMAKE_COMMAND:INTERNAL=/opt/cmake-3.12.4/bin/cmake
 //Details about finding Python
-FIND_PACKAGE_MESSAGE_DETAILS_Python:INTERNAL=[{P}/bin/python][{P}/include/python3.12][{P}/lib/libpython3.12.so][{P}/lib/python3.12/site-packages/numpy/_core/include][found components: Interpreter Development NumPy ][v3.12.11()]
+FIND_PACKAGE_MESSAGE_DETAILS_Python:INTERNAL={DETAILS_312}
 //ADVANCED property for variable: PYTHON_EXECUTABLE
 PYTHON_EXECUTABLE-ADVANCED:INTERNAL=1
 //pybind11's extension suffix
@@ -100,7 +104,9 @@ _Python_EXECUTABLE:INTERNAL={P}/bin/python
 //Path to a file.
 _Python_INCLUDE_DIR:INTERNAL={P}/include/python3.12
 //Python Properties
-_Python_INTERPRETER_PROPERTIES:INTERNAL=Python;3;12;11;64;<none>;cpython-312-x86_64-linux-gnu;abi3;{P}/lib/python3.12;{P}/lib/python3.12;{P}/lib/python3.12/site-packages;{P}/lib/python3.12/site-packages
+_Python_INTERPRETER_PROPERTIES:INTERNAL=Python;3;12;11;64;<none>;cpython-312-x86_64-linux-gnu;\
+abi3;{P}/lib/python3.12;{P}/lib/python3.12;{P}/lib/python3.12/site-packages;\
+{P}/lib/python3.12/site-packages
 _Python_INTERPRETER_SIGNATURE:INTERNAL=2f937fa3d71604577a5b545528c9199f
 //Path to a library.
 _Python_LIBRARY_RELEASE:INTERNAL={P}/lib/libpython3.12.so
@@ -128,6 +134,11 @@ LINUX_313 = cmake_cache.PythonFacts(
 
 W = "C:/bld/libtorch_1763/_h_env"
 
+WINDOWS_DETAILS_312 = (
+    f"[{W}/python.exe][{W}/include][{W}/libs/python312.lib]"
+    f"[{W}/Lib/site-packages/numpy/core/include]"
+    "[found components: Interpreter Development NumPy ][v3.12.10()]")
+
 WINDOWS_312 = f"""\
 # This is the CMakeCache file.\r
 # For build in directory: C:/bld/libtorch_1763/work/build\r
@@ -147,7 +158,7 @@ PYTHON_WHEEL_TAG:INTERNAL=cp312-cp312-win_amd64\r
 //setup.py passed a native path\r
 NUMPY_INCLUDE_DIR:PATH=C:\\bld\\libtorch_1763\\_h_env\\Lib\\site-packages\\numpy\\core\\include\r
 //Details about finding Python\r
-FIND_PACKAGE_MESSAGE_DETAILS_Python:INTERNAL=[{W}/python.exe][{W}/include][{W}/libs/python312.lib][{W}/Lib/site-packages/numpy/core/include][found components: Interpreter Development NumPy ][v3.12.10()]\r
+FIND_PACKAGE_MESSAGE_DETAILS_Python:INTERNAL={WINDOWS_DETAILS_312}\r
 //Path to a program.\r
 _Python_EXECUTABLE:INTERNAL={W}/python.exe\r
 //Path to a file.\r
@@ -247,7 +258,7 @@ def test_unknown_entry_type_is_rejected() -> None:
 def test_set_changes_only_the_named_line_and_keeps_crlf() -> None:
     edited = cmake_cache.parse(WINDOWS_312).set("LIBFOO_VERSION", "4.0").render()
     before, after = WINDOWS_312.splitlines(keepends=True), edited.splitlines(keepends=True)
-    changed = [(b, a) for b, a in zip(before, after) if b != a]
+    changed = [(b, a) for b, a in zip(before, after, strict=True) if b != a]
     assert changed == [("LIBFOO_VERSION:STRING=3.12.0\r\n", "LIBFOO_VERSION:STRING=4.0\r\n")]
 
 
