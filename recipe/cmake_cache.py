@@ -53,9 +53,9 @@ import stat
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from collections.abc import Callable, Mapping, Sequence
 
 CACHE_TYPES = frozenset(
     {"BOOL", "FILEPATH", "PATH", "STRING", "INTERNAL", "STATIC", "UNINITIALIZED"}
@@ -165,7 +165,8 @@ def parse(text: str, source: str = "CMakeCache.txt") -> Cache:
 
 
 def _render_entry(entry: Entry) -> str:
-    name = f'"{entry.name}"' if entry.quoted_name or ":" in entry.name else entry.name
+    quote = entry.quoted_name or ":" in entry.name or "=" in entry.name
+    name = f'"{entry.name}"' if quote else entry.name
     value = entry.value
     if value != value.strip(" \t") or (value.startswith("'") and value.endswith("'")):
         value = f"'{value}'"
