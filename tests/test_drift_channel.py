@@ -26,7 +26,9 @@ def test_repodata_gives_every_version_newest_first_by_conda_order() -> None:
 
 
 def test_several_files_merge_their_versions() -> None:
-    packages = read_channel_files([FIXTURES / "channeldata.json", FIXTURES / "repodata-noarch.json"])
+    packages = read_channel_files(
+        [FIXTURES / "channeldata.json", FIXTURES / "repodata-noarch.json"]
+    )
     assert packages["typing_extensions"].versions == ("4.15.0", "4.9.0")
     assert packages["typing_extensions"].source == "channeldata.json, repodata-noarch.json"
 

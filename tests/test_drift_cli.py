@@ -31,14 +31,24 @@ class Output:
 
 
 def _rendered(sympy: str) -> list:
-    variant = {"cuda_compiler_version": "None", "blas_impl": "generic", "python": "3.12.* *_cpython"}
-    return [(
-        "linux_64_cpu",
-        [
-            Output("libtorch", {"host": ("sleef 3.8.*", "setuptools <82", "numpy", "typing_extensions")}, variant),
-            Output("pytorch", {"run": ("python >=3.12,<3.13.0a0", f"sympy {sympy}")}, variant),
-        ],
-    )]
+    variant = {
+        "cuda_compiler_version": "None",
+        "blas_impl": "generic",
+        "python": "3.12.* *_cpython",
+    }
+    return [
+        (
+            "linux_64_cpu",
+            [
+                Output(
+                    "libtorch",
+                    {"host": ("sleef 3.8.*", "setuptools <82", "numpy", "typing_extensions")},
+                    variant,
+                ),
+                Output("pytorch", {"run": ("python >=3.12,<3.13.0a0", f"sympy {sympy}")}, variant),
+            ],
+        )
+    ]
 
 
 @pytest.fixture
@@ -56,37 +66,70 @@ def _run(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tools", "drift", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "tools", "drift", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_json_rows_for_source_tree_and_channel_data(monkeypatch, capsys, recipe_dir) -> None:
     monkeypatch.setattr(recipe_io, "render_all", lambda root, configs=(): _rendered(">=1.13.3"))
-    code, out, _ = _run(capsys, "--source", str(SOURCE), "--channel-data", str(CHANNEL),
-                        "--recipe-dir", str(recipe_dir), "--json")
+    code, out, _ = _run(
+        capsys,
+        "--source",
+        str(SOURCE),
+        "--channel-data",
+        str(CHANNEL),
+        "--recipe-dir",
+        str(recipe_dir),
+        "--json",
+    )
     assert code == 0
     document = json.loads(out)
     rows = {(r["package"], r["compared_with"]): r for r in document["rows"]}
     assert rows[("sleef", "build/host")]["status"] == "ok"
     assert rows[("sleef", "build/host")]["conda_forge"]["latest"] == "3.9.0"
     setuptools = rows[("setuptools", "build/host")]  # upstream >=70.1.0,<82, recipe <82
-    assert (setuptools["status"], setuptools["reason"]) == ("looser", "recipe admits 70.0.0, which upstream rejects")
+    assert (setuptools["status"], setuptools["reason"]) == (
+        "looser",
+        "recipe admits 70.0.0, which upstream rejects",
+    )
     assert document["inputs"]["recipe_configs"] == ["linux_64_cpu"]
 
 
 def test_check_exits_1_on_a_conflict(monkeypatch, capsys, recipe_dir, tmp_path) -> None:
     monkeypatch.setattr(recipe_io, "render_all", lambda root, configs=(): _rendered("<1.10"))
     wheel_metadata = _wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")
-    code, out, err = _run(capsys, "--wheel", str(wheel_metadata), "--offline",
-                          "--recipe-dir", str(recipe_dir), "--check")
+    code, out, err = _run(
+        capsys,
+        "--wheel",
+        str(wheel_metadata),
+        "--offline",
+        "--recipe-dir",
+        str(recipe_dir),
+        "--check",
+    )
     assert code == 1
-    assert "conflict" in out and "error: 1 conflict(s) between upstream and the recipe: sympy" in err
+    assert (
+        "conflict" in out and "error: 1 conflict(s) between upstream and the recipe: sympy" in err
+    )
 
 
 def test_check_passes_without_conflicts(monkeypatch, capsys, recipe_dir, tmp_path) -> None:
     monkeypatch.setattr(recipe_io, "render_all", lambda root, configs=(): _rendered(">=1.13.3"))
-    code, _, _ = _run(capsys, "--wheel", str(_wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")),
-                      "--offline", "--recipe-dir", str(recipe_dir), "--check")
+    code, _, _ = _run(
+        capsys,
+        "--wheel",
+        str(_wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")),
+        "--offline",
+        "--recipe-dir",
+        str(recipe_dir),
+        "--check",
+    )
     assert code == 0
 
 
@@ -94,8 +137,17 @@ def test_update_readme_rewrites_only_the_section(monkeypatch, capsys, recipe_dir
     monkeypatch.setattr(recipe_io, "render_all", lambda root, configs=(): _rendered(">=1.13.3"))
     readme = tmp_path / "README.md"
     readme.write_text("before\n<!-- drift-table:start -->\n<!-- drift-table:end -->\nafter\n")
-    code, out, err = _run(capsys, "--wheel", str(_wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")),
-                          "--offline", "--recipe-dir", str(recipe_dir), "--update-readme", "--readme", str(readme))
+    code, out, err = _run(
+        capsys,
+        "--wheel",
+        str(_wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")),
+        "--offline",
+        "--recipe-dir",
+        str(recipe_dir),
+        "--update-readme",
+        "--readme",
+        str(readme),
+    )
     assert code == 0 and out == ""
     text = readme.read_text()
     assert text.startswith("before\n<!-- drift-table:start -->\n| package | upstream |")
@@ -109,19 +161,32 @@ def test_unreachable_channel_leaves_the_column_unknown(monkeypatch, capsys, tmp_
         raise OSError("error resolving DNS")
 
     monkeypatch.setattr(channel_io, "query_channel", offline)
-    code, out, err = _run(capsys, "--wheel", str(_wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")), "--no-recipe")
+    code, out, err = _run(
+        capsys, "--wheel", str(_wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")), "--no-recipe"
+    )
     assert code == 0
     assert "conda-forge unreachable (error resolving DNS)" in err
     assert "sympy" in out and "note: conda-forge unreachable" in out
 
 
-def test_missing_renderer_leaves_the_recipe_column_unknown(monkeypatch, capsys, recipe_dir, tmp_path) -> None:
+def test_missing_renderer_leaves_the_recipe_column_unknown(
+    monkeypatch, capsys, recipe_dir, tmp_path
+) -> None:
     def unavailable(root, configs=()):
-        raise recipe_io.RendererUnavailable("the recipe renderer (tools.render) is unavailable: gone")
+        raise recipe_io.RendererUnavailable(
+            "the recipe renderer (tools.render) is unavailable: gone"
+        )
 
     monkeypatch.setattr(recipe_io, "render_all", unavailable)
-    code, out, _ = _run(capsys, "--wheel", str(_wheel(tmp_path, "Requires-Dist: sympy\n")), "--offline",
-                        "--recipe-dir", str(recipe_dir), "--markdown")
+    code, out, _ = _run(
+        capsys,
+        "--wheel",
+        str(_wheel(tmp_path, "Requires-Dist: sympy\n")),
+        "--offline",
+        "--recipe-dir",
+        str(recipe_dir),
+        "--markdown",
+    )
     assert code == 0 and "recipe not rendered: the recipe renderer" in out
 
 
@@ -130,8 +195,10 @@ def _wheel(tmp_path: Path, requires: str) -> Path:
 
     path = tmp_path / "torch-2.13.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl"
     with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("torch-2.13.0+cpu.dist-info/METADATA",
-                         f"Metadata-Version: 2.4\nName: torch\nVersion: 2.13.0+cpu\n{requires}")
+        archive.writestr(
+            "torch-2.13.0+cpu.dist-info/METADATA",
+            f"Metadata-Version: 2.4\nName: torch\nVersion: 2.13.0+cpu\n{requires}",
+        )
     return path
 
 
@@ -146,7 +213,9 @@ def _assert_one_line_error(result: subprocess.CompletedProcess, fragment: str) -
 
 
 def test_not_a_source_tree(tmp_path: Path) -> None:
-    _assert_one_line_error(_cli("--source", str(tmp_path), "--no-recipe", "--offline"), "not a PyTorch source tree")
+    _assert_one_line_error(
+        _cli("--source", str(tmp_path), "--no-recipe", "--offline"), "not a PyTorch source tree"
+    )
 
 
 def test_corrupt_wheel(tmp_path: Path) -> None:
@@ -159,14 +228,23 @@ def test_unreadable_channel_json(tmp_path: Path) -> None:
     data = tmp_path / "repodata.json"
     data.write_text("{not json")
     _assert_one_line_error(
-        _cli("--source", str(SOURCE), "--no-recipe", "--channel-data", str(data)), "repodata.json: not JSON"
+        _cli("--source", str(SOURCE), "--no-recipe", "--channel-data", str(data)),
+        "repodata.json: not JSON",
     )
 
 
 def test_readme_without_markers(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text("# nothing to replace\n")
-    result = _cli("--source", str(SOURCE), "--no-recipe", "--offline", "--update-readme", "--readme", str(readme))
+    result = _cli(
+        "--source",
+        str(SOURCE),
+        "--no-recipe",
+        "--offline",
+        "--update-readme",
+        "--readme",
+        str(readme),
+    )
     _assert_one_line_error(result, "no <!-- drift-table:start --> marker")
     assert readme.read_text() == "# nothing to replace\n"
 

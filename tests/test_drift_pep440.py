@@ -60,7 +60,9 @@ def test_pure_extra_guard_is_not_shown_as_a_condition() -> None:
 
 
 def test_unparsable_requirement_names_its_file() -> None:
-    with pytest.raises(UserError, match=r"requirements.txt: cannot parse requirement 'torch >>= 2'"):
+    with pytest.raises(
+        UserError, match=r"requirements.txt: cannot parse requirement 'torch >>= 2'"
+    ):
         pep440.parse_requirement("torch >>= 2", "requirements.txt")
 
 

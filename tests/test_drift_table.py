@@ -10,7 +10,7 @@ import pytest
 
 from tools.drift import table
 from tools.drift.channel import read_channel_files
-from tools.drift.model import Condition, Kind, Scope, Status, UpstreamClaim
+from tools.drift.model import ANYWHERE, Condition, Kind, Scope, Status, UpstreamClaim
 from tools.drift.recipe import specs_from_rendered
 from tools.drift.upstream_tree import read_tree
 from tools.drift.upstream_wheel import claims_from_metadata
@@ -30,28 +30,58 @@ class Output:
     skip: bool = False
 
 
-def _config(cuda: str, blas: str, libtorch_host: tuple[str, ...], run: tuple[str, ...]) -> list[Output]:
+def _config(
+    cuda: str, blas: str, libtorch_host: tuple[str, ...], run: tuple[str, ...]
+) -> list[Output]:
     variant = {"cuda_compiler_version": cuda, "blas_impl": blas, "target_platform": "linux-64"}
     outputs = [Output("libtorch", {"host": libtorch_host, "run": ()}, variant)]
     for python in ("3.12", "3.13"):
-        outputs.append(Output(
-            "pytorch",
-            {"host": (f"python {python}.* *_cpython", "libcudnn-dev 9.*" if cuda != "None" else "numpy"),
-             "run": (f"python >={python},<{python}.0a0", *run)},
-            {**variant, "python": f"{python}.* *_cpython"},
-        ))
-    outputs.append(Output("pytorch-gpu", {"run": ("pytorch 2.13.0",)}, variant, skip=cuda == "None"))
+        outputs.append(
+            Output(
+                "pytorch",
+                {
+                    "host": (
+                        f"python {python}.* *_cpython",
+                        "libcudnn-dev 9.*" if cuda != "None" else "numpy",
+                    ),
+                    "run": (f"python >={python},<{python}.0a0", *run),
+                },
+                {**variant, "python": f"{python}.* *_cpython"},
+            )
+        )
+    outputs.append(
+        Output("pytorch-gpu", {"run": ("pytorch 2.13.0",)}, variant, skip=cuda == "None")
+    )
     return outputs
 
 
 RUN = (
-    "filelock", "jinja2", "sympy >=1.13.3", "typing_extensions >=4.15", "setuptools <82",
-    "networkx <2", "optree >=0.13.0", "__cuda",
+    "filelock",
+    "jinja2",
+    "sympy >=1.13.3",
+    "typing_extensions >=4.15",
+    "setuptools <82",
+    "networkx <2",
+    "optree >=0.13.0",
+    "__cuda",
 )
 RENDERED = [
-    ("linux_64_cpu_mkl", _config("None", "mkl", ("sleef 3.9.*", "mkl-devel 2025.*", "setuptools <82"), RUN)),
-    ("linux_64_cuda129", _config("12.9", "generic", ("sleef 3.8.*", "cuda-version 12.9.*", "libmagma-devel 2.9.*"), RUN)),
-    ("linux_64_cuda130", _config("13.0", "generic", ("sleef 3.8.*", "cuda-version 13.0.*", "libmagma-devel 2.9.*"), RUN)),
+    (
+        "linux_64_cpu_mkl",
+        _config("None", "mkl", ("sleef 3.9.*", "mkl-devel 2025.*", "setuptools <82"), RUN),
+    ),
+    (
+        "linux_64_cuda129",
+        _config(
+            "12.9", "generic", ("sleef 3.8.*", "cuda-version 12.9.*", "libmagma-devel 2.9.*"), RUN
+        ),
+    ),
+    (
+        "linux_64_cuda130",
+        _config(
+            "13.0", "generic", ("sleef 3.8.*", "cuda-version 13.0.*", "libmagma-devel 2.9.*"), RUN
+        ),
+    ),
 ]
 
 
@@ -62,11 +92,31 @@ def view() -> table.RecipeView:
     return table.RecipeView(specs, configs)
 
 
-def claim(package: str, spec: str | None, *, kind: Kind = Kind.REQUIREMENT, scope: Scope = Scope.RUN,
-          text: str | None = None, source: str = "torch-2.13.0 wheel METADATA", condition: Condition = Condition(),
-          extra: str | None = None, priority: int = 10, development: bool = False) -> UpstreamClaim:
-    return UpstreamClaim(package, spec, text or (spec or package), kind, scope, source, condition, extra,
-                         priority, development)
+def claim(
+    package: str,
+    spec: str | None,
+    *,
+    kind: Kind = Kind.REQUIREMENT,
+    scope: Scope = Scope.RUN,
+    text: str | None = None,
+    source: str = "torch-2.13.0 wheel METADATA",
+    condition: Condition = ANYWHERE,
+    extra: str | None = None,
+    priority: int = 10,
+    development: bool = False,
+) -> UpstreamClaim:
+    return UpstreamClaim(
+        package,
+        spec,
+        text or (spec or package),
+        kind,
+        scope,
+        source,
+        condition,
+        extra,
+        priority,
+        development,
+    )
 
 
 def row_for(report: table.Report, package: str) -> table.DriftRow:
@@ -83,7 +133,9 @@ def test_configurations_carry_platform_variant_and_pythons(view) -> None:
 
 
 def test_skipped_outputs_and_virtual_packages_are_not_recipe_specs(view) -> None:
-    assert not [s for s in view.specs if s.output == "pytorch-gpu" and s.config == "linux_64_cpu_mkl"]
+    assert not [
+        s for s in view.specs if s.output == "pytorch-gpu" and s.config == "linux_64_cpu_mkl"
+    ]
     assert not [s for s in view.specs if s.name.startswith("__")]
 
 
@@ -91,46 +143,83 @@ def test_skipped_outputs_and_virtual_packages_are_not_recipe_specs(view) -> None
     ("package", "upstream", "status", "reason"),
     [
         ("sympy", ">=1.13.3", Status.OK, "same versions admitted"),
-        ("typing-extensions", ">=4.10.0", Status.STRICTER, "recipe rejects 4.14, which upstream admits"),
-        ("setuptools", ">=77.0.3", Status.LOOSER, "recipe admits 77.0.2, which upstream rejects (and rejects 82"),
-        ("networkx", ">=2.5.1", Status.CONFLICT, "no version satisfies both upstream `>=2.5.1` and recipe `<2`"),
+        (
+            "typing-extensions",
+            ">=4.10.0",
+            Status.STRICTER,
+            "recipe rejects 4.14, which upstream admits",
+        ),
+        (
+            "setuptools",
+            ">=77.0.3",
+            Status.LOOSER,
+            "recipe admits 77.0.2, which upstream rejects (and rejects 82",
+        ),
+        (
+            "networkx",
+            ">=2.5.1",
+            Status.CONFLICT,
+            "no version satisfies both upstream `>=2.5.1` and recipe `<2`",
+        ),
         ("fsspec", ">=0.8.5", Status.LOOSER, "missing from the recipe's run requirements"),
         ("filelock", None, Status.OK, "same versions admitted"),
     ],
 )
 def test_run_requirement_status(view, package, upstream, status, reason) -> None:
-    row = row_for(table.build_report([claim(package, upstream)], view, None), table.conda_names(package)[0])
+    row = row_for(
+        table.build_report([claim(package, upstream)], view, None), table.conda_names(package)[0]
+    )
     assert row.status is status
     assert reason in row.reason
 
 
 def test_optional_extra_the_recipe_leaves_out_is_ok(view) -> None:
-    row = row_for(table.build_report([claim("opt-einsum", ">=3.3", extra="opt-einsum")], view, None), "opt_einsum")
+    row = row_for(
+        table.build_report([claim("opt-einsum", ">=3.3", extra="opt-einsum")], view, None),
+        "opt_einsum",
+    )
     assert row.status is Status.OK and "optional upstream extra [opt-einsum]" in row.reason
 
 
 def test_optional_extra_the_recipe_adds_is_compared(view) -> None:
-    row = row_for(table.build_report([claim("optree", ">=0.14", extra="optree")], view, None), "optree")
+    row = row_for(
+        table.build_report([claim("optree", ">=0.14", extra="optree")], view, None), "optree"
+    )
     assert row.status is Status.LOOSER
 
 
 def test_run_dependency_supplied_through_host_run_exports_is_unknown(view) -> None:
-    cudnn = claim("nvidia-cudnn-cu12", "==9.10.2.21", condition=Condition({"cuda_compiler_version": r"12\.9"}))
+    cudnn = claim(
+        "nvidia-cudnn-cu12", "==9.10.2.21", condition=Condition({"cuda_compiler_version": r"12\.9"})
+    )
     row = row_for(table.build_report([cudnn], view, None), "libcudnn-dev")
     assert row.status is Status.UNKNOWN and "run_exports" in row.reason
     assert row.recipe[0].configs == ("linux_64_cuda129",)
 
 
 def test_tested_version_per_configuration_shows_each_spec_and_the_worst_status(view) -> None:
-    sleef = claim("sleef", "==3.8.0", kind=Kind.TESTED, scope=Scope.HOST, text="3.8.0",
-                  source="third_party/sleef/CMakeLists.txt")
+    sleef = claim(
+        "sleef",
+        "==3.8.0",
+        kind=Kind.TESTED,
+        scope=Scope.HOST,
+        text="3.8.0",
+        source="third_party/sleef/CMakeLists.txt",
+    )
     row = row_for(table.build_report([sleef], view, None), "sleef")
     assert row.status is Status.DIFFERS
-    assert row.reason == "recipe builds with `3.9.*`, newer than upstream's 3.8.0 (in 1 of 3 configurations)"
+    assert (
+        row.reason
+        == "recipe builds with `3.9.*`, newer than upstream's 3.8.0 (in 1 of 3 configurations)"
+    )
     assert [(g.spec, g.label) for g in row.recipe] == [
-        ("3.8.*", "blas_impl=generic"), ("3.9.*", "cuda_compiler_version=None"),
+        ("3.8.*", "blas_impl=generic"),
+        ("3.9.*", "cuda_compiler_version=None"),
     ]
-    assert table.recipe_cell(row, "; ") == "3.8.* (blas_impl=generic); 3.9.* (cuda_compiler_version=None)"
+    assert (
+        table.recipe_cell(row, "; ")
+        == "3.8.* (blas_impl=generic); 3.9.* (cuda_compiler_version=None)"
+    )
 
 
 def test_group_label_names_the_platform_a_maintainer_would() -> None:
@@ -147,11 +236,28 @@ def test_group_label_names_the_platform_a_maintainer_would() -> None:
 
 
 def test_tested_version_is_found_in_run_requirements_too(view) -> None:
-    triton = claim("triton", "==3.5.1", kind=Kind.TESTED, scope=Scope.HOST, text="3.5.1",
-                   source=".ci/docker/triton_version.txt")
+    triton = claim(
+        "triton",
+        "==3.5.1",
+        kind=Kind.TESTED,
+        scope=Scope.HOST,
+        text="3.5.1",
+        source=".ci/docker/triton_version.txt",
+    )
     extended = table.RecipeView(
-        view.specs + specs_from_rendered([("linux_64_cuda129", [Output("pytorch", {"run": ("triton 3.5.*",)},
-                                                                        {"cuda_compiler_version": "12.9"})])])[0],
+        view.specs
+        + specs_from_rendered(
+            [
+                (
+                    "linux_64_cuda129",
+                    [
+                        Output(
+                            "pytorch", {"run": ("triton 3.5.*",)}, {"cuda_compiler_version": "12.9"}
+                        )
+                    ],
+                )
+            ]
+        )[0],
         view.configs,
     )
     row = row_for(table.build_report([triton], extended, None), "triton")
@@ -164,22 +270,43 @@ def test_bare_rendered_version_is_a_prefix_match_as_conda_build_reads_it() -> No
 
 
 def test_tested_version_of_a_vendored_library_the_recipe_does_not_use_is_unknown(view) -> None:
-    kineto = claim("kineto", "==0.1", kind=Kind.TESTED, scope=Scope.HOST, text="0.1",
-                   source="third_party/kineto/libkineto/CMakeLists.txt")
+    kineto = claim(
+        "kineto",
+        "==0.1",
+        kind=Kind.TESTED,
+        scope=Scope.HOST,
+        text="0.1",
+        source="third_party/kineto/libkineto/CMakeLists.txt",
+    )
     row = row_for(table.build_report([kineto], view, None), "kineto")
-    assert (row.status, row.reason) == (Status.UNKNOWN, "the recipe builds upstream's vendored copy")
+    assert (row.status, row.reason) == (
+        Status.UNKNOWN,
+        "the recipe builds upstream's vendored copy",
+    )
 
 
 def test_cuda_scoped_pin_is_compared_with_that_series_only(view) -> None:
-    cuda = claim("cuda", "==12.9", kind=Kind.TESTED, scope=Scope.HOST, text="12.9.1",
-                 condition=Condition({"cuda_compiler_version": r"12\.9"}, label="CUDA 12.9"))
+    cuda = claim(
+        "cuda",
+        "==12.9",
+        kind=Kind.TESTED,
+        scope=Scope.HOST,
+        text="12.9.1",
+        condition=Condition({"cuda_compiler_version": r"12\.9"}, label="CUDA 12.9"),
+    )
     row = row_for(table.build_report([cuda], view, None), "cuda-version")
     assert row.status is Status.OK and row.recipe[0].configs == ("linux_64_cuda129",)
 
 
 def test_pin_for_a_series_the_recipe_does_not_build_is_left_out_unless_all(view) -> None:
-    old = claim("cuda", "==12.6", kind=Kind.TESTED, scope=Scope.HOST, text="12.6.3",
-                condition=Condition({"cuda_compiler_version": r"12\.6"}, label="CUDA 12.6"))
+    old = claim(
+        "cuda",
+        "==12.6",
+        kind=Kind.TESTED,
+        scope=Scope.HOST,
+        text="12.6.3",
+        condition=Condition({"cuda_compiler_version": r"12\.6"}, label="CUDA 12.6"),
+    )
     report = table.build_report([old], view, None)
     assert not report.rows and "no configuration of this recipe" in report.hidden[0]
     shown = table.build_report([old], view, None, show_all=True)
@@ -203,8 +330,12 @@ def test_development_requirements_show_only_when_the_recipe_uses_them(view) -> N
 
 def test_the_most_authoritative_source_wins_per_package_and_scope() -> None:
     wheel = claim("sympy", ">=1.13.3")
-    requirements = claim("sympy", ">=1.13.1", source="requirements.txt", priority=40, development=True)
-    build = claim("sympy", ">=1.13.1", scope=Scope.HOST, source="requirements-build.txt", priority=25)
+    requirements = claim(
+        "sympy", ">=1.13.1", source="requirements.txt", priority=40, development=True
+    )
+    build = claim(
+        "sympy", ">=1.13.1", scope=Scope.HOST, source="requirements-build.txt", priority=25
+    )
     assert table.select_claims([requirements, wheel, build]) == [wheel, build]
 
 
@@ -213,7 +344,9 @@ def test_channel_versions_fill_the_column_and_flag_unsatisfiable_rows(view) -> N
     report = table.build_report([claim("setuptools", ">=81")], view, forge)
     row = row_for(report, "setuptools")
     assert row.conda_forge.latest == "82.0.1"
-    assert row.reason.endswith("; no conda-forge version satisfies both")  # 80.9.0 < 81, 82.0.1 >= 82
+    assert row.reason.endswith(
+        "; no conda-forge version satisfies both"
+    )  # 80.9.0 < 81, 82.0.1 >= 82
 
 
 def test_without_recipe_every_row_is_unknown_with_the_reason() -> None:
@@ -222,8 +355,10 @@ def test_without_recipe_every_row_is_unknown_with_the_reason() -> None:
 
 
 def test_fixture_tree_and_wheel_against_the_synthetic_recipe(view) -> None:
-    metadata = ("Metadata-Version: 2.4\nName: torch\nVersion: 2.13.0+cpu\n"
-                "Requires-Dist: sympy>=1.13.3\nRequires-Dist: fsspec>=0.8.5\n")
+    metadata = (
+        "Metadata-Version: 2.4\nName: torch\nVersion: 2.13.0+cpu\n"
+        "Requires-Dist: sympy>=1.13.3\nRequires-Dist: fsspec>=0.8.5\n"
+    )
     claims = [*read_tree(FIXTURES / "pytorch-src").claims, *claims_from_metadata(metadata, "w.whl")]
     report = table.build_report(claims, view, read_channel_files([FIXTURES / "channeldata.json"]))
     statuses = {(r.package, r.upstream.condition.label): r.status for r in report.rows}
@@ -255,7 +390,10 @@ def test_json_document_is_stable(view) -> None:
     assert len(row["recipe"][0]["configs"]) == 3
 
 
-README = "# Feedstock\n\nintro\n\n<!-- drift-table:start -->\nold table\n<!-- drift-table:end -->\n\ntail\n"
+README = (
+    "# Feedstock\n\nintro\n\n"
+    "<!-- drift-table:start -->\nold table\n<!-- drift-table:end -->\n\ntail\n"
+)
 
 
 def test_readme_update_replaces_only_the_marked_section(tmp_path: Path) -> None:
@@ -271,7 +409,10 @@ def test_readme_update_keeps_crlf_line_endings(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_bytes(README.replace("\n", "\r\n").encode())
     table.update_readme(readme, "| a |\n| b |\n")
-    assert b"<!-- drift-table:start -->\r\n| a |\r\n| b |\r\n<!-- drift-table:end -->\r\n" in readme.read_bytes()
+    assert (
+        b"<!-- drift-table:start -->\r\n| a |\r\n| b |\r\n<!-- drift-table:end -->\r\n"
+        in readme.read_bytes()
+    )
 
 
 @pytest.mark.parametrize(
@@ -282,7 +423,9 @@ def test_readme_update_keeps_crlf_line_endings(tmp_path: Path) -> None:
         ("<!-- drift-table:end -->\n<!-- drift-table:start -->\n", "comes before"),
     ],
 )
-def test_readme_without_a_proper_marker_pair_is_left_alone(tmp_path: Path, text: str, message: str) -> None:
+def test_readme_without_a_proper_marker_pair_is_left_alone(
+    tmp_path: Path, text: str, message: str
+) -> None:
     readme = tmp_path / "README.md"
     readme.write_text(text)
     with pytest.raises(UserError, match=message):

@@ -46,7 +46,12 @@ def _one(tree, package: str, source_part: str = ""):
 )
 def test_vendored_library_versions(tree, package: str, version: str) -> None:
     claim = _one(tree, package, "third_party/")
-    assert (claim.text, claim.spec, claim.kind, claim.scope) == (version, f"=={version}", Kind.TESTED, Scope.HOST)
+    assert (claim.text, claim.spec, claim.kind, claim.scope) == (
+        version,
+        f"=={version}",
+        Kind.TESTED,
+        Scope.HOST,
+    )
 
 
 def test_nccl_tag_pins_become_conda_versions_per_cuda_major(tree) -> None:
@@ -90,7 +95,9 @@ def test_build_system_requires_are_compared_with_host(tree) -> None:
 def test_developer_lists_are_flagged_and_include_groups_skipped(tree) -> None:
     dev = {c.package for c in tree.claims if c.development}
     assert {"expecttest", "hypothesis", "optree", "sphinx", "filelock", "psutil"} <= dev
-    assert not [c for c in tree.claims if c.source == "requirements.txt" and c.package.startswith("-")]
+    assert not [
+        c for c in tree.claims if c.source == "requirements.txt" and c.package.startswith("-")
+    ]
 
 
 def test_requirement_markers_become_conditions(tree) -> None:
@@ -147,7 +154,11 @@ def test_metadata_requirements_keep_markers_and_extras() -> None:
         'Requires-Dist: optree>=0.13.0; extra == "optree"\n'
     )
     cudnn, optree = claims_from_metadata(text, "x.whl")
-    assert (cudnn.spec, cudnn.condition.marker, cudnn.extra) == ("==9.10.2.21", 'platform_system == "Linux"', None)
+    assert (cudnn.spec, cudnn.condition.marker, cudnn.extra) == (
+        "==9.10.2.21",
+        'platform_system == "Linux"',
+        None,
+    )
     assert cudnn.condition.variant == {"cuda_compiler_version": r"12\.9"}
     assert optree.extra == "optree" and optree.condition.marker is None
 
@@ -155,7 +166,15 @@ def test_metadata_requirements_keep_markers_and_extras() -> None:
 @pytest.mark.slow
 def test_real_wheel_requires_dist(torch_wheel: Path) -> None:
     claims = {c.package: c for c in read_wheel(torch_wheel)}
-    assert {"filelock", "typing-extensions", "setuptools", "sympy", "networkx", "jinja2", "fsspec"} <= set(claims)
+    assert {
+        "filelock",
+        "typing-extensions",
+        "setuptools",
+        "sympy",
+        "networkx",
+        "jinja2",
+        "fsspec",
+    } <= set(claims)
     assert claims["sympy"].spec == ">=1.13.3"
     assert claims["typing-extensions"].spec == ">=4.10.0"
     assert claims["filelock"].spec is None

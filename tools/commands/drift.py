@@ -48,26 +48,56 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--source", metavar="DIR", help="unpacked PyTorch source tree")
-    parser.add_argument("--wheel", metavar="WHL", action="append", default=[], help="PyTorch wheel (repeatable)")
-    parser.add_argument("--channel-data", metavar="JSON", action="append", default=[],
-                        help="conda-forge repodata.json or channeldata.json (repeatable); "
-                             "without it the channel is queried through py-rattler unless --offline")
-    parser.add_argument("--offline", action="store_true", help="never query the channel; conda-forge is unknown")
-    parser.add_argument("--recipe-dir", metavar="DIR", help="the recipe (default: <feedstock>/recipe)")
-    parser.add_argument("--config", metavar="CONFIG", action="append", default=[],
-                        help="render only this .ci_support config (name or variant file; repeatable)")
-    parser.add_argument("--no-recipe", action="store_true", help="do not render the recipe; its column is unknown")
-    parser.add_argument("--output", default="pytorch", metavar="NAME",
-                        help="the output that ships the torch package (default: pytorch)")
-    parser.add_argument("--all", action="store_true",
-                        help="also show development-only requirements and rows no configuration matches")
+    parser.add_argument(
+        "--wheel", metavar="WHL", action="append", default=[], help="PyTorch wheel (repeatable)"
+    )
+    parser.add_argument(
+        "--channel-data",
+        metavar="JSON",
+        action="append",
+        default=[],
+        help="conda-forge repodata.json or channeldata.json (repeatable); "
+        "without it the channel is queried through py-rattler unless --offline",
+    )
+    parser.add_argument(
+        "--offline", action="store_true", help="never query the channel; conda-forge is unknown"
+    )
+    parser.add_argument(
+        "--recipe-dir", metavar="DIR", help="the recipe (default: <feedstock>/recipe)"
+    )
+    parser.add_argument(
+        "--config",
+        metavar="CONFIG",
+        action="append",
+        default=[],
+        help="render only this .ci_support config (name or variant file; repeatable)",
+    )
+    parser.add_argument(
+        "--no-recipe", action="store_true", help="do not render the recipe; its column is unknown"
+    )
+    parser.add_argument(
+        "--output",
+        default="pytorch",
+        metavar="NAME",
+        help="the output that ships the torch package (default: pytorch)",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="also show development-only requirements and rows no configuration matches",
+    )
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--markdown", action="store_true", help="print a Markdown table")
     form.add_argument("--json", action="store_true", help="print the JSON document described below")
     parser.add_argument("--check", action="store_true", help="exit 1 when a row is a conflict")
-    parser.add_argument("--update-readme", action="store_true",
-                        help="rewrite the table between <!-- drift-table:start --> and <!-- drift-table:end -->")
-    parser.add_argument("--readme", metavar="PATH", help="README to update (default: <feedstock>/README.md)")
+    parser.add_argument(
+        "--update-readme",
+        action="store_true",
+        help="rewrite the table between <!-- drift-table:start --> and <!-- drift-table:end -->",
+    )
+    parser.add_argument(
+        "--readme", metavar="PATH", help="README to update (default: <feedstock>/README.md)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
             with step("query conda-forge through py-rattler"):
                 forge = channel_io.query_channel(names, platforms)
         except Exception as exc:  # offline, DNS, TLS, timeout: the column becomes unknown
-            channel_note = f"conda-forge unreachable ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            channel_note = f"conda-forge unreachable ({first})"
             warn(channel_note)
 
     report = table.build_report(
@@ -148,12 +179,17 @@ def run(args: argparse.Namespace) -> int:
     if args.update_readme:
         readme = Path(args.readme) if args.readme else (root or repo.find_root()) / "README.md"
         changed = table.update_readme(readme, table.markdown(report))
-        print(f"{readme}: drift table {'updated' if changed else 'already up to date'} "
-              f"({len(report.rows)} rows)", file=sys.stderr)
+        print(
+            f"{readme}: drift table {'updated' if changed else 'already up to date'} "
+            f"({len(report.rows)} rows)",
+            file=sys.stderr,
+        )
 
     if args.check:
         found = table.conflicts(report)
         if found:
             names = ", ".join(row.package for row in found)
-            raise ProblemsFound(f"{len(found)} conflict(s) between upstream and the recipe: {names}")
+            raise ProblemsFound(
+                f"{len(found)} conflict(s) between upstream and the recipe: {names}"
+            )
     return 0

@@ -1,4 +1,4 @@
-"""Pin drift: what upstream PyTorch requires or ships, what this recipe applies, what conda-forge has.
+"""Pin drift: what upstream PyTorch requires or ships, the recipe applies, conda-forge carries.
 
 Data flows one way, as pure functions over frozen records:
 

@@ -30,7 +30,10 @@ def versions_from_json(document: object, where: str) -> dict[str, list[str]]:
         return found
     packages = document.get("packages")
     if not isinstance(packages, dict):
-        raise UserError(f"{where}: neither repodata.json (packages, packages.conda) nor channeldata.json (packages)")
+        raise UserError(
+            f"{where}: neither repodata.json (packages, packages.conda) "
+            "nor channeldata.json (packages)"
+        )
     for name, record in packages.items():
         if not isinstance(record, dict):
             raise UserError(f"{where}: package {name!r} must be an object")
@@ -54,11 +57,15 @@ def read_channel_files(paths: Sequence[Path]) -> dict[str, ChannelPackage]:
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise UserError(f"{path}: no such file; pass --channel-data a repodata.json or channeldata.json") from None
+            raise UserError(
+                f"{path}: no such file; pass --channel-data a repodata.json or channeldata.json"
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise UserError(f"{path}: cannot read: {exc}") from None
         except json.JSONDecodeError as exc:
-            raise UserError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+            raise UserError(
+                f"{path}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+            ) from None
         for name, versions in versions_from_json(document, str(path)).items():
             merged.setdefault(name, []).extend(versions)
             sources.setdefault(name, []).append(path.name)
@@ -68,8 +75,12 @@ def read_channel_files(paths: Sequence[Path]) -> dict[str, ChannelPackage]:
     }
 
 
-def query_channel(names: Iterable[str], platforms: Sequence[str], channel: str = "conda-forge",
-                  timeout: float = 60.0) -> dict[str, ChannelPackage]:
+def query_channel(
+    names: Iterable[str],
+    platforms: Sequence[str],
+    channel: str = "conda-forge",
+    timeout: float = 60.0,
+) -> dict[str, ChannelPackage]:
     """Versions from the live channel through py-rattler's gateway (sharded repodata: only the
     packages asked for are downloaded).  Raises ``OSError`` subclasses or rattler errors when the
     channel cannot be reached; the caller turns that into "unknown"."""
@@ -82,7 +93,10 @@ def query_channel(names: Iterable[str], platforms: Sequence[str], channel: str =
     async def fetch():
         gateway = Gateway(show_progress=False)
         return await gateway.query(
-            [Channel(channel)], [Platform(p) for p in (*platforms, "noarch")], wanted, recursive=False
+            [Channel(channel)],
+            [Platform(p) for p in (*platforms, "noarch")],
+            wanted,
+            recursive=False,
         )
 
     results = asyncio.run(asyncio.wait_for(fetch(), timeout))
@@ -90,4 +104,6 @@ def query_channel(names: Iterable[str], platforms: Sequence[str], channel: str =
     for records in results:
         for record in records:
             merged.setdefault(record.name.normalized, []).append(str(record.version))
-    return {name: ChannelPackage(name, newest(versions), channel) for name, versions in merged.items()}
+    return {
+        name: ChannelPackage(name, newest(versions), channel) for name, versions in merged.items()
+    }

@@ -127,8 +127,10 @@ def candidates(specs: Iterable[str | None], extra_versions: Iterable[str] = ()) 
     if not ordered:
         return ("0", "1", "2")
     lowest = ordered[0][0]
-    points = [p for p in ("0", ordered[0][1] + "dev0") if _version(p) is not None and _version(p) < lowest]
-    for (low, low_text), (high, high_text) in zip(ordered, ordered[1:]):
+    points = [
+        p for p in ("0", ordered[0][1] + "dev0") if _version(p) is not None and _version(p) < lowest
+    ]
+    for (low, low_text), (high, high_text) in zip(ordered, ordered[1:], strict=False):
         points.append(low_text)
         middle = _between(low, high, low_text, high_text)
         if middle is not None:
@@ -143,7 +145,9 @@ def _is_prerelease(text: str) -> bool:
     return bool(re.search(r"[a-z]", text.lower().replace("post", "")))
 
 
-def relate(upstream: str | None, recipe: str | None, extra_versions: Sequence[str] = ()) -> Relation:
+def relate(
+    upstream: str | None, recipe: str | None, extra_versions: Sequence[str] = ()
+) -> Relation:
     """Compare over the candidate set.
 
     Pre-release probes this module made up (``1.2dev0``) only stand for "just below 1.2"; a
@@ -152,7 +156,11 @@ def relate(upstream: str | None, recipe: str | None, extra_versions: Sequence[st
     Pre-releases either spec names, or the channel carries, always count.
     """
     up, rec = version_spec(upstream), version_spec(recipe)
-    real = {str(_version(v)) for v in (*literals(upstream), *literals(recipe), *extra_versions) if _version(v)}
+    real = {
+        str(_version(v))
+        for v in (*literals(upstream), *literals(recipe), *extra_versions)
+        if _version(v)
+    }
     both, recipe_only, upstream_only = [], [], []
     for text in candidates((upstream, recipe), extra_versions):
         version = _version(text)
@@ -196,7 +204,9 @@ def newest(versions: Iterable[str]) -> tuple[str, ...]:
 _PROBE = re.compile(r"\.0\.0\.1$|dev0$|post1$")
 
 
-def pick_witness(versions: Sequence[str], near: Sequence[str] = (), real: Iterable[str] = ()) -> str:
+def pick_witness(
+    versions: Sequence[str], near: Sequence[str] = (), real: Iterable[str] = ()
+) -> str:
     """The witness to show a human: a real (channel) version if there is one, else a plain
     version, else a probe; among equals the one closest to ``near`` (the versions both admit)."""
     real_set = {str(_version(v)) for v in real if _version(v) is not None}

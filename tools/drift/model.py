@@ -33,7 +33,14 @@ class Status(str, enum.Enum):
 
 
 # Worst first: a row over several configurations shows the worst status any of them has.
-SEVERITY = (Status.CONFLICT, Status.LOOSER, Status.STRICTER, Status.DIFFERS, Status.OK, Status.UNKNOWN)
+SEVERITY = (
+    Status.CONFLICT,
+    Status.LOOSER,
+    Status.STRICTER,
+    Status.DIFFERS,
+    Status.OK,
+    Status.UNKNOWN,
+)
 
 
 def _frozen(mapping: Mapping[str, str] | None) -> Mapping[str, str]:

@@ -64,7 +64,9 @@ def parse_requirement(text: str, where: str) -> Requirement:
 
 def marker_environment(subdir: str, python: str) -> dict[str, str]:
     """The PEP 508 environment of a conda configuration (``python`` like ``3.12``)."""
-    system, sys_platform, machine, os_name = _SUBDIR_ENV.get(subdir, ("Linux", "linux", "x86_64", "posix"))
+    system, sys_platform, machine, os_name = _SUBDIR_ENV.get(
+        subdir, ("Linux", "linux", "x86_64", "posix")
+    )
     full = python if python.count(".") >= 2 else f"{python}.0"
     return {
         "implementation_name": "cpython",

@@ -71,9 +71,13 @@ def specs_from_rendered(
         kept = [o for o in outputs if not getattr(o, "skip", False)]
         if not kept:
             continue
-        subdir = next((subdir_of(config, o) for o in kept if getattr(o, "subdir", None) != "noarch"),
-                      subdir_of(config))
-        pythons = sorted({p for o in kept if o.name == torch_output and (p := _python_of(o.variant or {}))})
+        subdir = next(
+            (subdir_of(config, o) for o in kept if getattr(o, "subdir", None) != "noarch"),
+            subdir_of(config),
+        )
+        pythons = sorted(
+            {p for o in kept if o.name == torch_output and (p := _python_of(o.variant or {}))}
+        )
         common = _common_variant([o.variant or {} for o in kept])
         configs.append(RecipeConfig(config, subdir, common, tuple(pythons)))
         for output in kept:
@@ -85,11 +89,18 @@ def specs_from_rendered(
                             unparsable.append(f"{config}: {output.name} {section}: {text}")
                         continue
                     name, spec = parsed
-                    specs.append(RecipeSpec(
-                        name=name, spec=spec, text=str(text), output=output.name, section=section,
-                        config=config, subdir=subdir_of(config, output),
-                        variant={k: str(v) for k, v in (output.variant or {}).items()},
-                    ))
+                    specs.append(
+                        RecipeSpec(
+                            name=name,
+                            spec=spec,
+                            text=str(text),
+                            output=output.name,
+                            section=section,
+                            config=config,
+                            subdir=subdir_of(config, output),
+                            variant={k: str(v) for k, v in (output.variant or {}).items()},
+                        )
+                    )
     return tuple(specs), tuple(configs), tuple(unparsable)
 
 
@@ -112,8 +123,13 @@ def render_all(root: Path, configs: Sequence[str] = ()) -> list[tuple[str, Seque
     try:
         from tools.render import list_configs, render_config
     except ImportError as exc:
-        raise RendererUnavailable(f"the recipe renderer (tools.render) is unavailable: {exc}") from None
+        raise RendererUnavailable(
+            f"the recipe renderer (tools.render) is unavailable: {exc}"
+        ) from None
     configs = list(configs) or list(list_configs(root=root))
     if not configs:
-        raise UserError(f"{root / '.ci_support'}: no configurations to render; run `python -m tools matrix --write`")
+        raise UserError(
+            f"{root / '.ci_support'}: no configurations to render; "
+            "run `python -m tools matrix --write`"
+        )
     return [(Path(str(c)).stem, render_config(c, root=root)) for c in configs]

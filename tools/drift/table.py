@@ -66,7 +66,9 @@ def select_claims(claims: Sequence[UpstreamClaim]) -> list[UpstreamClaim]:
     for claim in claims:
         key = (conda_names(claim.package)[0], claim.scope)
         if claim.priority == best[key]:
-            chosen.setdefault((*key, claim.source, claim.condition.key(), claim.spec, claim.extra), claim)
+            chosen.setdefault(
+                (*key, claim.source, claim.condition.key(), claim.spec, claim.extra), claim
+            )
     return list(chosen.values())
 
 
@@ -108,7 +110,11 @@ def recipe_groups(
             continue
         if spec.section not in sections:
             continue
-        if claim.kind is Kind.REQUIREMENT and claim.scope is Scope.RUN and spec.output != recipe.torch_output:
+        if (
+            claim.kind is Kind.REQUIREMENT
+            and claim.scope is Scope.RUN
+            and spec.output != recipe.torch_output
+        ):
             continue
         per_config[spec.config].add(spec.spec)
         texts.setdefault(spec.spec, set()).add(spec.text)
@@ -123,7 +129,9 @@ def recipe_groups(
     groups = []
     for (present, spec), members in grouped.items():
         label = distinguishing_label(members, [by_name[n] for n in by_name])
-        groups.append(RecipeGroup(spec, present, tuple(members), label, tuple(sorted(texts.get(spec, ())))))
+        groups.append(
+            RecipeGroup(spec, present, tuple(members), label, tuple(sorted(texts.get(spec, ()))))
+        )
     return tuple(sorted(groups, key=lambda g: (not g.present, g.spec or "", g.label)))
 
 
@@ -146,9 +154,15 @@ def distinguishing_label(members: Sequence[str], configs: Sequence[RecipeConfig]
         items = set(_label_values(config).items())
         shared = items if shared is None else shared & items
     candidates = sorted(
-        ((key, value) for key, value in (shared or set())
-         if any(_label_values(o).get(key) != value for o in outside)),
-        key=lambda item: (_LABEL_ORDER.index(item[0]) if item[0] in _LABEL_ORDER else len(_LABEL_ORDER), item),
+        (
+            (key, value)
+            for key, value in (shared or set())
+            if any(_label_values(o).get(key) != value for o in outside)
+        ),
+        key=lambda item: (
+            _LABEL_ORDER.index(item[0]) if item[0] in _LABEL_ORDER else len(_LABEL_ORDER),
+            item,
+        ),
     )
     values = _label_values
     # Prefer a key a maintainer thinks in that alone excludes every outside configuration, then
@@ -170,7 +184,9 @@ def distinguishing_label(members: Sequence[str], configs: Sequence[RecipeConfig]
     return f"{len(members)} of {len(configs)} configs"
 
 
-def _judge_requirement(claim: UpstreamClaim, group: RecipeGroup, channel: tuple[str, ...]) -> tuple[Status, str]:
+def _judge_requirement(
+    claim: UpstreamClaim, group: RecipeGroup, channel: tuple[str, ...]
+) -> tuple[Status, str]:
     relation = compare.relate(claim.spec, group.spec, channel)
     up, rec = claim.spec or "any version", group.spec or "any version"
     if relation.disjoint:
@@ -181,7 +197,11 @@ def _judge_requirement(claim: UpstreamClaim, group: RecipeGroup, channel: tuple[
     if relation.recipe_only and relation.upstream_only:
         extra = compare.pick_witness(relation.recipe_only, near, channel)
         missing = compare.pick_witness(relation.upstream_only, near, channel)
-        return Status.LOOSER, f"recipe admits {extra}, which upstream rejects (and rejects {missing}, which upstream admits)"
+        return (
+            Status.LOOSER,
+            f"recipe admits {extra}, which upstream rejects "
+            f"(and rejects {missing}, which upstream admits)",
+        )
     if relation.recipe_only:
         extra = compare.pick_witness(relation.recipe_only, near, channel)
         return Status.LOOSER, f"recipe admits {extra}, which upstream rejects"
@@ -195,15 +215,24 @@ def _judge_tested(claim: UpstreamClaim, group: RecipeGroup) -> tuple[Status, str
         return Status.OK, f"recipe admits upstream's {claim.text}"
     admitted = compare.relate(claim.spec, group.spec).recipe_only
     if admitted and all(compare.newer(v, tested) for v in admitted):
-        return Status.DIFFERS, f"recipe builds with `{group.spec}`, newer than upstream's {claim.text}"
+        return (
+            Status.DIFFERS,
+            f"recipe builds with `{group.spec}`, newer than upstream's {claim.text}",
+        )
     if admitted and all(compare.newer(tested, v) for v in admitted):
-        return Status.DIFFERS, f"recipe builds with `{group.spec}`, older than upstream's {claim.text}"
+        return (
+            Status.DIFFERS,
+            f"recipe builds with `{group.spec}`, older than upstream's {claim.text}",
+        )
     return Status.DIFFERS, f"recipe builds with `{group.spec}`, not upstream's {claim.text}"
 
 
 def judge(
-    claim: UpstreamClaim, groups: Sequence[RecipeGroup], channel: tuple[str, ...],
-    host_has: bool, total: int,
+    claim: UpstreamClaim,
+    groups: Sequence[RecipeGroup],
+    channel: tuple[str, ...],
+    host_has: bool,
+    total: int,
 ) -> tuple[Status, str]:
     """The row's status: the worst over its recipe groups, with that group's reason."""
     if not groups:
@@ -212,8 +241,11 @@ def judge(
     verdicts: list[tuple[Status, str, RecipeGroup]] = []
     if claim.kind is Kind.TESTED:
         if not present:
-            why = ("the recipe builds upstream's vendored copy" if claim.source.startswith("third_party/")
-                   else "not a dependency of this recipe")
+            why = (
+                "the recipe builds upstream's vendored copy"
+                if claim.source.startswith("third_party/")
+                else "not a dependency of this recipe"
+            )
             return Status.UNKNOWN, why
         for group in present:
             verdicts.append((*_judge_tested(claim, group), group))
@@ -222,13 +254,27 @@ def judge(
             if group.present:
                 verdicts.append((*_judge_requirement(claim, group, channel), group))
             elif claim.extra:
-                verdicts.append((Status.OK, f"optional upstream extra [{claim.extra}]; the recipe leaves it out", group))
+                verdicts.append(
+                    (
+                        Status.OK,
+                        f"optional upstream extra [{claim.extra}]; the recipe leaves it out",
+                        group,
+                    )
+                )
             elif claim.scope is Scope.RUN and host_has:
-                verdicts.append((Status.UNKNOWN, "not in run; a host dependency's run_exports decide the run pin "
-                                 "(not resolved here)", group))
+                verdicts.append(
+                    (
+                        Status.UNKNOWN,
+                        "not in run; a host dependency's run_exports decide the run pin "
+                        "(not resolved here)",
+                        group,
+                    )
+                )
             else:
                 where = "run" if claim.scope is Scope.RUN else "build/host"
-                verdicts.append((Status.LOOSER, f"missing from the recipe's {where} requirements", group))
+                verdicts.append(
+                    (Status.LOOSER, f"missing from the recipe's {where} requirements", group)
+                )
     status, reason, group = min(verdicts, key=lambda v: SEVERITY.index(v[0]))
     covered = sum(len(g.configs) for s, _, g in verdicts if s is status)
     if covered < total:
@@ -236,7 +282,9 @@ def judge(
     return status, reason
 
 
-def _channel_for(names: Sequence[str], channel: Mapping[str, ChannelPackage] | None) -> ChannelPackage | None:
+def _channel_for(
+    names: Sequence[str], channel: Mapping[str, ChannelPackage] | None
+) -> ChannelPackage | None:
     if channel is None:
         return None
     index = {canonical(n): p for n, p in channel.items()}
@@ -265,7 +313,10 @@ def build_report(
         forge = _channel_for(names, channel)
         channel_versions = forge.versions if forge else ()
         if claim.development and not show_all and (recipe is None or not in_recipe):
-            hidden.append(f"{claim.package} ({claim.source}): a development requirement the recipe does not use")
+            hidden.append(
+                f"{claim.package} ({claim.source}): "
+                "a development requirement the recipe does not use"
+            )
             continue
         if recipe is None:
             why = f"recipe not rendered: {recipe_note}" if recipe_note else "recipe not rendered"
@@ -274,16 +325,24 @@ def build_report(
         configs = applicable_configs(claim, recipe.configs)
         if not configs and not show_all:
             label = claim.condition.label or "its condition"
-            hidden.append(f"{claim.package} {claim.text} ({claim.source}, {label}): no configuration of this recipe")
+            hidden.append(
+                f"{claim.package} {claim.text} ({claim.source}, {label}): "
+                "no configuration of this recipe"
+            )
             continue
         groups = recipe_groups(claim, names, recipe, configs)
         host_has = claim.scope is Scope.RUN and any(
-            canonical(s.name) in {canonical(n) for n in names} and s.section == "host"
+            canonical(s.name) in {canonical(n) for n in names}
+            and s.section == "host"
             and s.config in {c.name for c in configs}
             for s in recipe.specs
         )
         status, reason = judge(claim, groups, channel_versions, host_has, len(configs))
-        if forge and claim.kind is Kind.REQUIREMENT and status in (Status.OK, Status.LOOSER, Status.STRICTER):
+        if (
+            forge
+            and claim.kind is Kind.REQUIREMENT
+            and status in (Status.OK, Status.LOOSER, Status.STRICTER)
+        ):
             present = [g for g in groups if g.present]
             if present and not any(
                 compare.admits(claim.spec, v) and all(compare.admits(g.spec, v) for g in present)
@@ -305,10 +364,7 @@ def conflicts(report: Report) -> list[DriftRow]:
 
 
 def upstream_cell(claim: UpstreamClaim) -> str:
-    if claim.kind is Kind.TESTED:
-        text = claim.text
-    else:
-        text = claim.spec or "any"
+    text = claim.text if claim.kind is Kind.TESTED else claim.spec or "any"
     extras = []
     if claim.extra:
         extras.append(f"[{claim.extra}]")
@@ -342,20 +398,30 @@ def markdown(report: Report) -> str:
         return text.replace("|", "\\|")
 
     lines = [
-        "| package | upstream | recipe | conda-forge | status | why | upstream source | compared with |",
+        "| package | upstream | recipe | conda-forge | status | why | upstream source "
+        "| compared with |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in report.rows:
-        lines.append("| " + " | ".join(cell(x) for x in (
-            f"`{row.package}`",
-            upstream_cell(row.upstream),
-            recipe_cell(row, "<br>"),
-            forge_cell(row),
-            f"**{row.status.value}**" if row.status not in (Status.OK, Status.UNKNOWN) else row.status.value,
-            row.reason,
-            row.upstream.source,
-            _compared_with(row.upstream),
-        )) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                cell(x)
+                for x in (
+                    f"`{row.package}`",
+                    upstream_cell(row.upstream),
+                    recipe_cell(row, "<br>"),
+                    forge_cell(row),
+                    f"**{row.status.value}**"
+                    if row.status not in (Status.OK, Status.UNKNOWN)
+                    else row.status.value,
+                    row.reason,
+                    row.upstream.source,
+                    _compared_with(row.upstream),
+                )
+            )
+            + " |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -366,14 +432,23 @@ def _compared_with(claim: UpstreamClaim) -> str:
 def text_table(report: Report) -> str:
     header = ("package", "vs", "upstream", "recipe", "conda-forge", "status", "why")
     body = [
-        (row.package, _compared_with(row.upstream), upstream_cell(row.upstream), recipe_cell(row, "; "),
-         forge_cell(row), row.status.value, row.reason)
+        (
+            row.package,
+            _compared_with(row.upstream),
+            upstream_cell(row.upstream),
+            recipe_cell(row, "; "),
+            forge_cell(row),
+            row.status.value,
+            row.reason,
+        )
         for row in report.rows
     ]
     widths = [max(len(r[i]) for r in (header, *body)) for i in range(len(header) - 1)]
     lines = []
     for record in (header, *body):
-        lines.append("  ".join(v.ljust(w) for v, w in zip(record, widths)) + "  " + record[-1])
+        lines.append(
+            "  ".join(v.ljust(w) for v, w in zip(record, widths, strict=False)) + "  " + record[-1]
+        )
     notes = [*(f"note: {n}" for n in (report.recipe_note, report.channel_note) if n)]
     if report.hidden:
         notes.append(f"note: {len(report.hidden)} upstream claims left out (--all shows them)")
@@ -402,13 +477,23 @@ def as_json(report: Report, inputs: Mapping[str, object]) -> dict:
                     "condition": row.upstream.condition.label or None,
                 },
                 "recipe": [
-                    {"spec": g.spec, "present": g.present, "configs": list(g.configs), "label": g.label or None}
+                    {
+                        "spec": g.spec,
+                        "present": g.present,
+                        "configs": list(g.configs),
+                        "label": g.label or None,
+                    }
                     for g in row.recipe
                 ],
                 "conda_forge": (
-                    {"name": row.conda_forge.name, "latest": row.conda_forge.latest,
-                     "versions": len(row.conda_forge.versions), "source": row.conda_forge.source}
-                    if row.conda_forge else None
+                    {
+                        "name": row.conda_forge.name,
+                        "latest": row.conda_forge.latest,
+                        "versions": len(row.conda_forge.versions),
+                        "source": row.conda_forge.source,
+                    }
+                    if row.conda_forge
+                    else None
                 ),
             }
             for row in report.rows
@@ -427,7 +512,10 @@ def replace_section(text: str, table: str, where: str) -> str:
     start, end = text.find(START_MARKER), text.find(END_MARKER)
     if start < 0 or end < 0:
         missing = START_MARKER if start < 0 else END_MARKER
-        raise UserError(f"{where}: no {missing} marker; put {START_MARKER} and {END_MARKER} where the table belongs")
+        raise UserError(
+            f"{where}: no {missing} marker; "
+            f"put {START_MARKER} and {END_MARKER} where the table belongs"
+        )
     if text.count(START_MARKER) > 1 or text.count(END_MARKER) > 1:
         raise UserError(f"{where}: the drift-table markers appear more than once; keep one pair")
     if end < start:
@@ -443,7 +531,9 @@ def update_readme(path: Path, table: str) -> bool:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise UserError(f"{path}: no such file; pass --readme pointing at the README to update") from None
+        raise UserError(
+            f"{path}: no such file; pass --readme pointing at the README to update"
+        ) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

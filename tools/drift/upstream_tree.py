@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.drift import pep440
-from tools.drift.model import Condition, Kind, Scope, UpstreamClaim
+from tools.drift.model import ANYWHERE, Condition, Kind, Scope, UpstreamClaim
 from tools.errors import UserError
 
 try:
@@ -107,74 +107,178 @@ class Probe:
 
 
 PROBES: tuple[Probe, ...] = (
-    Probe("sleef", (
-        ("third_party/sleef/CMakeLists.txt",
-         joined("SLEEF_VERSION_MAJOR", "SLEEF_VERSION_MINOR", "SLEEF_VERSION_PATCHLEVEL")),
-        ("third_party/sleef/CMakeLists.txt", cmake_project),
-    )),
-    Probe("pybind11", (
-        ("third_party/pybind11/include/pybind11/detail/common.h",
-         joined("PYBIND11_VERSION_MAJOR", "PYBIND11_VERSION_MINOR", "PYBIND11_VERSION_PATCH")),
-    )),
-    Probe("fmt", (
-        ("third_party/fmt/include/fmt/base.h", packed("FMT_VERSION", 100)),
-        ("third_party/fmt/include/fmt/core.h", packed("FMT_VERSION", 100)),
-    )),
-    Probe("eigen", (
-        ("third_party/eigen/Eigen/Version",
-         joined("EIGEN_MAJOR_VERSION", "EIGEN_MINOR_VERSION", "EIGEN_PATCH_VERSION")),
-        ("third_party/eigen/Eigen/src/Core/util/Macros.h",
-         joined("EIGEN_WORLD_VERSION", "EIGEN_MAJOR_VERSION", "EIGEN_MINOR_VERSION")),
-    )),
-    Probe("protobuf", (
-        ("third_party/protobuf/src/google/protobuf/port_def.inc", packed("PROTOBUF_VERSION", 1000)),
-        ("third_party/protobuf/src/google/protobuf/stubs/common.h",
-         packed("GOOGLE_PROTOBUF_VERSION", 1000)),
-    )),
-    Probe("onednn", (
-        ("third_party/ideep/mkl-dnn/CMakeLists.txt", regex(r'set\s*\(\s*PROJECT_VERSION\s+"([0-9.]+)"')),
-        ("third_party/ideep/mkl-dnn/CMakeLists.txt", cmake_project),
-    )),
-    Probe("nccl", (
-        ("third_party/nccl/nccl/makefiles/version.mk",
-         joined("NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH", optional=("PKG_REVISION",))),
-    ), Condition({"cuda_compiler_version": r"\d+"}, label="CUDA")),
+    Probe(
+        "sleef",
+        (
+            (
+                "third_party/sleef/CMakeLists.txt",
+                joined("SLEEF_VERSION_MAJOR", "SLEEF_VERSION_MINOR", "SLEEF_VERSION_PATCHLEVEL"),
+            ),
+            ("third_party/sleef/CMakeLists.txt", cmake_project),
+        ),
+    ),
+    Probe(
+        "pybind11",
+        (
+            (
+                "third_party/pybind11/include/pybind11/detail/common.h",
+                joined(
+                    "PYBIND11_VERSION_MAJOR", "PYBIND11_VERSION_MINOR", "PYBIND11_VERSION_PATCH"
+                ),
+            ),
+        ),
+    ),
+    Probe(
+        "fmt",
+        (
+            ("third_party/fmt/include/fmt/base.h", packed("FMT_VERSION", 100)),
+            ("third_party/fmt/include/fmt/core.h", packed("FMT_VERSION", 100)),
+        ),
+    ),
+    Probe(
+        "eigen",
+        (
+            (
+                "third_party/eigen/Eigen/Version",
+                joined("EIGEN_MAJOR_VERSION", "EIGEN_MINOR_VERSION", "EIGEN_PATCH_VERSION"),
+            ),
+            (
+                "third_party/eigen/Eigen/src/Core/util/Macros.h",
+                joined("EIGEN_WORLD_VERSION", "EIGEN_MAJOR_VERSION", "EIGEN_MINOR_VERSION"),
+            ),
+        ),
+    ),
+    Probe(
+        "protobuf",
+        (
+            (
+                "third_party/protobuf/src/google/protobuf/port_def.inc",
+                packed("PROTOBUF_VERSION", 1000),
+            ),
+            (
+                "third_party/protobuf/src/google/protobuf/stubs/common.h",
+                packed("GOOGLE_PROTOBUF_VERSION", 1000),
+            ),
+        ),
+    ),
+    Probe(
+        "onednn",
+        (
+            (
+                "third_party/ideep/mkl-dnn/CMakeLists.txt",
+                regex(r'set\s*\(\s*PROJECT_VERSION\s+"([0-9.]+)"'),
+            ),
+            ("third_party/ideep/mkl-dnn/CMakeLists.txt", cmake_project),
+        ),
+    ),
+    Probe(
+        "nccl",
+        (
+            (
+                "third_party/nccl/nccl/makefiles/version.mk",
+                joined("NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH", optional=("PKG_REVISION",)),
+            ),
+        ),
+        Condition({"cuda_compiler_version": r"\d+"}, label="CUDA"),
+    ),
     Probe("kineto", (("third_party/kineto/libkineto/CMakeLists.txt", cmake_project),)),
-    Probe("cudnn-frontend", (
-        ("third_party/cudnn_frontend/include/cudnn_frontend_version.h",
-         joined("CUDNN_FRONTEND_MAJOR_VERSION", "CUDNN_FRONTEND_MINOR_VERSION",
-                "CUDNN_FRONTEND_PATCH_VERSION")),
-    ), Condition({"cuda_compiler_version": r"\d+"}, label="CUDA")),
-    Probe("cutlass", (
-        ("third_party/cutlass/include/cutlass/version.h",
-         joined("CUTLASS_MAJOR", "CUTLASS_MINOR", "CUTLASS_PATCH")),
-    ), Condition({"cuda_compiler_version": r"\d+"}, label="CUDA")),
-    Probe("nvtx", (("third_party/NVTX/c/CMakeLists.txt", cmake_project),),
-          Condition({"cuda_compiler_version": r"\d+"}, label="CUDA")),
-    Probe("libuv", (
-        ("third_party/tensorpipe/third_party/libuv/include/uv/version.h",
-         joined("UV_VERSION_MAJOR", "UV_VERSION_MINOR", "UV_VERSION_PATCH")),
-    )),
+    Probe(
+        "cudnn-frontend",
+        (
+            (
+                "third_party/cudnn_frontend/include/cudnn_frontend_version.h",
+                joined(
+                    "CUDNN_FRONTEND_MAJOR_VERSION",
+                    "CUDNN_FRONTEND_MINOR_VERSION",
+                    "CUDNN_FRONTEND_PATCH_VERSION",
+                ),
+            ),
+        ),
+        Condition({"cuda_compiler_version": r"\d+"}, label="CUDA"),
+    ),
+    Probe(
+        "cutlass",
+        (
+            (
+                "third_party/cutlass/include/cutlass/version.h",
+                joined("CUTLASS_MAJOR", "CUTLASS_MINOR", "CUTLASS_PATCH"),
+            ),
+        ),
+        Condition({"cuda_compiler_version": r"\d+"}, label="CUDA"),
+    ),
+    Probe(
+        "nvtx",
+        (("third_party/NVTX/c/CMakeLists.txt", cmake_project),),
+        Condition({"cuda_compiler_version": r"\d+"}, label="CUDA"),
+    ),
+    Probe(
+        "libuv",
+        (
+            (
+                "third_party/tensorpipe/third_party/libuv/include/uv/version.h",
+                joined("UV_VERSION_MAJOR", "UV_VERSION_MINOR", "UV_VERSION_PATCH"),
+            ),
+        ),
+    ),
     Probe("onnx", (("third_party/onnx/VERSION_NUMBER", whole_file),)),
-    Probe("flatbuffers", (
-        ("third_party/flatbuffers/include/flatbuffers/base.h",
-         joined("FLATBUFFERS_VERSION_MAJOR", "FLATBUFFERS_VERSION_MINOR", "FLATBUFFERS_VERSION_REVISION")),
-    )),
-    Probe("nlohmann-json", (
-        ("third_party/nlohmann/include/nlohmann/detail/abi_macros.hpp",
-         joined("NLOHMANN_JSON_VERSION_MAJOR", "NLOHMANN_JSON_VERSION_MINOR", "NLOHMANN_JSON_VERSION_PATCH")),
-        ("third_party/nlohmann/include/nlohmann/json.hpp",
-         joined("NLOHMANN_JSON_VERSION_MAJOR", "NLOHMANN_JSON_VERSION_MINOR", "NLOHMANN_JSON_VERSION_PATCH")),
-    )),
-    Probe("cpp-httplib", (("third_party/cpp-httplib/httplib.h", regex(r'#define\s+CPPHTTPLIB_VERSION\s+"([^"]+)"')),)),
-    Probe("opentelemetry-cpp", (
-        ("third_party/opentelemetry-cpp/api/include/opentelemetry/version.h",
-         regex(r'#define\s+OPENTELEMETRY_VERSION\s+"([^"]+)"')),
-    )),
+    Probe(
+        "flatbuffers",
+        (
+            (
+                "third_party/flatbuffers/include/flatbuffers/base.h",
+                joined(
+                    "FLATBUFFERS_VERSION_MAJOR",
+                    "FLATBUFFERS_VERSION_MINOR",
+                    "FLATBUFFERS_VERSION_REVISION",
+                ),
+            ),
+        ),
+    ),
+    Probe(
+        "nlohmann-json",
+        (
+            (
+                "third_party/nlohmann/include/nlohmann/detail/abi_macros.hpp",
+                joined(
+                    "NLOHMANN_JSON_VERSION_MAJOR",
+                    "NLOHMANN_JSON_VERSION_MINOR",
+                    "NLOHMANN_JSON_VERSION_PATCH",
+                ),
+            ),
+            (
+                "third_party/nlohmann/include/nlohmann/json.hpp",
+                joined(
+                    "NLOHMANN_JSON_VERSION_MAJOR",
+                    "NLOHMANN_JSON_VERSION_MINOR",
+                    "NLOHMANN_JSON_VERSION_PATCH",
+                ),
+            ),
+        ),
+    ),
+    Probe(
+        "cpp-httplib",
+        (
+            (
+                "third_party/cpp-httplib/httplib.h",
+                regex(r'#define\s+CPPHTTPLIB_VERSION\s+"([^"]+)"'),
+            ),
+        ),
+    ),
+    Probe(
+        "opentelemetry-cpp",
+        (
+            (
+                "third_party/opentelemetry-cpp/api/include/opentelemetry/version.h",
+                regex(r'#define\s+OPENTELEMETRY_VERSION\s+"([^"]+)"'),
+            ),
+        ),
+    ),
 )
 
 
-def _tested(package: str, version: str, source: str, condition: Condition = Condition(), priority: int = 60) -> UpstreamClaim:
+def _tested(
+    package: str, version: str, source: str, condition: Condition = ANYWHERE, priority: int = 60
+) -> UpstreamClaim:
     return UpstreamClaim(
         package=package,
         spec=f"=={version}",
@@ -215,7 +319,9 @@ def vendored(root: Path) -> tuple[list[UpstreamClaim], list[str]]:
 # ---------------------------------------------------------------------------------------------
 
 _ANY_CUDA = Condition({"cuda_compiler_version": r"\d+"}, label="CUDA")
-_FUNCTION = re.compile(r"^\s*(?:function\s+)?install_(?P<major>1\d)(?P<minor>\d)\s*(?:\(\s*\))?\s*\{?\s*$")
+_FUNCTION = re.compile(
+    r"^\s*(?:function\s+)?install_(?P<major>1\d)(?P<minor>\d)\s*(?:\(\s*\))?\s*\{?\s*$"
+)
 _CUDA_TEST = re.compile(r"^\s*(?:if|elif)\b.*CUDA_VERSION")
 _CUDA_LITERAL = re.compile(r"1\d(?:\\?\.[0-9\[\]\-]+)?")
 
@@ -266,33 +372,56 @@ def ci_images(root: Path) -> tuple[list[UpstreamClaim], list[str]]:
     pins = docker / "ci_commit_pins"
     triton_version = docker / "triton_version.txt"
     if triton_version.is_file() and (version := _pin_version(_read(triton_version))):
-        claims.append(_tested("triton", version, ".ci/docker/triton_version.txt", _ANY_CUDA, priority=40))
+        claims.append(
+            _tested("triton", version, ".ci/docker/triton_version.txt", _ANY_CUDA, priority=40)
+        )
     elif (pins / "triton.txt").is_file():
         text = _read(pins / "triton.txt").strip()
         if version := _pin_version(text):
-            claims.append(_tested("triton", version, ".ci/docker/ci_commit_pins/triton.txt", _ANY_CUDA, priority=40))
+            claims.append(
+                _tested(
+                    "triton",
+                    version,
+                    ".ci/docker/ci_commit_pins/triton.txt",
+                    _ANY_CUDA,
+                    priority=40,
+                )
+            )
         else:
-            notes.append(f".ci/docker/ci_commit_pins/triton.txt pins commit {text[:12]}, not a version")
+            notes.append(
+                f".ci/docker/ci_commit_pins/triton.txt pins commit {text[:12]}, not a version"
+            )
     for path in sorted(pins.glob("nccl*.txt")) if pins.is_dir() else []:
         flavour = re.fullmatch(r"nccl(?:-cu(\d+))?\.txt", path.name)
         if not flavour:
             continue  # nccl-extensions.txt, nccl-legacy.txt: not what the binaries ship
         version = _pin_version(_read(path))
         if version is None:
-            notes.append(f".ci/docker/ci_commit_pins/{path.name}: {_read(path).strip()[:40]!r} is not a version")
+            notes.append(
+                f".ci/docker/ci_commit_pins/{path.name}: "
+                f"{_read(path).strip()[:40]!r} is not a version"
+            )
             continue
         condition = cuda_condition(flavour[1]) if flavour[1] else _ANY_CUDA
-        claims.append(_tested("nccl", version, f".ci/docker/ci_commit_pins/{path.name}", condition, priority=40))
+        claims.append(
+            _tested(
+                "nccl", version, f".ci/docker/ci_commit_pins/{path.name}", condition, priority=40
+            )
+        )
     common = docker / "common"
     scripts = {
         "install_cuda.sh": _install_cuda,
         "install_cuda_aarch64.sh": _install_cuda,
         "install_cudnn.sh": _install_cudnn,
-        "install_cusparselt.sh": _archive_versions("cusparselt", r"libcusparse_lt-linux-\S*?-(\d+(?:\.\d+)+)-archive"),
+        "install_cusparselt.sh": _archive_versions(
+            "cusparselt", r"libcusparse_lt-linux-\S*?-(\d+(?:\.\d+)+)-archive"
+        ),
         "install_cudss.sh": _archive_versions("cudss", r"libcudss-linux-\S*?-(\d+(?:\.\d+)+)_cuda"),
         "install_magma.sh": _variable("magma", "MAGMA_VERSION", _ANY_CUDA),
         "install_magma_conda.sh": _variable("magma", "MAGMA_VERSION", _ANY_CUDA),
-        "install_mkl.sh": _variable("mkl", "MKL_VERSION", Condition({"blas_impl": "mkl"}, label="MKL")),
+        "install_mkl.sh": _variable(
+            "mkl", "MKL_VERSION", Condition({"blas_impl": "mkl"}, label="MKL")
+        ),
     }
     for name, reader in scripts.items():
         path = common / name
@@ -312,15 +441,24 @@ def _install_cuda(text: str, source: str) -> list[UpstreamClaim]:
         if toolkit and series:
             # cuda-version is a major.minor package; the patch level is in the text.
             version = toolkit[1]
-            claims.append(UpstreamClaim(
-                package="cuda", spec="==" + ".".join(version.split(".")[:2]), text=version,
-                kind=Kind.TESTED, scope=Scope.HOST, source=source,
-                condition=_condition_for(series), priority=40,
-            ))
+            claims.append(
+                UpstreamClaim(
+                    package="cuda",
+                    spec="==" + ".".join(version.split(".")[:2]),
+                    text=version,
+                    kind=Kind.TESTED,
+                    scope=Scope.HOST,
+                    source=source,
+                    condition=_condition_for(series),
+                    priority=40,
+                )
+            )
         for package, variable in (("cudnn", "CUDNN_VERSION"), ("nvshmem", "NVSHMEM_VERSION")):
             assigned = re.match(rf"^\s*(?:local\s+)?{variable}=\"?([0-9][0-9.]*)\"?\s*$", line)
             if assigned:
-                claims.append(_tested(package, assigned[1], source, _condition_for(series), priority=40))
+                claims.append(
+                    _tested(package, assigned[1], source, _condition_for(series), priority=40)
+                )
     return claims
 
 
@@ -329,7 +467,9 @@ def _install_cudnn(text: str, source: str) -> list[UpstreamClaim]:
     for _, line in _scoped_lines(text):
         archive = re.search(r"cudnn-linux-[^\s\"]*?-(\d+(?:\.\d+)+)_cuda(\d+)-archive", line)
         if archive:
-            claims.append(_tested("cudnn", archive[1], source, cuda_condition(archive[2]), priority=45))
+            claims.append(
+                _tested("cudnn", archive[1], source, cuda_condition(archive[2]), priority=45)
+            )
     return claims
 
 
@@ -339,13 +479,17 @@ def _archive_versions(package: str, pattern: str) -> Callable[[str, str], list[U
         for series, line in _scoped_lines(text):
             found = re.search(pattern, line)
             if found:
-                claims.append(_tested(package, found[1], source, _condition_for(series), priority=40))
+                claims.append(
+                    _tested(package, found[1], source, _condition_for(series), priority=40)
+                )
         return claims
 
     return read
 
 
-def _variable(package: str, variable: str, condition: Condition) -> Callable[[str, str], list[UpstreamClaim]]:
+def _variable(
+    package: str, variable: str, condition: Condition
+) -> Callable[[str, str], list[UpstreamClaim]]:
     def read(text: str, source: str) -> list[UpstreamClaim]:
         found = re.search(rf"(?m)^\s*(?:local\s+)?{variable}=\"?([0-9][0-9.]*)\"?", text)
         return [_tested(package, found[1], source, condition, priority=40)] if found else []
@@ -359,25 +503,31 @@ def _variable(package: str, variable: str, condition: Condition) -> Callable[[st
 
 
 def _requirement_claims(
-    lines: Sequence[str], source: str, scope: Scope, priority: int,
-    development: bool = False, extra: str | None = None,
+    lines: Sequence[str],
+    source: str,
+    scope: Scope,
+    priority: int,
+    development: bool = False,
+    extra: str | None = None,
 ) -> list[UpstreamClaim]:
     claims = []
     for text in lines:
         requirement = pep440.parse_requirement(text, source)
         marker = str(requirement.marker) if requirement.marker else None
-        claims.append(UpstreamClaim(
-            package=requirement.name,
-            spec=pep440.conda_spec(requirement.specifier),
-            text=str(requirement),
-            kind=Kind.REQUIREMENT,
-            scope=scope,
-            source=source,
-            condition=Condition(marker=marker, label=marker or ""),
-            extra=extra,
-            priority=priority,
-            development=development,
-        ))
+        claims.append(
+            UpstreamClaim(
+                package=requirement.name,
+                spec=pep440.conda_spec(requirement.specifier),
+                text=str(requirement),
+                kind=Kind.REQUIREMENT,
+                scope=scope,
+                source=source,
+                condition=Condition(marker=marker, label=marker or ""),
+                extra=extra,
+                priority=priority,
+                development=development,
+            )
+        )
     return claims
 
 
@@ -402,15 +552,27 @@ def python_requirements(root: Path) -> list[UpstreamClaim]:
         build = data.get("build-system", {}).get("requires", [])
         claims += _requirement_claims(build, "pyproject.toml [build-system]", Scope.HOST, 20)
         project = data.get("project", {})
-        claims += _requirement_claims(project.get("dependencies", []), "pyproject.toml [project]", Scope.RUN, 15)
+        claims += _requirement_claims(
+            project.get("dependencies", []), "pyproject.toml [project]", Scope.RUN, 15
+        )
         for extra, items in project.get("optional-dependencies", {}).items():
             claims += _requirement_claims(
-                items, f"pyproject.toml [project.optional-dependencies] {extra}", Scope.RUN, 30, extra=extra
+                items,
+                f"pyproject.toml [project.optional-dependencies] {extra}",
+                Scope.RUN,
+                30,
+                extra=extra,
             )
         for group, items in data.get("dependency-groups", {}).items():
-            strings = [item for item in items if isinstance(item, str)]  # skip {include-group = ...}
+            strings = [
+                item for item in items if isinstance(item, str)
+            ]  # skip {include-group = ...}
             claims += _requirement_claims(
-                strings, f"pyproject.toml [dependency-groups] {group}", Scope.RUN, 45, development=True
+                strings,
+                f"pyproject.toml [dependency-groups] {group}",
+                Scope.RUN,
+                45,
+                development=True,
             )
     for path in sorted(root.glob("requirements*.txt")):
         lines = requirements_file(path, path.name)
@@ -426,13 +588,15 @@ def python_requirements(root: Path) -> list[UpstreamClaim]:
 
 def check_tree(root: Path) -> None:
     if not root.is_dir():
-        raise UserError(f"{root}: no such directory; pass --source the unpacked PyTorch source tree")
+        raise UserError(
+            f"{root}: no such directory; pass --source the unpacked PyTorch source tree"
+        )
     pyproject = root / "pyproject.toml"
     names_torch = pyproject.is_file() and re.search(r'(?m)^\s*name\s*=\s*"torch"', _read(pyproject))
     if not (names_torch or ((root / "setup.py").is_file() and (root / "torch").is_dir())):
         raise UserError(
-            f"{root}: not a PyTorch source tree (no pyproject.toml naming torch, no setup.py beside "
-            "torch/); pass --source the unpacked source directory"
+            f"{root}: not a PyTorch source tree (no pyproject.toml naming torch, "
+            "no setup.py beside torch/); pass --source the unpacked source directory"
         )
 
 

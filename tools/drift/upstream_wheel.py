@@ -24,10 +24,14 @@ def read_metadata(path: Path) -> str:
         with zipfile.ZipFile(path) as archive:
             names = [n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
             if len(names) != 1:
-                raise UserError(f"{path}: expected one *.dist-info/METADATA in the wheel, found {len(names)}")
+                raise UserError(
+                    f"{path}: expected one *.dist-info/METADATA in the wheel, found {len(names)}"
+                )
             return archive.read(names[0]).decode("utf-8")
     except zipfile.BadZipFile as exc:
-        raise UserError(f"{path}: not a wheel (unreadable zip archive: {exc}); download it again") from None
+        raise UserError(
+            f"{path}: not a wheel (unreadable zip archive: {exc}); download it again"
+        ) from None
     except UnicodeDecodeError:
         raise UserError(f"{path}: METADATA is not UTF-8 text") from None
 
