@@ -377,3 +377,43 @@ def test_command_reads_a_directory_of_packages(built):
     result = _cli("--json", str(built.missing_lib.parent))
     assert result.returncode == 1
     assert any(f["check"] == "elf.needed" for f in json.loads(result.stdout))
+
+
+# ------------------------------------------------------------------ installed prefix
+
+def test_installed_prefix_is_checked_against_its_whole_environment(built, tmp_path):
+    prefix = tmp_path / "env"
+    (prefix / "conda-meta").mkdir(parents=True)
+    for package_file in built.clean[:2]:  # libtorch and pytorch, as conda would install them
+        cph.extract(str(package_file), dest_dir=str(prefix), components=["pkg"])
+        name, version, build = package_file.name[: -len(".conda")].rsplit("-", 2)
+        files = sorted(p.relative_to(prefix).as_posix() for p in prefix.rglob("*")
+                       if (p.is_file() or p.is_symlink()) and not p.relative_to(prefix).as_posix().startswith(
+                           ("conda-meta/", "info/")))
+        owned = set().union(*(set(json.loads(r.read_text())["files"]) for r in (prefix / "conda-meta").glob("*.json")))
+        (prefix / "conda-meta" / f"{name}-{version}-{build}.json").write_text(json.dumps({
+            "name": name, "version": version, "build": build, "subdir": "linux-64",
+            "depends": list(RUNTIME_DEPS), "files": [f for f in files if f not in owned],
+        }))
+    findings = run_checks(load([prefix]))
+    assert {f.path for f in findings if f.check == "elf.needed" and f.status == "pass"} == {
+        f"{prefix}[libtorch]", f"{prefix}[pytorch]"}
+    assert [f.status for f in findings if f.check == "layout.torch-lib-links"] == ["pass"]
+    assert [f for f in findings if f.status == "fail" and f.check != "abi.static-libstdcxx"] == []
+
+
+# ------------------------------------------------------------------ --config
+
+def test_config_render_supplies_stdlib_and_requirements(built, shared_dir):
+    config = (shared_dir / "reference" / "ci_support" / "2026-08" /
+              "linux_64_blas_implgenericc_stdlib_version2.17channel_targetsconda-forge_maincuda_compiler_versionNoneis_rcFalse.yaml")
+    if not config.is_file():
+        pytest.skip(f"{config} is absent")
+    result = _cli("--json", "--config", str(config), str(built.clean[0].parent))
+    assert result.returncode == 1, result.stderr
+    findings = json.loads(result.stdout)
+    # The upstream wheel is manylinux_2_28; this config promises glibc 2.17.
+    assert any(f["check"] == "elf.glibc" and f["status"] == "fail" and "c_stdlib_version 2.17" in f["detail"]
+               for f in findings)
+    assert {"metadata.depends", "metadata.constrains", "metadata.run-exports"} <= {f["check"] for f in findings}
+    assert any(f["check"] == "elf.glibcxx" and "cxx_compiler_version" in f["detail"] for f in findings)
