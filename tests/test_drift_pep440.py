@@ -83,3 +83,12 @@ def test_upstream_names_map_to_conda_forge_names(upstream: str, first: str) -> N
 
 def test_canonical_names_ignore_separator_and_case() -> None:
     assert canonical("Typing_Extensions") == canonical("typing-extensions") == "typing-extensions"
+
+
+def test_extra_guard_combined_with_a_platform_guard_is_still_an_extra() -> None:
+    marker = 'extra == "cuda" and platform_system == "Windows"'
+    assert pep440.extra_of(marker, ["cuda"]) == "cuda"
+    assert pep440.without_extra(marker) == marker  # the platform part still selects configs
+    windows = pep440.marker_environment("win-64", "3.13")
+    assert pep440.marker_applies(marker, windows, "cuda")
+    assert not pep440.marker_applies(marker, pep440.marker_environment("linux-64", "3.13"), "cuda")

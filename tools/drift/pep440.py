@@ -35,6 +35,9 @@ _SUBDIR_ENV = {
 }
 
 
+_PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
+
+
 def conda_spec(specifier: SpecifierSet) -> str | None:
     """The conda version spec admitting what ``specifier`` admits; ``None`` for any version."""
     clauses: list[str] = []
@@ -97,10 +100,11 @@ def extra_of(marker: str | None, extras: Iterable[str]) -> str | None:
     """The extra a requirement belongs to, or ``None`` when it is required without extras."""
     if not marker or "extra" not in marker:
         return None
-    probe = marker_environment("linux-64", "3.12")
-    # Evaluate for every platform so that an ``extra`` guard combined with a platform guard is
-    # still recognised as an extra.
-    environments = [marker_environment(subdir, "3.12") for subdir in _SUBDIR_ENV] or [probe]
+    # Every platform and Python, so that an ``extra`` guard combined with a platform or Python
+    # guard is still recognised as an extra.
+    environments = [
+        marker_environment(subdir, python) for subdir in _SUBDIR_ENV for python in _PYTHONS
+    ]
     if any(marker_applies(marker, env) for env in environments):
         return None
     for name in extras:

@@ -80,7 +80,10 @@ def applicable_configs(claim: UpstreamClaim, configs: Sequence[RecipeConfig]) ->
             continue
         pythons = config.python or (DEFAULT_PYTHON,)
         environments = [pep440.marker_environment(config.subdir, p) for p in pythons]
-        if any(pep440.marker_applies(claim.condition.marker, env) for env in environments):
+        if any(
+            pep440.marker_applies(claim.condition.marker, env, claim.extra or "")
+            for env in environments
+        ):
             out.append(config)
     return out
 
