@@ -274,37 +274,49 @@ check_megabuild_python() {
         || die "PYTHON='${PYTHON}' is Python ${actual} but CF_TORCH_MEGABUILD_PYTHON='${wanted}'; the top-level host python in recipe/meta.yaml must match megabuild_python"
 }
 
+libtorch_file() {
+    # Whether install-tree path $1 (relative) belongs to the libtorch package.
+    case "$1" in
+        # Python-bound: shipped by each `pytorch` package instead.
+        lib/libtorch_python.*) return 1 ;;
+        # Shipped by libtorch-cuda-linalg, one flavour at a time.
+        lib/libtorch_cuda_linalg.*) return 1 ;;
+        lib/*|include/*|share/*|bin/*) return 0 ;;
+        *) return 1 ;;
+    esac
+}
+
 install_libtorch_files() {
-    local tree entry name
+    local tree entry rel files=()
     tree="$(install_tree)"
-    mkdir -p "${PREFIX}/lib"
-    for entry in "${tree}/lib/"*; do
-        name="${entry##*/}"
-        case "${name}" in
-            # Python-bound: shipped by each `pytorch` package instead.
-            libtorch_python.*|libtorch_python${SHLIB_EXT}*) continue ;;
-            # Shipped by libtorch-cuda-linalg, one flavour at a time.
-            libtorch_cuda_linalg.*) continue ;;
-        esac
-        cp -pP "${entry}" "${PREFIX}/lib/"
-    done
-    for name in include share bin; do
-        if [[ -d "${tree}/${name}" ]]; then
-            mkdir -p "${PREFIX}/${name}"
-            cp -pPR "${tree}/${name}/." "${PREFIX}/${name}/"
+    while IFS= read -r -d '' entry; do
+        rel="${entry#"${tree}"/}"
+        if libtorch_file "${rel}"; then
+            # Overwriting a host package's file (say include/pybind11) would silently
+            # corrupt that package in the build environment and ship nothing.
+            # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/212
+            [[ ! -e "${PREFIX}/${rel}" && ! -L "${PREFIX}/${rel}" ]] \
+                || die "${PREFIX}/${rel} already exists (installed by a host dependency); libtorch must not overwrite it: build against the system copy (USE_SYSTEM_*) or exclude it in libtorch_file in ${RECIPE_FILE}"
+            files+=("${rel}")
         fi
+    done < <(find "${tree}" \( -type f -o -type l \) -print0)
+    [[ ${#files[@]} -gt 0 ]] || die "${tree} holds no files for libtorch; did the build install anything?"
+    for rel in "${files[@]}"; do
+        mkdir -p "${PREFIX}/${rel%/*}"
+        cp -pP "${tree}/${rel}" "${PREFIX}/${rel}"
     done
-    check_python_independent
+    check_python_independent "${files[@]}"
 }
 
 check_python_independent() {
     # libtorch must not need libtorch_python or libpython: it serves every Python.
     command -v readelf >/dev/null 2>&1 || return 0
-    local library
-    for library in "${PREFIX}/lib/"lib*"${SHLIB_EXT}"*; do
-        [[ -f "${library}" && ! -L "${library}" ]] || continue
-        if readelf -d "${library}" 2>/dev/null | grep -Eq 'NEEDED.*\[lib(torch_python|python[0-9])'; then
-            die "${library} needs a Python library, but libtorch must be Python-independent; exclude it in install_libtorch_files in ${RECIPE_FILE}"
+    local rel dynamic
+    for rel in "$@"; do
+        [[ "${rel}" == lib/*"${SHLIB_EXT}"* && ! -L "${PREFIX}/${rel}" ]] || continue
+        dynamic="$(readelf -d "${PREFIX}/${rel}" 2>/dev/null || true)"
+        if grep -Eq 'NEEDED.*\[lib(torch_python|python[0-9])' <<< "${dynamic}"; then
+            die "${PREFIX}/${rel} needs a Python library, but libtorch must be Python-independent; exclude it in libtorch_file in ${RECIPE_FILE}"
         fi
     done
 }

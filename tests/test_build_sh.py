@@ -232,6 +232,56 @@ def test_extensions_link_libtorch_python_from_prefix_lib_and_torch_lib(
     assert "libtorch_python.so" in needed(extension)
 
 
+# ---------------------------------------------------------------- a CPU configuration
+
+@dataclass(frozen=True)
+class CpuFlow:
+    clobbering: subprocess.CompletedProcess[str]
+    libtorch: Package
+    pytorch: Package
+
+
+@pytest.fixture(scope="module")
+def cpu_flow(tmp_path_factory: pytest.TempPathFactory) -> CpuFlow:
+    first, _ = two_interpreters()
+    venv = base_venv(first)
+    scratch = tmp_path_factory.mktemp("conda-bld-cpu")
+    conda = FakeCondaBuild(scratch, {"cuda_compiler_version": "None", "blas_impl": "mkl"},
+                           megabuild_python=first.tag)
+    # A host dependency that already ships one of libtorch's headers.
+    (scratch / "other" / "include" / "c10").mkdir(parents=True)
+    (scratch / "other" / "include" / "c10" / "c10.h").write_text("// another package's\n")
+    clobbering = conda.attempt_output("libtorch", venv,
+                                      [conda.package_from("other", scratch / "other")])
+    libtorch = conda.run_output("libtorch", venv)
+    pytorch = conda.run_output("pytorch", venv, [libtorch])
+    return CpuFlow(clobbering, libtorch, pytorch)
+
+
+@pytest.mark.slow
+def test_cpu_libtorch_ships_no_linalg_and_no_activation_scripts(cpu_flow: CpuFlow) -> None:
+    assert cpu_flow.libtorch.files == {
+        *(f"lib/{name}" for name in LIBTORCH_LIBS),
+        "include/ATen/ATen.h", "include/c10/c10.h", "include/torch/torch.h",
+        "share/cmake/Torch/TorchConfig.cmake",
+    }
+
+
+@pytest.mark.slow
+def test_cpu_pytorch_links_every_torch_lib_entry_into_prefix(cpu_flow: CpuFlow) -> None:
+    torch_lib = cpu_flow.pytorch.root / site_packages_of(cpu_flow.pytorch) / "torch" / "lib"
+    assert {p.name: os.readlink(p) for p in torch_lib.iterdir()} == {
+        name: f"../../../../{name}" for name in (*LIBTORCH_LIBS, "libtorch_python.so")}
+
+
+@pytest.mark.slow
+def test_libtorch_refuses_to_overwrite_a_host_dependencys_file(cpu_flow: CpuFlow) -> None:
+    assert cpu_flow.clobbering.returncode == 2
+    [line] = [line for line in cpu_flow.clobbering.stderr.splitlines()
+              if line.startswith("build.sh: error:")]
+    assert "include/c10/c10.h already exists" in line and "recipe/build.sh" in line
+
+
 # ---------------------------------------------------------------- bad variant values
 
 def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
