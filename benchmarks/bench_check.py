@@ -62,14 +62,27 @@ def build_package(wheel: Path) -> Path:
                     shutil.copyfileobj(src, dst, 1 << 20)
         files = sorted(p.relative_to(prefix).as_posix() for p in prefix.rglob("*") if p.is_file())
         (prefix / "info").mkdir()
-        (prefix / "info" / "index.json").write_text(json.dumps({
-            "name": "libtorch", "version": "2.13.0", "build": "cpu_generic_hbench00_2", "build_number": 2,
-            "subdir": "linux-64", "depends": ["libgcc >=14", "libstdcxx >=14", "libgomp >=14"],
-        }))
+        (prefix / "info" / "index.json").write_text(
+            json.dumps(
+                {
+                    "name": "libtorch",
+                    "version": "2.13.0",
+                    "build": "cpu_generic_hbench00_2",
+                    "build_number": 2,
+                    "subdir": "linux-64",
+                    "depends": ["libgcc >=14", "libstdcxx >=14", "libgomp >=14"],
+                }
+            )
+        )
         (prefix / "info" / "files").write_text("\n".join(files) + "\n")
         out.mkdir(parents=True, exist_ok=True)
-        cph.create(str(prefix), files + ["info/index.json", "info/files"], f"{stem}.conda.part.conda",
-                   str(out), compression_level=1)
+        cph.create(
+            str(prefix),
+            files + ["info/index.json", "info/files"],
+            f"{stem}.conda.part.conda",
+            str(out),
+            compression_level=1,
+        )
         (out / f"{stem}.conda.part.conda").rename(package)
     return package
 
@@ -82,8 +95,12 @@ def main() -> None:
     package = args.package or build_package(find_wheel(args.wheel))
     with tempfile.TemporaryFile("w+") as out:
         start = time.perf_counter()
-        child = subprocess.Popen([sys.executable, "-m", "tools", "check", "--json", str(package)],
-                                 cwd=REPO, stdout=out, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "tools", "check", "--json", str(package)],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+        )
         # wait4 reports this child's own peak RSS, not that of earlier children.
         _, status, usage = os.wait4(child.pid, 0)
         elapsed = time.perf_counter() - start

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -34,15 +33,28 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent
 VERSION = "2.13.0"
 SUFFIX = "h0c0ffee_2"
-LIBTORCH_LIBS = ("libc10.so", "libshm.so", "libtorch.so", "libtorch_cpu.so", "libtorch_global_deps.so")
+LIBTORCH_LIBS = (
+    "libc10.so",
+    "libshm.so",
+    "libtorch.so",
+    "libtorch_cpu.so",
+    "libtorch_global_deps.so",
+)
 # Built only with BUILD_TEST=1, which the recipe turns off.
-TEST_ONLY_LIBS = ("libaoti_custom_ops.so", "libbackend_with_compiler.so", "libjitbackend_test.so",
-                  "libtorchbind_test.so")
+TEST_ONLY_LIBS = (
+    "libaoti_custom_ops.so",
+    "libbackend_with_compiler.so",
+    "libjitbackend_test.so",
+    "libtorchbind_test.so",
+)
 RUNTIME_DEPS = ("libgcc >=14", "libstdcxx >=14", "libgomp >=14", "_openmp_mutex >=4.5")
-HOST_PLACEHOLDER = "/home/conda/feedstock_root/build_artifacts/libtorch_1700000000/_h_env_placehold_placehold"
+HOST_PLACEHOLDER = (
+    "/home/conda/feedstock_root/build_artifacts/libtorch_1700000000/_h_env_placehold_placehold"
+)
 
 
 # ------------------------------------------------------------------ packing
+
 
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
@@ -52,14 +64,20 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def pack(prefix: Path, out_dir: Path, index: dict, run_exports: dict | None = None,
-         placeholders: dict[str, str] | None = None) -> Path:
+def pack(
+    prefix: Path,
+    out_dir: Path,
+    index: dict,
+    run_exports: dict | None = None,
+    placeholders: dict[str, str] | None = None,
+) -> Path:
     """Write info/ for the files under ``prefix`` and pack a .conda with conda-package-handling."""
     placeholders = placeholders or {}
     files = sorted(
         p.relative_to(prefix).as_posix()
         for p in prefix.rglob("*")
-        if (p.is_file() or p.is_symlink()) and not p.relative_to(prefix).as_posix().startswith("info/")
+        if (p.is_file() or p.is_symlink())
+        and not p.relative_to(prefix).as_posix().startswith("info/")
     )
     paths = []
     for rel in files:
@@ -72,8 +90,16 @@ def pack(prefix: Path, out_dir: Path, index: dict, run_exports: dict | None = No
         paths.append(entry)
     info = prefix / "info"
     info.mkdir(exist_ok=True)
-    index = {"arch": "x86_64", "platform": "linux", "subdir": "linux-64", "license": "BSD-3-Clause",
-             "timestamp": 1700000000000, "version": VERSION, "constrains": [], **index}
+    index = {
+        "arch": "x86_64",
+        "platform": "linux",
+        "subdir": "linux-64",
+        "license": "BSD-3-Clause",
+        "timestamp": 1700000000000,
+        "version": VERSION,
+        "constrains": [],
+        **index,
+    }
     (info / "index.json").write_text(json.dumps(index, indent=2))
     (info / "paths.json").write_text(json.dumps({"paths": paths, "paths_version": 1}, indent=2))
     (info / "files").write_text("\n".join(files) + "\n")
@@ -82,8 +108,14 @@ def pack(prefix: Path, out_dir: Path, index: dict, run_exports: dict | None = No
     info_files = sorted(p.relative_to(prefix).as_posix() for p in info.iterdir())
     stem = f"{index['name']}-{index['version']}-{index['build']}"
     out_dir.mkdir(parents=True, exist_ok=True)
-    cph.create(str(prefix), files + info_files, f"{stem}.conda", str(out_dir),
-               compression_level=1, compression_threads=2)
+    cph.create(
+        str(prefix),
+        files + info_files,
+        f"{stem}.conda",
+        str(out_dir),
+        compression_level=1,
+        compression_threads=2,
+    )
     return out_dir / f"{stem}.conda"
 
 
@@ -132,11 +164,22 @@ def _build_all(wheel: Path, root: Path) -> Built:
     (libtorch / "bin").mkdir()
     (torch / "bin" / "torch_shm_manager").rename(libtorch / "bin" / "torch_shm_manager")
     libtorch_build = f"cpu_generic_{SUFFIX}"
-    libtorch_pkg = pack(libtorch, out / "clean", {
-        "name": "libtorch", "build": libtorch_build, "build_number": 2,
-        "depends": list(RUNTIME_DEPS),
-        "constrains": ["pytorch-cpu 2.13.0", "pytorch-gpu <0.0a0", "pytorch 2.13.0 cpu_generic_*_2"],
-    }, run_exports={"weak": ["libtorch >=2.13,<2.14.0a0"]})
+    libtorch_pkg = pack(
+        libtorch,
+        out / "clean",
+        {
+            "name": "libtorch",
+            "build": libtorch_build,
+            "build_number": 2,
+            "depends": list(RUNTIME_DEPS),
+            "constrains": [
+                "pytorch-cpu 2.13.0",
+                "pytorch-gpu <0.0a0",
+                "pytorch 2.13.0 cpu_generic_*_2",
+            ],
+        },
+        run_exports={"weak": ["libtorch >=2.13,<2.14.0a0"]},
+    )
 
     # pytorch: the per-Python phase, with duplicates of libtorch's files linked.
     pytorch = root / "src-pytorch"
@@ -156,50 +199,96 @@ def _build_all(wheel: Path, root: Path) -> Built:
     _link(sp_torch / "share" / "cmake", "../../../../../share/cmake")
     for dist_info in unpacked.glob("*.dist-info"):
         dist_info.rename(pytorch / site / dist_info.name)
-    pytorch_pkg = pack(pytorch, out / "clean", {
-        "name": "pytorch", "build": f"cpu_generic_py{py.replace('.', '')}_{SUFFIX}", "build_number": 2,
-        "depends": [f"libtorch {VERSION} {libtorch_build}", f"python >={py},<{py[:2]}{int(py[2:]) + 1}.0a0",
-                    f"python_abi {py}.* *_cp{py.replace('.', '')}", "filelock", "fsspec", "jinja2",
-                    "networkx", "nomkl", "sympy >=1.13.3", "typing_extensions >=4.10.0",
-                    *RUNTIME_DEPS],
-        "constrains": ["pytorch-cpu 2.13.0", "pytorch-gpu <0.0a0"],
-    }, run_exports={"weak": ["pytorch >=2.13,<2.14.0a0", "libtorch >=2.13,<2.14.0a0"]})
+    pytorch_pkg = pack(
+        pytorch,
+        out / "clean",
+        {
+            "name": "pytorch",
+            "build": f"cpu_generic_py{py.replace('.', '')}_{SUFFIX}",
+            "build_number": 2,
+            "depends": [
+                f"libtorch {VERSION} {libtorch_build}",
+                f"python >={py},<{py[:2]}{int(py[2:]) + 1}.0a0",
+                f"python_abi {py}.* *_cp{py.replace('.', '')}",
+                "filelock",
+                "fsspec",
+                "jinja2",
+                "networkx",
+                "nomkl",
+                "sympy >=1.13.3",
+                "typing_extensions >=4.10.0",
+                *RUNTIME_DEPS,
+            ],
+            "constrains": ["pytorch-cpu 2.13.0", "pytorch-gpu <0.0a0"],
+        },
+        run_exports={"weak": ["pytorch >=2.13,<2.14.0a0", "libtorch >=2.13,<2.14.0a0"]},
+    )
 
     meta = root / "src-pytorch-cpu"
     meta.mkdir()
-    meta_pkg = pack(meta, out / "clean", {
-        "name": "pytorch-cpu", "build": f"cpu_generic_{SUFFIX}", "build_number": 2,
-        "depends": [f"pytorch {VERSION} cpu_generic*_2"],
-    })
+    meta_pkg = pack(
+        meta,
+        out / "clean",
+        {
+            "name": "pytorch-cpu",
+            "build": f"cpu_generic_{SUFFIX}",
+            "build_number": 2,
+            "depends": [f"pytorch {VERSION} cpu_generic*_2"],
+        },
+    )
 
     # ---- broken ones: small, built from copies of the small libraries
     missing = root / "src-missing"
     (missing / "lib").mkdir(parents=True)
     for lib in ("libc10.so", "libshm.so", "libtorch.so", "libtorch_global_deps.so"):
         shutil.copy2(libtorch / "lib" / lib, missing / "lib" / lib)
-    missing_pkg = pack(missing, out / "missing", {
-        "name": "libtorch", "build": "cpu_generic_h1111111_2", "build_number": 2, "depends": list(RUNTIME_DEPS),
-    })
+    missing_pkg = pack(
+        missing,
+        out / "missing",
+        {
+            "name": "libtorch",
+            "build": "cpu_generic_h1111111_2",
+            "build_number": 2,
+            "depends": list(RUNTIME_DEPS),
+        },
+    )
 
     leaky = root / "src-leaky"
     (leaky / "lib").mkdir(parents=True)
     shutil.copy2(libtorch / "lib" / "libc10.so", leaky / "lib" / "libc10.so")
-    subprocess.run(["patchelf", "--set-rpath", f"{HOST_PLACEHOLDER}/lib", str(leaky / "lib" / "libc10.so")],
-                   check=True)
-    leaky_pkg = pack(leaky, out / "leaky", {
-        "name": "libc10-leaky", "build": "h2222222_0", "build_number": 0, "depends": list(RUNTIME_DEPS),
-    })
+    subprocess.run(
+        ["patchelf", "--set-rpath", f"{HOST_PLACEHOLDER}/lib", str(leaky / "lib" / "libc10.so")],
+        check=True,
+    )
+    leaky_pkg = pack(
+        leaky,
+        out / "leaky",
+        {
+            "name": "libc10-leaky",
+            "build": "h2222222_0",
+            "build_number": 0,
+            "depends": list(RUNTIME_DEPS),
+        },
+    )
 
     dotdot_pkg = _pack_hostile(out / "hostile")
 
     extra = root / "src-extra"
     (extra / "lib").mkdir(parents=True)
     shutil.copy2(libtorch / "lib" / "libc10.so", extra / "lib" / "libc10.so")
-    extra_pkg = pack(extra, out / "overlap", {
-        "name": "libtorch-extras", "build": f"cpu_generic_{SUFFIX}", "build_number": 2,
-        "depends": list(RUNTIME_DEPS),
-    })
-    return Built((libtorch_pkg, pytorch_pkg, meta_pkg), missing_pkg, leaky_pkg, dotdot_pkg, extra_pkg, py)
+    extra_pkg = pack(
+        extra,
+        out / "overlap",
+        {
+            "name": "libtorch-extras",
+            "build": f"cpu_generic_{SUFFIX}",
+            "build_number": 2,
+            "depends": list(RUNTIME_DEPS),
+        },
+    )
+    return Built(
+        (libtorch_pkg, pytorch_pkg, meta_pkg), missing_pkg, leaky_pkg, dotdot_pkg, extra_pkg, py
+    )
 
 
 def _pack_hostile(out: Path) -> Path:
@@ -217,12 +306,24 @@ def _pack_hostile(out: Path) -> Path:
         else:
             info.size = len(data)
             import io
+
             tar.addfile(info, io.BytesIO(data))
 
     with conda_builder(stem, out, compression_level=1) as tar:
-        add(tar, "info/index.json", json.dumps({"name": "hostile", "version": "1.0", "build": SUFFIX,
-                                                 "build_number": 2, "subdir": "linux-64",
-                                                 "depends": []}).encode())
+        add(
+            tar,
+            "info/index.json",
+            json.dumps(
+                {
+                    "name": "hostile",
+                    "version": "1.0",
+                    "build": SUFFIX,
+                    "build_number": 2,
+                    "subdir": "linux-64",
+                    "depends": [],
+                }
+            ).encode(),
+        )
         add(tar, "lib/ok.txt", b"harmless\n")
         add(tar, "../escaped-by-dotdot.txt", b"should never be written\n")
         add(tar, "/tmp/absolute-member.txt", b"should never be written\n")
@@ -242,22 +343,34 @@ def clean_packages(built: Built):
 
 def _expect(built: Built, **overrides) -> Expectations:
     py = built.python
-    fields = dict(
-        config="linux_64_blas_implgenericc_stdlib_version2.28cuda_compiler_versionNone",
-        c_stdlib_version="2.28",
-        cxx_compiler_version="14",
-        cuda_compiler_version="None",
-        outputs=(
-            OutputExpectation("libtorch", run=(),
-                              run_constrained=("pytorch-cpu 2.13.0", "pytorch-gpu <0.0a0"),
-                              declares_run_exports=True),
-            OutputExpectation("pytorch", run=("libtorch 2.13.0 cpu_generic_*_2", "python", "filelock",
-                                              "sympy >=1.13.3", "nomkl"),
-                              run_constrained=("pytorch-cpu 2.13.0",), declares_run_exports=True,
-                              python=py),
+    fields = {
+        "config": "linux_64_blas_implgenericc_stdlib_version2.28cuda_compiler_versionNone",
+        "c_stdlib_version": "2.28",
+        "cxx_compiler_version": "14",
+        "cuda_compiler_version": "None",
+        "outputs": (
+            OutputExpectation(
+                "libtorch",
+                run=(),
+                run_constrained=("pytorch-cpu 2.13.0", "pytorch-gpu <0.0a0"),
+                declares_run_exports=True,
+            ),
+            OutputExpectation(
+                "pytorch",
+                run=(
+                    "libtorch 2.13.0 cpu_generic_*_2",
+                    "python",
+                    "filelock",
+                    "sympy >=1.13.3",
+                    "nomkl",
+                ),
+                run_constrained=("pytorch-cpu 2.13.0",),
+                declares_run_exports=True,
+                python=py,
+            ),
             OutputExpectation("pytorch-cpu", run=("pytorch 2.13.0 cpu_generic*_2",)),
         ),
-    )
+    }
     fields.update(overrides)
     return Expectations(**fields)
 
@@ -268,6 +381,7 @@ def _failures(findings: list[Finding], check: str | None = None) -> list[Finding
 
 # ------------------------------------------------------------------ clean packages
 
+
 def test_clean_split_passes_every_check_that_applies_to_upstream_binaries(built, clean_packages):
     findings = run_checks(clean_packages, _expect(built))
     # Upstream builds with devtoolset, which links parts of libstdc++ statically;
@@ -275,10 +389,23 @@ def test_clean_split_passes_every_check_that_applies_to_upstream_binaries(built,
     unexpected = [f for f in _failures(findings) if f.check != "abi.static-libstdcxx"]
     assert unexpected == []
     checks_run = {f.check for f in findings}
-    assert {"archive.member", "elf.needed", "elf.runpath", "elf.glibc", "elf.glibcxx", "elf.cxxabi",
-            "abi.cxx11", "layout.expected-files", "layout.overlap", "layout.torch-lib-links",
-            "layout.build-prefix", "cuda.runtime", "metadata.depends", "metadata.constrains",
-            "metadata.run-exports"} <= checks_run
+    assert {
+        "archive.member",
+        "elf.needed",
+        "elf.runpath",
+        "elf.glibc",
+        "elf.glibcxx",
+        "elf.cxxabi",
+        "abi.cxx11",
+        "layout.expected-files",
+        "layout.overlap",
+        "layout.torch-lib-links",
+        "layout.build-prefix",
+        "cuda.runtime",
+        "metadata.depends",
+        "metadata.constrains",
+        "metadata.run-exports",
+    } <= checks_run
 
 
 def test_libtorch_cpu_symbols_agree_with_the_cxx11_abi(built, clean_packages):
@@ -288,9 +415,13 @@ def test_libtorch_cpu_symbols_agree_with_the_cxx11_abi(built, clean_packages):
     assert "0 old-ABI" in findings[0].detail
 
 
-def test_upstream_devtoolset_libstdcxx_pieces_are_reported_as_static_libstdcxx(built, clean_packages):
+def test_upstream_devtoolset_libstdcxx_pieces_are_reported_as_static_libstdcxx(
+    built, clean_packages
+):
     failing = _failures(run_checks(clean_packages, _expect(built)), "abi.static-libstdcxx")
-    assert any(f.path.endswith(":lib/libtorch_cpu.so") and "filesystem" in f.detail for f in failing)
+    assert any(
+        f.path.endswith(":lib/libtorch_cpu.so") and "filesystem" in f.detail for f in failing
+    )
 
 
 def test_needed_libraries_resolve_through_runpath_and_run_dependencies(built, clean_packages):
@@ -301,12 +432,15 @@ def test_needed_libraries_resolve_through_runpath_and_run_dependencies(built, cl
 
 
 def test_torch_lib_entries_of_pytorch_are_links_into_prefix_lib(built, clean_packages):
-    links = [f for f in run_checks(clean_packages, _expect(built)) if f.check == "layout.torch-lib-links"]
+    links = [
+        f for f in run_checks(clean_packages, _expect(built)) if f.check == "layout.torch-lib-links"
+    ]
     assert [f.status for f in links] == ["pass"]
     assert links[0].detail.startswith("6 torch/lib links")
 
 
 # ------------------------------------------------------------------ broken packages
+
 
 def test_glibc_requirement_above_the_configs_c_stdlib_version_fails(built, clean_packages):
     findings = run_checks(clean_packages, _expect(built, c_stdlib_version="2.17"))
@@ -320,7 +454,10 @@ def test_missing_library_fails_needed_resolution(built):
     needed = _failures(findings, "elf.needed")
     assert {f.path.rsplit(":", 1)[1] for f in needed} >= {"lib/libshm.so", "lib/libtorch.so"}
     assert all("libtorch_cpu.so" in f.detail for f in needed)
-    assert any("missing lib/libtorch_cpu.so" in f.detail for f in _failures(findings, "layout.expected-files"))
+    assert any(
+        "missing lib/libtorch_cpu.so" in f.detail
+        for f in _failures(findings, "layout.expected-files")
+    )
 
 
 def test_absolute_runpath_set_by_patchelf_fails(built):
@@ -352,9 +489,16 @@ def test_file_shipped_by_two_packages_of_one_config_fails(built, clean_packages)
 
 # ------------------------------------------------------------------ the command
 
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tools", "check", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "tools", "check", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def test_command_json_lists_findings_and_exits_1_on_a_failure(built):
@@ -381,39 +525,72 @@ def test_command_reads_a_directory_of_packages(built):
 
 # ------------------------------------------------------------------ installed prefix
 
+
 def test_installed_prefix_is_checked_against_its_whole_environment(built, tmp_path):
     prefix = tmp_path / "env"
     (prefix / "conda-meta").mkdir(parents=True)
     for package_file in built.clean[:2]:  # libtorch and pytorch, as conda would install them
         cph.extract(str(package_file), dest_dir=str(prefix), components=["pkg"])
         name, version, build = package_file.name[: -len(".conda")].rsplit("-", 2)
-        files = sorted(p.relative_to(prefix).as_posix() for p in prefix.rglob("*")
-                       if (p.is_file() or p.is_symlink()) and not p.relative_to(prefix).as_posix().startswith(
-                           ("conda-meta/", "info/")))
-        owned = set().union(*(set(json.loads(r.read_text())["files"]) for r in (prefix / "conda-meta").glob("*.json")))
-        (prefix / "conda-meta" / f"{name}-{version}-{build}.json").write_text(json.dumps({
-            "name": name, "version": version, "build": build, "subdir": "linux-64",
-            "depends": list(RUNTIME_DEPS), "files": [f for f in files if f not in owned],
-        }))
+        files = sorted(
+            p.relative_to(prefix).as_posix()
+            for p in prefix.rglob("*")
+            if (p.is_file() or p.is_symlink())
+            and not p.relative_to(prefix).as_posix().startswith(("conda-meta/", "info/"))
+        )
+        owned = set().union(
+            *(
+                set(json.loads(r.read_text())["files"])
+                for r in (prefix / "conda-meta").glob("*.json")
+            )
+        )
+        (prefix / "conda-meta" / f"{name}-{version}-{build}.json").write_text(
+            json.dumps(
+                {
+                    "name": name,
+                    "version": version,
+                    "build": build,
+                    "subdir": "linux-64",
+                    "depends": list(RUNTIME_DEPS),
+                    "files": [f for f in files if f not in owned],
+                }
+            )
+        )
     findings = run_checks(load([prefix]))
     assert {f.path for f in findings if f.check == "elf.needed" and f.status == "pass"} == {
-        f"{prefix}[libtorch]", f"{prefix}[pytorch]"}
+        f"{prefix}[libtorch]",
+        f"{prefix}[pytorch]",
+    }
     assert [f.status for f in findings if f.check == "layout.torch-lib-links"] == ["pass"]
     assert [f for f in findings if f.status == "fail" and f.check != "abi.static-libstdcxx"] == []
 
 
 # ------------------------------------------------------------------ --config
 
+
 def test_config_render_supplies_stdlib_and_requirements(built, shared_dir):
-    config = (shared_dir / "reference" / "ci_support" / "2026-08" /
-              "linux_64_blas_implgenericc_stdlib_version2.17channel_targetsconda-forge_maincuda_compiler_versionNoneis_rcFalse.yaml")
+    config = (
+        shared_dir
+        / "reference"
+        / "ci_support"
+        / "2026-08"
+        / "linux_64_blas_implgenericc_stdlib_version2.17channel_targetsconda-forge_maincuda_compiler_versionNoneis_rcFalse.yaml"
+    )
     if not config.is_file():
         pytest.skip(f"{config} is absent")
     result = _cli("--json", "--config", str(config), str(built.clean[0].parent))
     assert result.returncode == 1, result.stderr
     findings = json.loads(result.stdout)
     # The upstream wheel is manylinux_2_28; this config promises glibc 2.17.
-    assert any(f["check"] == "elf.glibc" and f["status"] == "fail" and "c_stdlib_version 2.17" in f["detail"]
-               for f in findings)
-    assert {"metadata.depends", "metadata.constrains", "metadata.run-exports"} <= {f["check"] for f in findings}
-    assert any(f["check"] == "elf.glibcxx" and "cxx_compiler_version" in f["detail"] for f in findings)
+    assert any(
+        f["check"] == "elf.glibc"
+        and f["status"] == "fail"
+        and "c_stdlib_version 2.17" in f["detail"]
+        for f in findings
+    )
+    assert {"metadata.depends", "metadata.constrains", "metadata.run-exports"} <= {
+        f["check"] for f in findings
+    }
+    assert any(
+        f["check"] == "elf.glibcxx" and "cxx_compiler_version" in f["detail"] for f in findings
+    )

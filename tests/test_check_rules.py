@@ -36,19 +36,52 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def elf(needed=(), runpath=("$ORIGIN",), versions=(), cxx11=0, old=0, std=0) -> ElfInfo:
-    return ElfInfo(machine="EM_X86_64", soname=None, needed=tuple(needed), runpath=tuple(runpath), rpath=(),
-                   version_needs=tuple(versions), cxx11_symbols=cxx11, old_abi_symbols=old,
-                   std_definitions=std, std_definition_sample=("_ZNSt10filesystem4pathC1Ev",) if std else ())
+    return ElfInfo(
+        machine="EM_X86_64",
+        soname=None,
+        needed=tuple(needed),
+        runpath=tuple(runpath),
+        rpath=(),
+        version_needs=tuple(versions),
+        cxx11_symbols=cxx11,
+        old_abi_symbols=old,
+        std_definitions=std,
+        std_definition_sample=("_ZNSt10filesystem4pathC1Ev",) if std else (),
+    )
 
 
-def package(name="libtorch", build="cpu_generic_h1234567_2", files=(), links=(), elves=None, depends=(),
-            constrains=(), run_exports=None, prefix_strings=None, placeholders=None, texts=None) -> Package:
-    members = tuple(Member(p, "file", 1) for p in files) + tuple(Member(p, "symlink", 0, t) for p, t in links)
-    return Package(source=Path(f"/pkgs/{name}-2.13.0-{build}.conda"), kind="conda", name=name,
-                   version="2.13.0", build=build, subdir="linux-64", depends=tuple(depends),
-                   constrains=tuple(constrains), run_exports=run_exports, members=members,
-                   elves=elves or {}, prefix_strings=prefix_strings or {}, placeholders=placeholders or {},
-                   texts=texts or {})
+def package(
+    name="libtorch",
+    build="cpu_generic_h1234567_2",
+    files=(),
+    links=(),
+    elves=None,
+    depends=(),
+    constrains=(),
+    run_exports=None,
+    prefix_strings=None,
+    placeholders=None,
+    texts=None,
+) -> Package:
+    members = tuple(Member(p, "file", 1) for p in files) + tuple(
+        Member(p, "symlink", 0, t) for p, t in links
+    )
+    return Package(
+        source=Path(f"/pkgs/{name}-2.13.0-{build}.conda"),
+        kind="conda",
+        name=name,
+        version="2.13.0",
+        build=build,
+        subdir="linux-64",
+        depends=tuple(depends),
+        constrains=tuple(constrains),
+        run_exports=run_exports,
+        members=members,
+        elves=elves or {},
+        prefix_strings=prefix_strings or {},
+        placeholders=placeholders or {},
+        texts=texts or {},
+    )
 
 
 def fails(findings, check):
@@ -61,33 +94,51 @@ def statuses(findings, check):
 
 # ------------------------------------------------------------------ archive members
 
-@pytest.mark.parametrize(("name", "kind", "target"), [
-    ("/etc/passwd", "file", None),
-    ("lib/../../evil", "file", None),
-    ("../evil", "file", None),
-    ("lib/link", "symlink", "/usr/lib/libc.so.6"),
-    ("lib/link", "symlink", "../../outside"),
-    ("lib/hard", "hardlink", "../outside"),
-])
+
+@pytest.mark.parametrize(
+    ("name", "kind", "target"),
+    [
+        ("/etc/passwd", "file", None),
+        ("lib/../../evil", "file", None),
+        ("../evil", "file", None),
+        ("lib/link", "symlink", "/usr/lib/libc.so.6"),
+        ("lib/link", "symlink", "../../outside"),
+        ("lib/hard", "hardlink", "../outside"),
+    ],
+)
 def test_members_leaving_the_package_are_unsafe(name, kind, target):
     assert unsafe_reason(name, kind, target) is not None
 
 
-@pytest.mark.parametrize(("name", "kind", "target"), [
-    ("lib/libc10.so", "file", None),
-    ("lib/python3.12/site-packages/torch/lib/libc10.so", "symlink", "../../../../libc10.so"),
-    ("lib/libfoo.so", "symlink", "libfoo.so.1"),
-])
+@pytest.mark.parametrize(
+    ("name", "kind", "target"),
+    [
+        ("lib/libc10.so", "file", None),
+        ("lib/python3.12/site-packages/torch/lib/libc10.so", "symlink", "../../../../libc10.so"),
+        ("lib/libfoo.so", "symlink", "libfoo.so.1"),
+    ],
+)
 def test_members_inside_the_package_are_safe(name, kind, target):
     assert unsafe_reason(name, kind, target) is None
 
 
-def _tiny_conda(out: Path, members: dict[str, bytes], name="tiny", build="h1234567_0",
-                paths_json: dict | None = None) -> Path:
+def _tiny_conda(
+    out: Path,
+    members: dict[str, bytes],
+    name="tiny",
+    build="h1234567_0",
+    paths_json: dict | None = None,
+) -> Path:
     stem = f"{name}-1.0-{build}"
     with conda_builder(stem, out, compression_level=1) as tar:
-        index = {"name": name, "version": "1.0", "build": build, "build_number": 0,
-                 "subdir": "linux-64", "depends": []}
+        index = {
+            "name": name,
+            "version": "1.0",
+            "build": build,
+            "build_number": 0,
+            "subdir": "linux-64",
+            "depends": [],
+        }
         extra = {"info/index.json": json.dumps(index).encode()}
         if paths_json is not None:
             extra["info/paths.json"] = json.dumps(paths_json).encode()
@@ -99,7 +150,10 @@ def _tiny_conda(out: Path, members: dict[str, bytes], name="tiny", build="h12345
 
 
 def test_leftover_build_env_path_in_a_text_file_fails(tmp_path):
-    pkg = _tiny_conda(tmp_path, {"bin/tool": b"#!/home/conda/feedstock_root/build_artifacts/x/_build_env/bin/python\n"})
+    pkg = _tiny_conda(
+        tmp_path,
+        {"bin/tool": b"#!/home/conda/feedstock_root/build_artifacts/x/_build_env/bin/python\n"},
+    )
     failing = fails(run_checks(load([pkg])), "layout.build-prefix")
     assert [f.path.split(":", 1)[1] for f in failing] == ["bin/tool"]
     assert "_build_env/bin/python" in failing[0].detail
@@ -108,42 +162,64 @@ def test_leftover_build_env_path_in_a_text_file_fails(tmp_path):
 def test_host_prefix_placeholder_declared_in_paths_json_is_allowed(tmp_path):
     placeholder = "/home/conda/feedstock_root/build_artifacts/x/_h_env_placehold_placehold"
     pkg = _tiny_conda(
-        tmp_path, {"share/cmake/Foo/FooConfig.cmake": f'set(FOO_ROOT "{placeholder}/lib")\n'.encode()},
-        paths_json={"paths": [{"_path": "share/cmake/Foo/FooConfig.cmake", "path_type": "hardlink",
-                               "prefix_placeholder": placeholder, "file_mode": "text"}]},
+        tmp_path,
+        {"share/cmake/Foo/FooConfig.cmake": f'set(FOO_ROOT "{placeholder}/lib")\n'.encode()},
+        paths_json={
+            "paths": [
+                {
+                    "_path": "share/cmake/Foo/FooConfig.cmake",
+                    "path_type": "hardlink",
+                    "prefix_placeholder": placeholder,
+                    "file_mode": "text",
+                }
+            ]
+        },
     )
     assert statuses(run_checks(load([pkg])), "layout.build-prefix") == ["pass"]
 
 
 def test_build_prefix_scan_finds_whole_paths_only_when_a_marker_is_present():
     assert build_prefix_strings(b"plain text /usr/lib/libz.so\n") == ()
-    assert build_prefix_strings(b'x="/opt/conda/conda-bld/work/foo.h";') == ("/opt/conda/conda-bld/work/foo.h",)
+    assert build_prefix_strings(b'x="/opt/conda/conda-bld/work/foo.h";') == (
+        "/opt/conda/conda-bld/work/foo.h",
+    )
 
 
 def test_corrupt_archive_is_unusable_input_with_a_one_line_error(tmp_path):
     bad = tmp_path / "broken-1.0-h0_0.conda"
     bad.write_bytes(b"not a zip at all")
-    result = subprocess.run([sys.executable, "-m", "tools", "check", str(bad)], cwd=REPO,
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "tools", "check", str(bad)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 2
     assert result.stderr.startswith(f"error: {bad}: not a readable conda package")
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
 def test_directory_without_packages_is_unusable_input(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "tools", "check", str(tmp_path)], cwd=REPO,
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "tools", "check", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 2
     assert "holds no .conda or .tar.bz2 packages" in result.stderr
 
 
 # ------------------------------------------------------------------ ELF reading
 
+
 def test_reading_a_real_elf_reports_needed_libraries_and_glibc_versions():
     interpreter = Path(sys.executable).resolve()
     with interpreter.open("rb") as stream:
         info = read_elf(stream)
-    assert any(n.startswith("libc.so") or n.startswith("libpython") for n in info.needed)
+    assert any(n.startswith(("libc.so", "libpython")) for n in info.needed)
     assert any(v.startswith("GLIBC_2.") for v in info.required_versions)
 
 
@@ -156,26 +232,38 @@ def test_truncated_elf_is_a_value_error(tmp_path):
 
 # ------------------------------------------------------------------ linkage
 
-@pytest.mark.parametrize(("entry", "problem"), [
-    ("/home/conda/feedstock_root/build_artifacts/x/_h_env/lib", "absolute"),
-    ("/lib/intel64", "absolute"),
-    ("lib", "working directory"),
-    ("$ORIGIN/../../../..", "above the prefix"),
-])
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ("/home/conda/feedstock_root/build_artifacts/x/_h_env/lib", "absolute"),
+        ("/lib/intel64", "absolute"),
+        ("lib", "working directory"),
+        ("$ORIGIN/../../../..", "above the prefix"),
+    ],
+)
 def test_runpath_entries_that_do_not_stay_origin_relative_are_problems(entry, problem):
     assert problem in runpath_problem("lib/libtorch.so", entry, relative_root=True)
 
 
 def test_origin_relative_runpath_inside_the_prefix_is_fine():
-    assert runpath_problem("lib/python3.12/site-packages/torch/_C.so", "$ORIGIN/lib", relative_root=True) is None
+    assert (
+        runpath_problem(
+            "lib/python3.12/site-packages/torch/_C.so", "$ORIGIN/lib", relative_root=True
+        )
+        is None
+    )
     assert runpath_problem("lib/libtorch.so", "${ORIGIN}/../lib", relative_root=True) is None
 
 
 def test_needed_found_through_a_runpath_symlink_resolves():
     lib = package(files=["lib/libc10.so"], elves={"lib/libshm.so": elf(["libc10.so", "libc.so.6"])})
-    py = package("pytorch", "cpu_generic_py312_h1_2",
-                 links=[("lib/python3.12/site-packages/torch/lib/libc10.so", "../../../../libc10.so")],
-                 elves={"lib/python3.12/site-packages/torch/_C.so": elf(["libc10.so"], ["$ORIGIN/lib"])})
+    py = package(
+        "pytorch",
+        "cpu_generic_py312_h1_2",
+        links=[("lib/python3.12/site-packages/torch/lib/libc10.so", "../../../../libc10.so")],
+        elves={"lib/python3.12/site-packages/torch/_C.so": elf(["libc10.so"], ["$ORIGIN/lib"])},
+    )
     assert statuses(run_checks([lib, py]), "elf.needed") == ["pass"]
 
 
@@ -186,28 +274,40 @@ def test_needed_provided_by_a_dependency_not_in_depends_fails():
 
 
 def test_needed_from_a_run_dependency_passes():
-    lib = package(elves={"lib/libtorch_cpu.so": elf(["libgomp.so.1", "libcuda.so.1"])}, depends=["libgomp >=14"])
+    lib = package(
+        elves={"lib/libtorch_cpu.so": elf(["libgomp.so.1", "libcuda.so.1"])},
+        depends=["libgomp >=14"],
+    )
     assert statuses(run_checks([lib]), "elf.needed") == ["pass"]
 
 
 def test_needed_present_but_off_the_runpath_is_a_warning():
-    lib = package(files=["lib/libc10.so"], elves={"bin/tool": elf(["libc10.so"], runpath=["$ORIGIN"])})
+    lib = package(
+        files=["lib/libc10.so"], elves={"bin/tool": elf(["libc10.so"], runpath=["$ORIGIN"])}
+    )
     assert statuses(run_checks([lib]), "elf.needed") == ["warn"]
 
 
 def test_glibcxx_above_what_the_compiler_ships_fails():
-    lib = package(elves={"lib/libc10.so": elf(versions=[("libstdc++.so.6", ("GLIBCXX_3.4.34", "CXXABI_1.3.15"))])})
+    lib = package(
+        elves={
+            "lib/libc10.so": elf(versions=[("libstdc++.so.6", ("GLIBCXX_3.4.34", "CXXABI_1.3.15"))])
+        }
+    )
     findings = run_checks([lib], Expectations(cxx_compiler_version="14"))
     assert "above GLIBCXX_3.4.33" in fails(findings, "elf.glibcxx")[0].detail
     assert statuses(findings, "elf.cxxabi") == ["pass"]
 
 
 def test_glibc_private_requirement_fails():
-    lib = package(elves={"lib/libc10.so": elf(versions=[("libc.so.6", ("GLIBC_PRIVATE", "GLIBC_2.17"))])})
+    lib = package(
+        elves={"lib/libc10.so": elf(versions=[("libc.so.6", ("GLIBC_PRIVATE", "GLIBC_2.17"))])}
+    )
     assert fails(run_checks([lib], Expectations(c_stdlib_version="2.17")), "elf.glibc")
 
 
 # ------------------------------------------------------------------ C++ ABI
+
 
 def test_torchconfig_abi_flag_is_read():
     assert declared_abi('set(TORCH_CXX_FLAGS "-D_GLIBCXX_USE_CXX11_ABI=0")') == 0
@@ -215,9 +315,11 @@ def test_torchconfig_abi_flag_is_read():
 
 
 def test_old_abi_symbols_contradicting_torchconfig_fail():
-    lib = package(files=["share/cmake/Torch/TorchConfig.cmake"],
-                  texts={"share/cmake/Torch/TorchConfig.cmake": "-D_GLIBCXX_USE_CXX11_ABI=1"},
-                  elves={"lib/libtorch_cpu.so": elf(cxx11=500, old=3)})
+    lib = package(
+        files=["share/cmake/Torch/TorchConfig.cmake"],
+        texts={"share/cmake/Torch/TorchConfig.cmake": "-D_GLIBCXX_USE_CXX11_ABI=1"},
+        elves={"lib/libtorch_cpu.so": elf(cxx11=500, old=3)},
+    )
     assert fails(run_checks([lib]), "abi.cxx11")
 
 
@@ -228,25 +330,36 @@ def test_statically_linked_libstdcxx_in_a_conda_torch_library_fails():
 
 # ------------------------------------------------------------------ layout
 
+
 def test_bytecode_for_another_python_fails():
-    py = package("pytorch", "cpu_generic_py312_h1_2", files=[
-        "lib/python3.12/site-packages/functorch/__pycache__/__init__.cpython-312.pyc",
-        "lib/python3.12/site-packages/functorch/__pycache__/__init__.cpython-314.pyc",
-    ])
+    py = package(
+        "pytorch",
+        "cpu_generic_py312_h1_2",
+        files=[
+            "lib/python3.12/site-packages/functorch/__pycache__/__init__.cpython-312.pyc",
+            "lib/python3.12/site-packages/functorch/__pycache__/__init__.cpython-314.pyc",
+        ],
+    )
     failing = fails(run_checks([py]), "layout.pyc")
     assert [f.path.endswith("cpython-314.pyc") for f in failing] == [True]
 
 
 def test_torch_lib_copy_of_a_prefix_lib_file_fails():
     lib = package(files=["lib/libc10.so"])
-    py = package("pytorch", "cpu_generic_py312_h1_2",
-                 files=["lib/python3.12/site-packages/torch/lib/libc10.so"])
+    py = package(
+        "pytorch",
+        "cpu_generic_py312_h1_2",
+        files=["lib/python3.12/site-packages/torch/lib/libc10.so"],
+    )
     assert "should be a link" in fails(run_checks([lib, py]), "layout.torch-lib-links")[0].detail
 
 
 def test_torch_lib_link_that_resolves_nowhere_fails():
-    py = package("pytorch", "cpu_generic_py312_h1_2",
-                 links=[("lib/python3.12/site-packages/torch/lib/libc10.so", "../../../../libc10.so")])
+    py = package(
+        "pytorch",
+        "cpu_generic_py312_h1_2",
+        links=[("lib/python3.12/site-packages/torch/lib/libc10.so", "../../../../libc10.so")],
+    )
     assert fails(run_checks([py]), "layout.torch-lib-links")
 
 
@@ -258,10 +371,17 @@ def test_same_named_alternatives_may_share_paths():
 
 
 def test_cuda_libtorch_must_ship_the_cuda_libraries():
-    lib = package(build="cuda129_generic_h1_202", files=[f"lib/lib{n}.so" for n in
-                  ("c10", "shm", "torch", "torch_cpu", "torch_global_deps")] + ["share/cmake/Torch/TorchConfig.cmake"])
+    lib = package(
+        build="cuda129_generic_h1_202",
+        files=[f"lib/lib{n}.so" for n in ("c10", "shm", "torch", "torch_cpu", "torch_global_deps")]
+        + ["share/cmake/Torch/TorchConfig.cmake"],
+    )
     missing = {f.detail for f in fails(run_checks([lib]), "layout.expected-files")}
-    assert missing == {"missing lib/libc10_cuda.so", "missing lib/libcaffe2_nvrtc.so", "missing lib/libtorch_cuda.so"}
+    assert missing == {
+        "missing lib/libc10_cuda.so",
+        "missing lib/libcaffe2_nvrtc.so",
+        "missing lib/libtorch_cuda.so",
+    }
 
 
 def test_tree_does_not_follow_links_out_of_the_packages():
@@ -271,8 +391,11 @@ def test_tree_does_not_follow_links_out_of_the_packages():
 
 # ------------------------------------------------------------------ CUDA
 
+
 def test_cudart_of_another_major_fails():
-    lib = package(build="cuda130_generic_h1_200", elves={"lib/libtorch_cuda.so": elf(["libcudart.so.12"])})
+    lib = package(
+        build="cuda130_generic_h1_200", elves={"lib/libtorch_cuda.so": elf(["libcudart.so.12"])}
+    )
     assert "libcudart.so.13" in fails(run_checks([lib]), "cuda.runtime")[0].detail
 
 
@@ -282,42 +405,61 @@ def test_cpu_build_linking_cuda_fails():
 
 
 def test_nomagma_linalg_linking_magma_fails():
-    linalg = package("libtorch-cuda-linalg", "cuda129_nomagma_generic_h1_200",
-                     elves={"lib/libtorch_cuda_linalg.so": elf(["libmagma.so", "libcudart.so.12"])})
+    linalg = package(
+        "libtorch-cuda-linalg",
+        "cuda129_nomagma_generic_h1_200",
+        elves={"lib/libtorch_cuda_linalg.so": elf(["libmagma.so", "libcudart.so.12"])},
+    )
     assert fails(run_checks([linalg]), "cuda.magma")
 
 
 def test_magma_linalg_without_magma_fails():
-    linalg = package("libtorch-cuda-linalg", "cuda129_magma_generic_h1_250",
-                     elves={"lib/libtorch_cuda_linalg.so": elf(["libcudart.so.12"])})
+    linalg = package(
+        "libtorch-cuda-linalg",
+        "cuda129_magma_generic_h1_250",
+        elves={"lib/libtorch_cuda_linalg.so": elf(["libcudart.so.12"])},
+    )
     assert fails(run_checks([linalg]), "cuda.magma")
 
 
 def test_magma_outside_the_linalg_library_fails():
-    lib = package(build="cuda129_generic_h1_200", elves={"lib/libtorch_cuda.so": elf(["libmagma.so"])})
+    lib = package(
+        build="cuda129_generic_h1_200", elves={"lib/libtorch_cuda.so": elf(["libmagma.so"])}
+    )
     assert fails(run_checks([lib]), "cuda.magma")
 
 
-@pytest.mark.parametrize(("build", "major", "flavor", "python"), [
-    ("cuda129_magma_generic_h1_250", 12, "magma", None),
-    ("cuda130_nomagma_mkl_h1_300", 13, "nomagma", None),
-    ("cpu_generic_py312_h1234_2", 0, None, "3.12"),
-    ("h1234567_0", None, None, None),
-])
+@pytest.mark.parametrize(
+    ("build", "major", "flavor", "python"),
+    [
+        ("cuda129_magma_generic_h1_250", 12, "magma", None),
+        ("cuda130_nomagma_mkl_h1_300", 13, "nomagma", None),
+        ("cpu_generic_py312_h1234_2", 0, None, "3.12"),
+        ("h1234567_0", None, None, None),
+    ],
+)
 def test_build_strings_name_the_variant(build, major, flavor, python):
-    assert (build_string_cuda_major(build), build_string_flavor(build), build_string_python(build)) == \
-        (major, flavor, python)
+    assert (
+        build_string_cuda_major(build),
+        build_string_flavor(build),
+        build_string_python(build),
+    ) == (major, flavor, python)
 
 
 # ------------------------------------------------------------------ metadata
 
+
 def test_rendered_run_requirement_missing_from_index_json_fails():
     findings = compare_specs("metadata.depends", "p", ["python", "filelock"], ["python >=3.12"])
-    assert [f.detail for f in findings if f.status == "fail"] == ["rendered 'filelock' is missing from info/index.json"]
+    assert [f.detail for f in findings if f.status == "fail"] == [
+        "rendered 'filelock' is missing from info/index.json"
+    ]
 
 
 def test_requirements_added_at_build_time_are_fine():
-    findings = compare_specs("metadata.depends", "p", ["python"], ["python >=3.12", "libstdcxx >=14"])
+    findings = compare_specs(
+        "metadata.depends", "p", ["python"], ["python >=3.12", "libstdcxx >=14"]
+    )
     assert [f.status for f in findings] == ["pass"] and "libstdcxx" in findings[0].detail
 
 
@@ -338,17 +480,50 @@ class FakeRendered:
 
 
 def test_expectations_come_from_the_render_with_flavour_per_output():
-    variant = {"c_stdlib_version": "2.28", "cxx_compiler_version": "14", "cuda_compiler_version": "13.0",
-               "python": "3.12.* *_cpython"}
-    expect = from_rendered([
-        FakeRendered("libtorch-cuda-linalg", "cuda130_magma_generic_ha_250", {**variant, "cuda_linalg_flavor": "magma"}),
-        FakeRendered("libtorch-cuda-linalg", "cuda130_nomagma_generic_hb_200", {**variant, "cuda_linalg_flavor": "nomagma"}),
-        FakeRendered("pytorch", "cuda130_generic_py312_hc_200", variant, {"run": ("python",)},
-                     {"weak": ("pytorch >=2.13",)}),
-        FakeRendered("pytorch", "skipped", variant, skip=True),
-    ], config="cfg")
-    assert (expect.c_stdlib_version, expect.cuda_major, expect.cuda_linalg_flavor) == ("2.28", 13, None)
-    assert expect.output_for("libtorch-cuda-linalg", None, "cuda130_nomagma_generic_hb_200").cuda_linalg_flavor == "nomagma"
+    variant = {
+        "c_stdlib_version": "2.28",
+        "cxx_compiler_version": "14",
+        "cuda_compiler_version": "13.0",
+        "python": "3.12.* *_cpython",
+    }
+    expect = from_rendered(
+        [
+            FakeRendered(
+                "libtorch-cuda-linalg",
+                "cuda130_magma_generic_ha_250",
+                {**variant, "cuda_linalg_flavor": "magma"},
+            ),
+            FakeRendered(
+                "libtorch-cuda-linalg",
+                "cuda130_nomagma_generic_hb_200",
+                {**variant, "cuda_linalg_flavor": "nomagma"},
+            ),
+            FakeRendered(
+                "pytorch",
+                "cuda130_generic_py312_hc_200",
+                variant,
+                {"run": ("python",)},
+                {"weak": ("pytorch >=2.13",)},
+            ),
+            FakeRendered("pytorch", "skipped", variant, skip=True),
+        ],
+        config="cfg",
+    )
+    assert (expect.c_stdlib_version, expect.cuda_major, expect.cuda_linalg_flavor) == (
+        "2.28",
+        13,
+        None,
+    )
+    assert (
+        expect.output_for(
+            "libtorch-cuda-linalg", None, "cuda130_nomagma_generic_hb_200"
+        ).cuda_linalg_flavor
+        == "nomagma"
+    )
     pytorch = expect.output_for("pytorch", "3.12")
-    assert (pytorch.run, pytorch.declares_run_exports, pytorch.python) == (("python",), True, "3.12")
+    assert (pytorch.run, pytorch.declares_run_exports, pytorch.python) == (
+        ("python",),
+        True,
+        "3.12",
+    )
     assert len(expect.outputs) == 3

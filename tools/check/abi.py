@@ -57,14 +57,25 @@ def check_cxx11_abi(ctx: Context) -> list[Finding]:
                 cfg_pkg, cfg_path, text = configs[0]
                 declared = declared_abi(text)
                 if declared == -1:
-                    findings.append(failed("abi.cxx11", member_path(cfg_pkg.label, cfg_path),
-                                           "sets _GLIBCXX_USE_CXX11_ABI to both 0 and 1"))
+                    findings.append(
+                        failed(
+                            "abi.cxx11",
+                            member_path(cfg_pkg.label, cfg_path),
+                            "sets _GLIBCXX_USE_CXX11_ABI to both 0 and 1",
+                        )
+                    )
                     continue
-                source = (f"{cfg_path} sets _GLIBCXX_USE_CXX11_ABI={declared}" if declared is not None
-                          else f"{cfg_path} sets no _GLIBCXX_USE_CXX11_ABI (compilers default to 1)")
+                source = (
+                    f"{cfg_path} sets _GLIBCXX_USE_CXX11_ABI={declared}"
+                    if declared is not None
+                    else f"{cfg_path} sets no _GLIBCXX_USE_CXX11_ABI (compilers default to 1)"
+                )
                 expected = 1 if declared is None else declared
             else:
-                source, expected = "no TorchConfig.cmake in the packages; assuming the default, 1", 1
+                source, expected = (
+                    "no TorchConfig.cmake in the packages; assuming the default, 1",
+                    1,
+                )
             counts = f"{info.cxx11_symbols} cxx11 and {info.old_abi_symbols} old-ABI symbols in c10/at/torch/caffe2"
             if expected == 1:
                 ok = info.old_abi_symbols == 0 and info.cxx11_symbols >= MIN_CXX11_SYMBOLS
@@ -73,7 +84,9 @@ def check_cxx11_abi(ctx: Context) -> list[Finding]:
             if ok:
                 findings.append(passed("abi.cxx11", where, f"{source}; {counts}"))
             else:
-                findings.append(failed("abi.cxx11", where, f"{source}, but libtorch_cpu.so has {counts}"))
+                findings.append(
+                    failed("abi.cxx11", where, f"{source}, but libtorch_cpu.so has {counts}")
+                )
     return findings
 
 
@@ -84,16 +97,30 @@ def check_static_libstdcxx(ctx: Context) -> list[Finding]:
             continue
         carriers = [(p, i) for p, i in sorted(package.elves.items()) if i.std_definitions]
         for path, info in carriers:
-            detail = (f"defines {info.std_definitions} libstdc++ symbols (statically linked), "
-                      f"e.g. {', '.join(info.std_definition_sample[:3])}")
+            detail = (
+                f"defines {info.std_definitions} libstdc++ symbols (statically linked), "
+                f"e.g. {', '.join(info.std_definition_sample[:3])}"
+            )
             if package.kind == "wheel":
                 # Upstream wheels are built with devtoolset, whose libstdc++_nonshared.a
                 # links newer std:: pieces in on purpose.
-                findings.append(warned("abi.static-libstdcxx", member_path(package.label, path),
-                                       detail + " (expected from devtoolset-built wheels)"))
+                findings.append(
+                    warned(
+                        "abi.static-libstdcxx",
+                        member_path(package.label, path),
+                        detail + " (expected from devtoolset-built wheels)",
+                    )
+                )
             else:
-                findings.append(failed("abi.static-libstdcxx", member_path(package.label, path), detail))
+                findings.append(
+                    failed("abi.static-libstdcxx", member_path(package.label, path), detail)
+                )
         if not carriers:
-            findings.append(passed("abi.static-libstdcxx", package.label,
-                                   f"no std:: definitions in {len(package.elves)} ELF files"))
+            findings.append(
+                passed(
+                    "abi.static-libstdcxx",
+                    package.label,
+                    f"no std:: definitions in {len(package.elves)} ELF files",
+                )
+            )
     return findings

@@ -44,8 +44,13 @@ _CHUNK = 1 << 20
 # Paths that exist only on a build machine: conda-build's work, build and host
 # prefixes (the host one is a 255-character placeholder), and conda-forge's
 # docker mount point.
-BUILD_PREFIX_MARKERS = (b"_h_env_placehold", b"_build_env", b"/conda-bld/", b"/feedstock_root/",
-                        b"/build_artifacts/")
+BUILD_PREFIX_MARKERS = (
+    b"_h_env_placehold",
+    b"_build_env",
+    b"/conda-bld/",
+    b"/feedstock_root/",
+    b"/build_artifacts/",
+)
 # The whole path around a marker: everything up to quotes, whitespace or separators.
 _PATH_AROUND = re.compile(rb"[^\s\"'`;:=,()<>]+")
 
@@ -100,6 +105,7 @@ class Package:
 
 # ---------------------------------------------------------------- member safety
 
+
 def unsafe_reason(name: str, kind: MemberKind, target: str | None) -> str | None:
     """Why a member must not be trusted, or None when it stays inside the package."""
     if not name or name.startswith("/") or re.match(r"^[A-Za-z]:", name):
@@ -112,9 +118,8 @@ def unsafe_reason(name: str, kind: MemberKind, target: str | None) -> str | None
         resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
         if resolved == ".." or resolved.startswith("../"):
             return f"symlink to {target!r} escapes the package"
-    if kind == "hardlink":
-        if not target or target.startswith("/") or ".." in target.split("/"):
-            return f"hard link to {target!r} outside the package"
+    if kind == "hardlink" and (not target or target.startswith("/") or ".." in target.split("/")):
+        return f"hard link to {target!r} outside the package"
     return None
 
 
@@ -131,6 +136,7 @@ def _tar_kind(info: tarfile.TarInfo) -> MemberKind | None:
 
 
 # ---------------------------------------------------------------- content analysis
+
 
 @dataclass
 class _Collector:
@@ -191,6 +197,7 @@ def _wants_text(path: str) -> bool:
 
 # ---------------------------------------------------------------- conda packages
 
+
 def _load_json(raw: bytes, where: str) -> object:
     try:
         return json.loads(raw)
@@ -209,8 +216,17 @@ def read_conda(path: Path, workdir: Path) -> Package:
         for component in components:
             for tar, entry in stream_conda_component(str(path), component=component):
                 _take_member(tar, entry, members, unsafe, info, collector)
-    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, LookupError, ValueError) as exc:
-        raise UserError(f"{path}: not a readable conda package ({exc}); rebuild or re-download it") from exc
+    except (
+        OSError,
+        EOFError,
+        tarfile.TarError,
+        zipfile.BadZipFile,
+        LookupError,
+        ValueError,
+    ) as exc:
+        raise UserError(
+            f"{path}: not a readable conda package ({exc}); rebuild or re-download it"
+        ) from exc
     if "info/index.json" not in info:
         raise UserError(f"{path}: no info/index.json; is this a conda package?")
     index = _load_json(info["info/index.json"], f"{path}:info/index.json")
@@ -240,7 +256,9 @@ def read_conda(path: Path, workdir: Path) -> Package:
         unsafe=tuple(unsafe),
         elves=collector.elves,
         elf_errors=collector.elf_errors,
-        prefix_strings={k: v for k, v in collector.prefix_strings.items() if not k.startswith("info/")},
+        prefix_strings={
+            k: v for k, v in collector.prefix_strings.items() if not k.startswith("info/")
+        },
         placeholders=placeholders,
         texts=collector.texts,
     )
@@ -272,7 +290,9 @@ def _take_member(tar, entry, members, unsafe, info, collector) -> None:
 
 # ---------------------------------------------------------------- wheels
 
-_WHEEL_NAME = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-(?P<plat>[^-]+)\.whl$")
+_WHEEL_NAME = re.compile(
+    r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-(?P<plat>[^-]+)\.whl$"
+)
 
 
 def read_wheel(path: Path, workdir: Path) -> Package:
@@ -302,7 +322,13 @@ def read_wheel(path: Path, workdir: Path) -> Package:
     except (OSError, zipfile.BadZipFile, EOFError) as exc:
         raise UserError(f"{path}: not a readable wheel ({exc})") from exc
     platform = match["plat"]
-    subdir = "linux-64" if "x86_64" in platform else "linux-aarch64" if "aarch64" in platform else platform
+    subdir = (
+        "linux-64"
+        if "x86_64" in platform
+        else "linux-aarch64"
+        if "aarch64" in platform
+        else platform
+    )
     return Package(
         source=path,
         kind="wheel",
@@ -320,6 +346,7 @@ def read_wheel(path: Path, workdir: Path) -> Package:
 
 
 # ---------------------------------------------------------------- installed prefixes
+
 
 def read_prefix(prefix: Path, workdir: Path) -> list[Package]:
     """One record per conda-meta/*.json; only this feedstock's packages are analysed."""
@@ -373,6 +400,7 @@ def _prefix_package(prefix: Path, record: Mapping, workdir: Path) -> Package:
 
 # ---------------------------------------------------------------- dispatch
 
+
 def discover(paths: Iterable[Path]) -> Iterator[tuple[SourceKind, Path]]:
     """What each command-line PATH is; directories expand to the packages they hold."""
     for path in paths:
@@ -420,6 +448,11 @@ def check_members(packages: Iterable[Package]) -> list[Finding]:
         for name, reason in package.unsafe:
             findings.append(failed("archive.member", member_path(package.label, name), reason))
         if not package.unsafe:
-            findings.append(passed("archive.member", package.label,
-                                   f"{len(package.members)} members, all inside the package"))
+            findings.append(
+                passed(
+                    "archive.member",
+                    package.label,
+                    f"{len(package.members)} members, all inside the package",
+                )
+            )
     return findings

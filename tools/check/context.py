@@ -77,14 +77,18 @@ class Context:
         """Every file the packages of ``package``'s platform (or prefix) could install."""
         if package.kind == "prefix":
             key: tuple[str, ...] = ("prefix", str(package.source))
-            members = [p for p in self.packages if p.kind == "prefix" and p.source == package.source]
+            members = [
+                p for p in self.packages if p.kind == "prefix" and p.source == package.source
+            ]
         elif package.kind == "wheel":
             key = ("wheel", str(package.source))
             members = [package]
         else:
             key = ("conda", package.subdir)
             members = [
-                p for p in self.packages if p.kind == "conda" and p.subdir in (package.subdir, "noarch")
+                p
+                for p in self.packages
+                if p.kind == "conda" and p.subdir in (package.subdir, "noarch")
             ]
         if key not in self._trees:
             self._trees[key] = Tree(members)

@@ -35,13 +35,20 @@ def check_cuda_runtime(ctx: Context) -> list[Finding]:
                 match = _CUDART.match(needed)
                 if expected == 0 and _CUDA_LIBS.match(needed):
                     bad += 1
-                    findings.append(failed("cuda.runtime", where, f"CPU build ({source}) links {needed}"))
+                    findings.append(
+                        failed("cuda.runtime", where, f"CPU build ({source}) links {needed}")
+                    )
                 elif match:
                     majors.add(match.group(1))
                     if int(match.group(1)) != expected:
                         bad += 1
-                        findings.append(failed("cuda.runtime", where,
-                                               f"links {needed}, but {source} means libcudart.so.{expected}"))
+                        findings.append(
+                            failed(
+                                "cuda.runtime",
+                                where,
+                                f"links {needed}, but {source} means libcudart.so.{expected}",
+                            )
+                        )
         if not bad:
             if expected == 0:
                 detail = f"CPU build ({source}): no CUDA libraries linked"
@@ -63,19 +70,36 @@ def check_magma(ctx: Context) -> list[Finding]:
             magma = sorted(n for n in info.needed if _MAGMA.match(n))
             if posixpath.basename(path) != LINALG_LIBRARY:
                 if magma:
-                    findings.append(failed("cuda.magma", where,
-                                           f"links {', '.join(magma)}; only {LINALG_LIBRARY} may use magma"))
+                    findings.append(
+                        failed(
+                            "cuda.magma",
+                            where,
+                            f"links {', '.join(magma)}; only {LINALG_LIBRARY} may use magma",
+                        )
+                    )
                 continue
             output = ctx.expect.output_for(package.name, None, package.build)
-            flavor = ((output.cuda_linalg_flavor if output else None) or ctx.expect.cuda_linalg_flavor
-                      or build_string_flavor(package.build))
+            flavor = (
+                (output.cuda_linalg_flavor if output else None)
+                or ctx.expect.cuda_linalg_flavor
+                or build_string_flavor(package.build)
+            )
             if flavor is None:
                 continue
             if flavor == "magma" and not magma:
-                findings.append(failed("cuda.magma", where, "magma flavour, but libmagma is not linked"))
+                findings.append(
+                    failed("cuda.magma", where, "magma flavour, but libmagma is not linked")
+                )
             elif flavor == "nomagma" and magma:
-                findings.append(failed("cuda.magma", where, f"nomagma flavour, but links {', '.join(magma)}"))
+                findings.append(
+                    failed("cuda.magma", where, f"nomagma flavour, but links {', '.join(magma)}")
+                )
             else:
-                findings.append(passed("cuda.magma", where,
-                                       f"{flavor} flavour: libmagma {'linked' if magma else 'not linked'}"))
+                findings.append(
+                    passed(
+                        "cuda.magma",
+                        where,
+                        f"{flavor} flavour: libmagma {'linked' if magma else 'not linked'}",
+                    )
+                )
     return findings

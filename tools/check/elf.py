@@ -108,10 +108,10 @@ def _symbols(elf: ELFFile, section: SymbolTableSection) -> Iterator[tuple[str, b
     for entry in struct.iter_unpack(layout, data[:usable]):
         offset = entry[name_at]
         # Only mangled C++ names (_Z…) and the runtime's __cxa_/__gxx_ entry points matter.
-        if strings[offset:offset + 2] not in (b"_Z", b"__"):
+        if strings[offset : offset + 2] not in (b"_Z", b"__"):
             continue
         end = strings.find(b"\0", offset)
-        name = strings[offset:end if end >= 0 else None].decode("utf-8", "replace")
+        name = strings[offset : end if end >= 0 else None].decode("utf-8", "replace")
         yield name, entry[shndx_at] != _SHN_UNDEF and entry[info_at] >> 4 == _STB_GLOBAL
 
 

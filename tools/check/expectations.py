@@ -39,7 +39,9 @@ class Expectations:
         """The CUDA major version, 0 for a CPU config, None when unknown."""
         return cuda_major(self.cuda_compiler_version)
 
-    def output_for(self, name: str, python: str | None, build: str | None = None) -> OutputExpectation | None:
+    def output_for(
+        self, name: str, python: str | None, build: str | None = None
+    ) -> OutputExpectation | None:
         """The rendered output a package was built from: same build string, else same name (and Python)."""
         exact = [o for o in self.outputs if o.name == name and build and o.build_string == build]
         if exact:
@@ -122,6 +124,7 @@ def _scalar(value: object) -> str | None:
 
 
 # ------------------------------------------------------------ build-string hints
+
 
 def build_string_cuda_major(build: str) -> int | None:
     """``cuda129_mkl_h…`` → 12, ``cpu_generic_…`` → 0, anything else → None."""

@@ -52,8 +52,13 @@ def check_expected_files(ctx: Context) -> list[Finding]:
         for pattern in missing:
             findings.append(failed("layout.expected-files", package.label, f"missing {pattern}"))
         if not missing:
-            findings.append(passed("layout.expected-files", package.label,
-                                   f"all {len(patterns)} expected files present"))
+            findings.append(
+                passed(
+                    "layout.expected-files",
+                    package.label,
+                    f"all {len(patterns)} expected files present",
+                )
+            )
     return findings
 
 
@@ -78,10 +83,17 @@ def check_overlap(ctx: Context) -> list[Finding]:
             if len(names) > 1:
                 clashes += 1
                 labels = ", ".join(sorted({p.label for p in packages}))
-                findings.append(failed("layout.overlap", path, f"shipped by {len(names)} packages: {labels}"))
+                findings.append(
+                    failed("layout.overlap", path, f"shipped by {len(names)} packages: {labels}")
+                )
         if not clashes:
-            findings.append(passed("layout.overlap", _group_label(group),
-                                   f"no path shipped by two of {len(group)} packages"))
+            findings.append(
+                passed(
+                    "layout.overlap",
+                    _group_label(group),
+                    f"no path shipped by two of {len(group)} packages",
+                )
+            )
     return findings
 
 
@@ -107,19 +119,39 @@ def check_torch_lib_links(ctx: Context) -> list[Finding]:
                 resolved = tree.resolve(member.path)
                 if resolved is None:
                     bad += 1
-                    findings.append(failed("layout.torch-lib-links", where,
-                                           f"link to {member.target} resolves to no file in the packages"))
+                    findings.append(
+                        failed(
+                            "layout.torch-lib-links",
+                            where,
+                            f"link to {member.target} resolves to no file in the packages",
+                        )
+                    )
                 elif not resolved.startswith("lib/") or "/site-packages/" in resolved:
                     bad += 1
-                    findings.append(failed("layout.torch-lib-links", where,
-                                           f"link resolves to {resolved}, not into $PREFIX/lib"))
+                    findings.append(
+                        failed(
+                            "layout.torch-lib-links",
+                            where,
+                            f"link resolves to {resolved}, not into $PREFIX/lib",
+                        )
+                    )
             elif tree.get(f"lib/{match['rest']}") is not None:
                 bad += 1
-                findings.append(failed("layout.torch-lib-links", where,
-                                       f"a copy of lib/{match['rest']}; it should be a link to it"))
+                findings.append(
+                    failed(
+                        "layout.torch-lib-links",
+                        where,
+                        f"a copy of lib/{match['rest']}; it should be a link to it",
+                    )
+                )
         if links and not bad:
-            findings.append(passed("layout.torch-lib-links", package.label,
-                                   f"{links} torch/lib links resolve into $PREFIX/lib; no copies of its files"))
+            findings.append(
+                passed(
+                    "layout.torch-lib-links",
+                    package.label,
+                    f"{links} torch/lib links resolve into $PREFIX/lib; no copies of its files",
+                )
+            )
     return findings
 
 
@@ -133,10 +165,19 @@ def check_pyc(ctx: Context) -> list[Finding]:
         pycs = [m.path for m in package.members if m.path.endswith(".pyc")]
         foreign = [p for p in pycs if (m := _PYC.search(p)) and m["tag"] != tag]
         for path in foreign:
-            findings.append(failed("layout.pyc", member_path(package.label, path),
-                                   f"bytecode for another Python (package is for {python})"))
+            findings.append(
+                failed(
+                    "layout.pyc",
+                    member_path(package.label, path),
+                    f"bytecode for another Python (package is for {python})",
+                )
+            )
         if pycs and not foreign:
-            findings.append(passed("layout.pyc", package.label, f"{len(pycs)} .pyc files, all for Python {python}"))
+            findings.append(
+                passed(
+                    "layout.pyc", package.label, f"{len(pycs)} .pyc files, all for Python {python}"
+                )
+            )
     return findings
 
 
@@ -152,10 +193,22 @@ def check_build_prefix(ctx: Context) -> list[Finding]:
             stray = [s for s in strings if not (placeholder and s.startswith(placeholder))]
             if stray:
                 leaks += 1
-                shown = ", ".join(stray[:2]) + (f" (+{len(stray) - 2} more)" if len(stray) > 2 else "")
-                findings.append(failed("layout.build-prefix", member_path(package.label, path),
-                                       f"build-machine path left in a text file: {shown}"))
+                shown = ", ".join(stray[:2]) + (
+                    f" (+{len(stray) - 2} more)" if len(stray) > 2 else ""
+                )
+                findings.append(
+                    failed(
+                        "layout.build-prefix",
+                        member_path(package.label, path),
+                        f"build-machine path left in a text file: {shown}",
+                    )
+                )
         if not leaks:
-            findings.append(passed("layout.build-prefix", package.label,
-                                   "no build-machine paths in text files (relocatable ones excepted)"))
+            findings.append(
+                passed(
+                    "layout.build-prefix",
+                    package.label,
+                    "no build-machine paths in text files (relocatable ones excepted)",
+                )
+            )
     return findings

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 
 import rattler
+from rattler.exceptions import InvalidMatchSpecError, InvalidPackageNameError
 
 from tools.check.archive import Package
 from tools.check.context import Context
@@ -16,9 +17,21 @@ from tools.check.findings import Finding, failed, member_path, passed, warned
 
 # Provided by the system's C library on every Linux target conda-forge supports.
 GLIBC_FAMILY = (
-    "libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1", "libutil.so.1",
-    "libresolv.so.2", "libanl.so.1", "libnsl.so.1", "libmvec.so.1", "libBrokenLocale.so.1",
-    "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "ld64.so.2", "ld-linux-riscv64-lp64d.so.1",
+    "libc.so.6",
+    "libm.so.6",
+    "libdl.so.2",
+    "libpthread.so.0",
+    "librt.so.1",
+    "libutil.so.1",
+    "libresolv.so.2",
+    "libanl.so.1",
+    "libnsl.so.1",
+    "libmvec.so.1",
+    "libBrokenLocale.so.1",
+    "ld-linux-x86-64.so.2",
+    "ld-linux-aarch64.so.1",
+    "ld64.so.2",
+    "ld-linux-riscv64-lp64d.so.1",
     "linux-vdso.so.1",
 )
 # Installed with the NVIDIA driver, never by a package (the recipe's
@@ -96,7 +109,7 @@ def _dep_names(package: Package) -> set[str]:
     for spec in package.depends:
         try:
             names.add(rattler.MatchSpec(spec).name.normalized)
-        except Exception:  # an unparseable spec is the metadata check's business
+        except (InvalidMatchSpecError, InvalidPackageNameError):  # the metadata check's business
             names.add(spec.split()[0])
     return names
 
@@ -108,11 +121,14 @@ def search_dirs(member: str, info: ElfInfo) -> list[str]:
     dirs = []
     for entry in entries:
         if _ORIGIN.match(entry):
-            dirs.append(posixpath.normpath(posixpath.join(origin, _ORIGIN.sub("", entry).lstrip("/"))))
+            dirs.append(
+                posixpath.normpath(posixpath.join(origin, _ORIGIN.sub("", entry).lstrip("/")))
+            )
     return dirs
 
 
 # ---------------------------------------------------------------- elf.needed
+
 
 def check_needed(ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
@@ -121,7 +137,9 @@ def check_needed(ctx: Context) -> list[Finding]:
             continue
         tree = ctx.tree_for(package)
         deps = _dep_names(package)
-        allowed = GLIBC_FAMILY + DRIVER_LIBRARIES + (MANYLINUX_EXTRA if package.kind == "wheel" else ())
+        allowed = (
+            GLIBC_FAMILY + DRIVER_LIBRARIES + (MANYLINUX_EXTRA if package.kind == "wheel" else ())
+        )
         used_deps: set[str] = set()
         problems = 0
         for path, info in sorted(package.elves.items()):
@@ -129,9 +147,13 @@ def check_needed(ctx: Context) -> list[Finding]:
             for needed in info.needed:
                 if _matches(needed, allowed):
                     continue
-                if any(tree.resolve(posixpath.join(d, needed)) for d in dirs if not d.startswith("..")):
+                if any(
+                    tree.resolve(posixpath.join(d, needed)) for d in dirs if not d.startswith("..")
+                ):
                     continue
-                providers = next((names for pat, names in PROVIDERS if fnmatch.fnmatchcase(needed, pat)), ())
+                providers = next(
+                    (names for pat, names in PROVIDERS if fnmatch.fnmatchcase(needed, pat)), ()
+                )
                 provided_by = sorted(deps.intersection(providers))
                 if provided_by:
                     used_deps.update(provided_by)
@@ -140,33 +162,46 @@ def check_needed(ctx: Context) -> list[Finding]:
                 where = member_path(package.label, path)
                 problems += 1
                 if elsewhere:
-                    findings.append(warned(
-                        "elf.needed", where,
-                        f"{needed} exists at {elsewhere[0]} but not on this file's RUNPATH "
-                        f"({':'.join(info.runpath or info.rpath) or 'none'})",
-                    ))
+                    findings.append(
+                        warned(
+                            "elf.needed",
+                            where,
+                            f"{needed} exists at {elsewhere[0]} but not on this file's RUNPATH "
+                            f"({':'.join(info.runpath or info.rpath) or 'none'})",
+                        )
+                    )
                 elif providers:
-                    findings.append(failed(
-                        "elf.needed", where,
-                        f"{needed} is not in the packages; it comes from {' or '.join(providers)}, "
-                        "which is not a run dependency",
-                    ))
+                    findings.append(
+                        failed(
+                            "elf.needed",
+                            where,
+                            f"{needed} is not in the packages; it comes from {' or '.join(providers)}, "
+                            "which is not a run dependency",
+                        )
+                    )
                 else:
-                    findings.append(failed(
-                        "elf.needed", where,
-                        f"{needed} resolves nowhere: not shipped by the checked packages, not a "
-                        "system or driver library, no known provider among the run dependencies",
-                    ))
+                    findings.append(
+                        failed(
+                            "elf.needed",
+                            where,
+                            f"{needed} resolves nowhere: not shipped by the checked packages, not a "
+                            "system or driver library, no known provider among the run dependencies",
+                        )
+                    )
         if not problems:
             via = f"; from run dependencies: {', '.join(sorted(used_deps))}" if used_deps else ""
-            findings.append(passed(
-                "elf.needed", package.label,
-                f"all NEEDED of {len(package.elves)} ELF files resolve{via}",
-            ))
+            findings.append(
+                passed(
+                    "elf.needed",
+                    package.label,
+                    f"all NEEDED of {len(package.elves)} ELF files resolve{via}",
+                )
+            )
     return findings
 
 
 # ---------------------------------------------------------------- elf.runpath
+
 
 def runpath_problem(member: str, entry: str, *, relative_root: bool) -> str | None:
     if entry.startswith("/"):
@@ -189,23 +224,32 @@ def check_runpath(ctx: Context) -> list[Finding]:
         for path, info in sorted(package.elves.items()):
             for kind, entries in (("RUNPATH", info.runpath), ("RPATH", info.rpath)):
                 problems = [
-                    p for e in entries
+                    p
+                    for e in entries
                     if (p := runpath_problem(path, e, relative_root=package.kind != "wheel"))
                 ]
                 if problems:
                     bad += 1
-                    findings.append(failed(
-                        "elf.runpath", member_path(package.label, path),
-                        "; ".join(problems).replace("RUNPATH", kind),
-                    ))
+                    findings.append(
+                        failed(
+                            "elf.runpath",
+                            member_path(package.label, path),
+                            "; ".join(problems).replace("RUNPATH", kind),
+                        )
+                    )
         if not bad:
-            findings.append(passed(
-                "elf.runpath", package.label, f"every RUNPATH/RPATH of {len(package.elves)} ELF files is $ORIGIN-relative"
-            ))
+            findings.append(
+                passed(
+                    "elf.runpath",
+                    package.label,
+                    f"every RUNPATH/RPATH of {len(package.elves)} ELF files is $ORIGIN-relative",
+                )
+            )
     return findings
 
 
 # ---------------------------------------------------------------- symbol versions
+
 
 def _highest(package: Package, prefix: str) -> tuple[rattler.Version, str, str] | None:
     best: tuple[rattler.Version, str, str] | None = None
@@ -227,7 +271,10 @@ def _glibc_ceiling(package: Package, ctx: Context) -> tuple[str | None, str]:
         name = package.source.name
         match = _MANYLINUX.search(name)
         if match:
-            return f"{match.group(1)}.{match.group(2)}", f"the wheel's manylinux_{match.group(1)}_{match.group(2)} tag"
+            return (
+                f"{match.group(1)}.{match.group(2)}",
+                f"the wheel's manylinux_{match.group(1)}_{match.group(2)} tag",
+            )
         for tag, version in _LEGACY_MANYLINUX.items():
             if tag in name:
                 return version, f"the wheel's {tag} tag"
@@ -237,14 +284,21 @@ def _glibc_ceiling(package: Package, ctx: Context) -> tuple[str | None, str]:
 def check_symbol_versions(ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
     compiler = ctx.expect.cxx_compiler_version
-    gcc_major = int(compiler.split(".")[0]) if compiler and compiler.split(".")[0].isdigit() else None
+    gcc_major = (
+        int(compiler.split(".")[0]) if compiler and compiler.split(".")[0].isdigit() else None
+    )
     for package in ctx.analysed():
         if not package.elves:
             continue
         private = [p for p, i in package.elves.items() if "GLIBC_PRIVATE" in i.required_versions]
         for path in sorted(private):
-            findings.append(failed("elf.glibc", member_path(package.label, path),
-                                   "requires GLIBC_PRIVATE symbols, which no other glibc build provides"))
+            findings.append(
+                failed(
+                    "elf.glibc",
+                    member_path(package.label, path),
+                    "requires GLIBC_PRIVATE symbols, which no other glibc build provides",
+                )
+            )
         ceiling, why = _glibc_ceiling(package, ctx)
         findings.extend(_compare(package, "GLIBC", "elf.glibc", ceiling, why))
         glibcxx_ceiling = cxxabi_ceiling = None
@@ -254,25 +308,41 @@ def check_symbol_versions(ctx: Context) -> list[Finding]:
                 glibcxx_ceiling, cxxabi_ceiling = GCC_LIBSTDCXX[gcc_major]
                 why_cxx = f"the libstdc++ of cxx_compiler_version {compiler}"
             else:
-                findings.append(warned("elf.glibcxx", package.label,
-                                       f"no libstdc++ version table for cxx_compiler_version {compiler}"))
+                findings.append(
+                    warned(
+                        "elf.glibcxx",
+                        package.label,
+                        f"no libstdc++ version table for cxx_compiler_version {compiler}",
+                    )
+                )
         findings.extend(_compare(package, "GLIBCXX", "elf.glibcxx", glibcxx_ceiling, why_cxx))
         findings.extend(_compare(package, "CXXABI", "elf.cxxabi", cxxabi_ceiling, why_cxx))
     return findings
 
 
-def _compare(package: Package, prefix: str, check: str, ceiling: str | None, why: str) -> list[Finding]:
+def _compare(
+    package: Package, prefix: str, check: str, ceiling: str | None, why: str
+) -> list[Finding]:
     best = _highest(package, prefix)
     if best is None:
         return [passed(check, package.label, f"no {prefix}_ symbol versions required")]
     version, label, path = best
     where = f"{label} (by {posixpath.basename(path)})"
     if ceiling is None:
-        return [passed(check, package.label, f"highest required: {where}; no config to compare with")]
+        return [
+            passed(check, package.label, f"highest required: {where}; no config to compare with")
+        ]
     if version > rattler.Version(ceiling):
-        return [failed(check, member_path(package.label, path),
-                       f"requires {label}, above {prefix}_{ceiling} allowed by {why}")]
-    return [passed(check, package.label, f"highest required: {where} <= {prefix}_{ceiling} ({why})")]
+        return [
+            failed(
+                check,
+                member_path(package.label, path),
+                f"requires {label}, above {prefix}_{ceiling} allowed by {why}",
+            )
+        ]
+    return [
+        passed(check, package.label, f"highest required: {where} <= {prefix}_{ceiling} ({why})")
+    ]
 
 
 def check_elf_readable(ctx: Context) -> list[Finding]:

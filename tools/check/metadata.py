@@ -6,6 +6,11 @@ import fnmatch
 from collections.abc import Sequence
 
 import rattler
+from rattler.exceptions import (
+    InvalidMatchSpecError,
+    InvalidPackageNameError,
+    InvalidVersionSpecError,
+)
 
 from tools.check.archive import Package
 from tools.check.context import Context, package_python
@@ -16,7 +21,7 @@ def _parse(spec: str) -> tuple[str, str | None, str | None]:
     """(name, version, build) of a match spec; a bad spec keeps its first word as name."""
     try:
         parsed = rattler.MatchSpec(spec)
-    except Exception:
+    except (InvalidMatchSpecError, InvalidPackageNameError):
         parts = spec.split()
         return (parts[0] if parts else spec), None, None
     version = str(parsed.version) if parsed.version is not None else None
@@ -29,11 +34,13 @@ def _norm_version(version: str | None) -> str | None:
         return None
     try:
         return str(rattler.VersionSpec(version))
-    except Exception:
+    except InvalidVersionSpecError:
         return version.replace(" ", "")
 
 
-def compare_specs(check: str, label: str, rendered: Sequence[str], actual: Sequence[str]) -> list[Finding]:
+def compare_specs(
+    check: str, label: str, rendered: Sequence[str], actual: Sequence[str]
+) -> list[Finding]:
     """Every rendered spec must appear (by name, with its version and build) in ``actual``.
 
     Names only in ``actual`` are fine: conda-build adds run_exports of host
@@ -49,18 +56,34 @@ def compare_specs(check: str, label: str, rendered: Sequence[str], actual: Seque
         name, version, build = _parse(spec)
         if name not in have:
             problems += 1
-            findings.append(failed(check, label, f"rendered {spec!r} is missing from info/index.json"))
+            findings.append(
+                failed(check, label, f"rendered {spec!r} is missing from info/index.json")
+            )
             continue
         candidates = have[name]
-        if version is not None and not any(_norm_version(v) == _norm_version(version) for _, v, _ in candidates):
+        if version is not None and not any(
+            _norm_version(v) == _norm_version(version) for _, v, _ in candidates
+        ):
             problems += 1
-            findings.append(warned(check, label,
-                                   f"rendered {spec!r}, package has {', '.join(s for s, _, _ in candidates)!r}"))
+            findings.append(
+                warned(
+                    check,
+                    label,
+                    f"rendered {spec!r}, package has {', '.join(s for s, _, _ in candidates)!r}",
+                )
+            )
             continue
-        if build is not None and not any(b is not None and fnmatch.fnmatchcase(b, build) for _, _, b in candidates):
+        if build is not None and not any(
+            b is not None and fnmatch.fnmatchcase(b, build) for _, _, b in candidates
+        ):
             problems += 1
-            findings.append(warned(check, label,
-                                   f"rendered {spec!r}, package has {', '.join(s for s, _, _ in candidates)!r}"))
+            findings.append(
+                warned(
+                    check,
+                    label,
+                    f"rendered {spec!r}, package has {', '.join(s for s, _, _ in candidates)!r}",
+                )
+            )
     if not problems:
         extra = sorted(set(have) - {_parse(s)[0] for s in rendered})
         added = f"; added at build time: {', '.join(extra)}" if extra else ""
@@ -73,12 +96,19 @@ def check_metadata(ctx: Context) -> list[Finding]:
     for package in ctx.analysed():
         if package.kind != "conda":
             continue
-        output = ctx.expect.output_for(package.name, package_python(package, ctx.expect), package.build)
+        output = ctx.expect.output_for(
+            package.name, package_python(package, ctx.expect), package.build
+        )
         if output is None:
             continue
-        findings.extend(compare_specs("metadata.depends", package.label, output.run, package.depends))
-        findings.extend(compare_specs("metadata.constrains", package.label, output.run_constrained,
-                                      package.constrains))
+        findings.extend(
+            compare_specs("metadata.depends", package.label, output.run, package.depends)
+        )
+        findings.extend(
+            compare_specs(
+                "metadata.constrains", package.label, output.run_constrained, package.constrains
+            )
+        )
         findings.extend(_run_exports(package, output.declares_run_exports))
     return findings
 
@@ -86,10 +116,20 @@ def check_metadata(ctx: Context) -> list[Finding]:
 def _run_exports(package: Package, declared: bool) -> list[Finding]:
     present = bool(package.run_exports) and any(package.run_exports.values())
     if declared and not present:
-        return [failed("metadata.run-exports", package.label,
-                       "the recipe declares run_exports, but info/run_exports.json is missing or empty")]
+        return [
+            failed(
+                "metadata.run-exports",
+                package.label,
+                "the recipe declares run_exports, but info/run_exports.json is missing or empty",
+            )
+        ]
     if present and not declared:
-        return [warned("metadata.run-exports", package.label,
-                       "info/run_exports.json exists, but the recipe declares none for this output")]
+        return [
+            warned(
+                "metadata.run-exports",
+                package.label,
+                "info/run_exports.json exists, but the recipe declares none for this output",
+            )
+        ]
     state = "present as declared" if declared else "none declared, none shipped"
     return [passed("metadata.run-exports", package.label, f"run_exports {state}")]

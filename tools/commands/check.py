@@ -39,10 +39,18 @@ exit status: 0 no failures, 1 at least one failure, 2 unusable input.
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
-                        help="a package, a directory of packages, an installed prefix, or a wheel")
-    parser.add_argument("--config", metavar="CONFIG",
-                        help="a .ci_support config (name or path) whose render supplies the expectations")
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help="a package, a directory of packages, an installed prefix, or a wheel",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="CONFIG",
+        help="a .ci_support config (name or path) whose render supplies the expectations",
+    )
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
 
 
