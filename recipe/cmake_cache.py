@@ -408,6 +408,7 @@ _EXECUTABLE = re.compile(r"^(?:_?Python\d?_EXECUTABLE|PYTHON_EXECUTABLE"
 _INCLUDE = re.compile(r"^(?:_?Python\d?_INCLUDE_DIRS?|PYTHON_INCLUDE_(?:DIRS?|PATH))$")
 _LIBRARY = re.compile(r"^(?:_?Python\d?_LIBRAR(?:Y|IES)(?:_RELEASE)?"
                       r"|PYTHON_LIBRAR(?:Y|IES)(?:_RELEASE)?)$")
+_LIBRARY_FILE = re.compile(r"(?i)python[\d.]*[a-z]?\.(?:so|dylib|a|lib|dll)(?:\.[\d.]+)?$")
 _NUMPY_INCLUDE = re.compile(r"^(?:_?Python\d?_NumPy_INCLUDE_DIRS?|NUMPY_INCLUDE_DIRS?"
                             r"|NumPy_INCLUDE_DIRS?|Python\d?_NumPyINCLUDE_DIR)$")
 _VERSION_IN_TEXT = (
@@ -492,7 +493,9 @@ def describe_old_python(cache: Cache) -> OldPython:
         version=version,
         executables=_values(cache, _EXECUTABLE),
         include_dirs=_values(cache, _INCLUDE),
-        libraries=_values(cache, _LIBRARY),
+        # Only real library files: PyTorch's older CMake seeded PYTHON_LIBRARY with the
+        # stdlib directory, which the path and version rules below handle.
+        libraries=tuple(v for v in _values(cache, _LIBRARY) if _LIBRARY_FILE.search(v)),
         numpy_includes=_values(cache, _NUMPY_INCLUDE),
         install_dirs=install_dirs,
         soabi=soabi,

@@ -380,6 +380,13 @@ def test_retarget_pins_the_interpreter_findpython_found_by_itself() -> None:
     assert new["Python_EXECUTABLE"] == f"{P}/bin/python"
 
 
+def test_retarget_moves_a_library_entry_that_holds_the_stdlib_dir() -> None:
+    # PyTorch's older CMake seeded PYTHON_LIBRARY with sysconfig's stdlib directory.
+    text = LINUX_312.replace(f"PYTHON_LIBRARY:FILEPATH={P}/lib/libpython3.12.so",
+                             f"PYTHON_LIBRARY:FILEPATH={P}/lib/python3.12")
+    assert retargeted(text, LINUX_313)["PYTHON_LIBRARY"] == f"{P}/lib/python3.13"
+
+
 def test_retarget_drops_a_property_list_of_unknown_layout() -> None:
     text = "_Python_INTERPRETER_PROPERTIES:INTERNAL=Python;3;12;1;64\n"
     result = cmake_cache.retarget(cmake_cache.parse(text), LINUX_313)
