@@ -163,6 +163,28 @@ def test_metadata_requirements_keep_markers_and_extras() -> None:
     assert optree.extra == "optree" and optree.condition.marker is None
 
 
+def test_only_cuda_specific_requirements_are_scoped_to_the_flavour() -> None:
+    text = (
+        "Metadata-Version: 2.4\nName: torch\nVersion: 2.13.0+cu130\n"
+        "Requires-Dist: sympy>=1.13.3\nRequires-Dist: triton==3.7.1\n"
+    )
+    sympy, triton = claims_from_metadata(text, "x.whl")
+    assert sympy.condition.variant == {} and sympy.condition.label == ""
+    assert triton.condition.label == "CUDA 13.0"
+
+
+def test_unlabelled_wheel_takes_its_cuda_series_from_the_runtime_it_requires() -> None:
+    text = (
+        "Metadata-Version: 2.4\nName: torch\nVersion: 2.13.0\n"
+        'Requires-Dist: nvidia-cuda-runtime-cu12==12.8.90; platform_system == "Linux"\n'
+        'Requires-Dist: nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux"\n'
+    )
+    runtime, cudnn = claims_from_metadata(text, "x.whl")
+    assert cudnn.condition.label == 'CUDA 12.8 platform_system == "Linux"'
+    assert cudnn.condition.matches_variant({"cuda_compiler_version": "12.8"})
+    assert not cudnn.condition.matches_variant({"cuda_compiler_version": "12.9"})
+
+
 @pytest.mark.slow
 def test_real_wheel_requires_dist(torch_wheel: Path) -> None:
     claims = {c.package: c for c in read_wheel(torch_wheel)}

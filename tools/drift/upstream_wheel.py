@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import re
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from packaging.metadata import Metadata
+from packaging.requirements import Requirement
 
 from tools.drift import pep440
 from tools.drift.model import Condition, Kind, Scope, UpstreamClaim
+from tools.drift.names import canonical
 from tools.errors import UserError
 
 # The local version names the build flavour: ``2.13.0+cpu``, ``2.13.0+cu129``.
 _CUDA_LOCAL = re.compile(r"cu(?P<major>\d+?)(?P<minor>\d)")
+# Requirements only a CUDA flavour has; every other requirement is the same in every flavour
+# and is compared with every configuration.
+_FLAVOUR_SPECIFIC = re.compile(r"(nvidia-|cuda-|triton$|pytorch-triton)")
+_CUDA_RUNTIME = re.compile(r"nvidia-cuda-runtime(?:-cu\d+)?")
 
 
 def read_metadata(path: Path) -> str:
@@ -36,8 +43,10 @@ def read_metadata(path: Path) -> str:
         raise UserError(f"{path}: METADATA is not UTF-8 text") from None
 
 
-def flavour_condition(version: str) -> Condition:
-    """Which configurations a wheel's requirements speak for, from its local version label."""
+def flavour_condition(version: str, requirements: Sequence[Requirement] = ()) -> Condition:
+    """The configurations a wheel's CUDA-specific requirements speak for: the local version
+    label (``+cu129``), else the CUDA runtime the wheel requires (PyPI's default wheels carry
+    no label), else any CUDA configuration when it requires NVIDIA wheels at all."""
     local = version.partition("+")[2].lower()
     if local == "cpu":
         return Condition({"cuda_compiler_version": "None"}, label="CPU")
@@ -45,6 +54,13 @@ def flavour_condition(version: str) -> Condition:
     if cuda:
         series = f"{cuda['major']}.{cuda['minor']}"
         return Condition({"cuda_compiler_version": re.escape(series)}, label=f"CUDA {series}")
+    for requirement in requirements:
+        pinned = [s.version for s in requirement.specifier if s.operator == "=="]
+        if _CUDA_RUNTIME.fullmatch(canonical(requirement.name)) and pinned:
+            series = ".".join(pinned[0].split(".")[:2])
+            return Condition({"cuda_compiler_version": re.escape(series)}, label=f"CUDA {series}")
+    if any(canonical(r.name).startswith("nvidia-") for r in requirements):
+        return Condition({"cuda_compiler_version": r"\d+"}, label="CUDA")
     return Condition()
 
 
@@ -60,16 +76,18 @@ def claims_from_metadata(text: str, where: str) -> tuple[UpstreamClaim, ...]:
         raise UserError(f"{where}: invalid METADATA: {message}") from None
     if not name:
         raise UserError(f"{where}: METADATA has no Name; is this a wheel?")
-    flavour = flavour_condition(version)
+    flavour = flavour_condition(version, requirements)
     source = f"{name}-{version} wheel METADATA"
     claims = []
     for requirement in requirements:
         marker = str(requirement.marker) if requirement.marker else None
         extra = pep440.extra_of(marker, extras)
+        scoped = flavour if _FLAVOUR_SPECIFIC.match(canonical(requirement.name)) else Condition()
+        shown = pep440.without_extra(marker)
         condition = Condition(
-            flavour.variant,
-            marker=pep440.without_extra(marker),
-            label=" ".join(x for x in (flavour.label, pep440.without_extra(marker) or "") if x),
+            scoped.variant,
+            marker=shown,
+            label=" ".join(x for x in (scoped.label, shown or "") if x),
         )
         claims.append(
             UpstreamClaim(
