@@ -33,7 +33,7 @@ die() {
     exit 2
 }
 
-for required in PKG_NAME SRC_DIR PREFIX RECIPE_DIR PYTHON target_platform; do
+for required in PKG_NAME PKG_VERSION SRC_DIR PREFIX RECIPE_DIR PYTHON target_platform; do
     [[ -n "${!required:-}" ]] \
         || die "${required} is not set; run ${RECIPE_FILE} through conda-build (it sets ${required})"
 done
@@ -131,7 +131,8 @@ configure_cmake_args() {
     export CMAKE_ARGS
     export CMAKE_GENERATOR=Ninja
     export CMAKE_BUILD_TYPE=Release
-    export CMAKE_PREFIX_PATH="${PREFIX}"
+    # Keep what the compiler activation put there (the cross sysroot, for one).
+    export CMAKE_PREFIX_PATH="${PREFIX}${CMAKE_PREFIX_PATH:+:${CMAKE_PREFIX_PATH}}"
 }
 
 ########################################################################
@@ -139,7 +140,7 @@ configure_cmake_args() {
 ########################################################################
 configure_pytorch() {
     export MAX_JOBS="${CPU_COUNT:-$(getconf _NPROCESSORS_ONLN)}"
-    export PYTORCH_BUILD_VERSION="${PKG_VERSION:?PKG_VERSION is not set}"
+    export PYTORCH_BUILD_VERSION="${PKG_VERSION}"
     # Any build number above 1 becomes a .postN suffix in torch.__version__.
     # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/315
     export PYTORCH_BUILD_NUMBER=0
@@ -265,13 +266,13 @@ stash_cuda_linalg() {
     cp -p "${library}" "${STAGE_DIR}/cuda-linalg-${flavour}/lib/"
 }
 
-check_megabuild_python() {
-    # meta.yaml names the megabuild Python once; make sure conda-build gave us that one.
-    local wanted="${CF_TORCH_MEGABUILD_PYTHON:-}" actual
+python_is() {
+    # Fail unless $PYTHON is Python $2 (as the conda-build variable $1 says it must be).
+    local variable="$1" wanted="$2" actual
     [[ -n "${wanted}" ]] || return 0
     actual="$("${PYTHON}" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
     [[ "${actual}" == "${wanted}" ]] \
-        || die "PYTHON='${PYTHON}' is Python ${actual} but CF_TORCH_MEGABUILD_PYTHON='${wanted}'; the top-level host python in recipe/meta.yaml must match megabuild_python"
+        || die "PYTHON='${PYTHON}' is Python ${actual} but ${variable}='${wanted}'; the host python of the ${PKG_NAME} output in recipe/meta.yaml must match it"
 }
 
 libtorch_file() {
@@ -337,7 +338,8 @@ install_activation_scripts() {
 }
 
 build_libtorch() {
-    check_megabuild_python
+    # meta.yaml names the megabuild Python once and hands it over in script_env.
+    python_is CF_TORCH_MEGABUILD_PYTHON "${CF_TORCH_MEGABUILD_PYTHON:-}"
     if is_linux_cuda; then
         # Both flavours of libtorch_cuda_linalg from one configured tree: only that library
         # recompiles and relinks in between. PyTorch's cmake/EnvVarForwarding.cmake lets an
@@ -373,7 +375,8 @@ install_cuda_linalg() {
 build_pytorch() {
     [[ -f "${CMAKE_CACHE}" ]] \
         || die "${CMAKE_CACHE} does not exist; the top-level libtorch build configures it before any pytorch output"
-    : "${SP_DIR:?SP_DIR is not set; run ${RECIPE_FILE} through conda-build}"
+    [[ -n "${SP_DIR:-}" ]] || die "SP_DIR is not set; run ${RECIPE_FILE} through conda-build (it sets SP_DIR)"
+    python_is PY_VER "${PY_VER:-}"
     # Point the shared tree at this output's Python; only Python-bound targets rebuild.
     cmake_cache retarget-python "${CMAKE_CACHE}" --python "${PYTHON}"
     if is_linux_cuda; then

@@ -324,3 +324,14 @@ def test_bad_configuration_stops_with_one_line_naming_value_and_file(
     for text in expected:
         assert text in line
     assert not any((tmp_path / "prefix").iterdir())
+
+
+def test_pytorch_output_refuses_a_python_other_than_py_ver(tmp_path: Path) -> None:
+    env = _env(tmp_path, PKG_NAME="pytorch", PY_VER="3.99")
+    (tmp_path / "src" / "build").mkdir()
+    (tmp_path / "src" / "build" / "CMakeCache.txt").write_text("USE_CUDA:BOOL=OFF\n")
+    result = subprocess.run(["bash", str(BUILD_SH)], env=env, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 2
+    assert "PY_VER='3.99'" in result.stderr and "recipe/meta.yaml" in result.stderr
+    assert (tmp_path / "src" / "build" / "CMakeCache.txt").read_text() == "USE_CUDA:BOOL=OFF\n"
