@@ -412,7 +412,7 @@ place_torch_libraries() {
 
     for entry in "${torch_dir}/lib/"*; do
         [[ -L "${entry}" || ! -e "${entry}" ]] \
-            || die "${entry} is neither libtorch_python nor a file libtorch installed; a new library must go to libtorch (install_libtorch_files in ${RECIPE_FILE})"
+            || die "${entry} is neither libtorch_python nor a file libtorch installed; a new library must go to libtorch (libtorch_file in ${RECIPE_FILE})"
     done
 }
 
