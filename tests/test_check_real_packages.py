@@ -594,3 +594,18 @@ def test_config_render_supplies_stdlib_and_requirements(built, shared_dir):
     assert any(
         f["check"] == "elf.glibcxx" and "cxx_compiler_version" in f["detail"] for f in findings
     )
+
+
+# ------------------------------------------------------------------ upstream wheel
+
+
+def test_upstream_wheel_test_binaries_leak_build_machine_runpaths(torch_wheel):
+    findings = run_checks(load([torch_wheel]))
+    runpath = _failures(findings, "elf.runpath")
+    # BUILD_TEST binaries carry MKL's /lib/intel64 search paths; the libraries do not.
+    assert runpath and all("/lib/intel64" in f.detail for f in runpath)
+    assert not any(":torch/lib/" in f.path for f in runpath)
+    glibc = [f for f in findings if f.check == "elf.glibc"]
+    assert [f.status for f in glibc] == ["pass"] and "manylinux_2_28" in glibc[0].detail
+    # devtoolset's static libstdc++ pieces are expected in a wheel: warned, not failed
+    assert {f.status for f in findings if f.check == "abi.static-libstdcxx"} == {"warn"}

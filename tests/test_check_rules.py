@@ -527,3 +527,33 @@ def test_expectations_come_from_the_render_with_flavour_per_output():
         "3.12",
     )
     assert len(expect.outputs) == 3
+
+
+def test_libtorch_shipping_another_outputs_library_fails():
+    lib = package(files=["lib/libtorch_python.so"])
+    assert any(
+        "belongs to pytorch" in f.detail for f in fails(run_checks([lib]), "layout.expected-files")
+    )
+
+
+def test_non_linux_packages_are_flagged_as_not_binary_checked():
+    mac = Package(
+        source=Path("/pkgs/libtorch-2.13.0-cpu_generic_h1_2.conda"),
+        kind="conda",
+        name="libtorch",
+        version="2.13.0",
+        build="cpu_generic_h1_2",
+        subdir="osx-arm64",
+    )
+    assert statuses(run_checks([mac]), "elf.read") == ["warn"]
+
+
+def test_tar_bz2_packages_are_read_like_conda_ones(tmp_path):
+    from conda_package_handling import api as cph
+
+    conda = _tiny_conda(tmp_path, {"lib/escape": b""})
+    (tmp_path / "bz2").mkdir()
+    cph.transmute(str(conda), ".tar.bz2", out_folder=str(tmp_path / "bz2"))
+    (bz2,) = (tmp_path / "bz2").glob("*.tar.bz2")
+    (read,) = load([bz2])
+    assert (read.name, [m.path for m in read.members]) == ("tiny", ["lib/escape"])

@@ -16,6 +16,13 @@ _PYC = re.compile(r"(?:^|/)__pycache__/[^/]+\.(?:cpython|cp)-?(?P<tag>\d{2,3})[^
 
 LIBTORCH_LIBS = ("c10", "shm", "torch", "torch_cpu", "torch_global_deps")
 LIBTORCH_CUDA_LIBS = ("c10_cuda", "caffe2_nvrtc", "torch_cuda")
+# Files another output owns (the recipe's tests assert their absence too).
+FOREIGN_FILES: dict[str, tuple[tuple[str, str], ...]] = {
+    "libtorch": (
+        ("lib/libtorch_python.so", "pytorch"),
+        ("lib/libtorch_cuda_linalg.so", "libtorch-cuda-linalg"),
+    ),
+}
 
 
 def expected_files(package: Package, cuda_major: int | None, python: str | None) -> tuple[str, ...]:
@@ -45,13 +52,23 @@ def check_expected_files(ctx: Context) -> list[Finding]:
         if cuda is None:
             cuda = build_string_cuda_major(package.build)
         patterns = expected_files(package, cuda, package_python(package, ctx.expect))
-        if not patterns:
+        foreign = FOREIGN_FILES.get(package.name, ())
+        if not patterns and not foreign:
             continue
         paths = [m.path for m in package.members]
         missing = [p for p in patterns if not fnmatch.filter(paths, p)]
         for pattern in missing:
             findings.append(failed("layout.expected-files", package.label, f"missing {pattern}"))
-        if not missing:
+        for path, owner in foreign:
+            if path in paths:
+                findings.append(
+                    failed(
+                        "layout.expected-files",
+                        package.label,
+                        f"ships {path}, which belongs to {owner}",
+                    )
+                )
+        if not missing and not any(path in paths for path, _ in foreign):
             findings.append(
                 passed(
                     "layout.expected-files",

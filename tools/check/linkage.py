@@ -346,8 +346,19 @@ def _compare(
 
 
 def check_elf_readable(ctx: Context) -> list[Finding]:
-    return [
+    findings = [
         failed("elf.read", member_path(package.label, path), error)
         for package in ctx.analysed()
         for path, error in sorted(package.elf_errors.items())
     ]
+    # Mach-O and PE binaries are not read; say so rather than pass silently.
+    findings.extend(
+        warned(
+            "elf.read",
+            package.label,
+            f"{package.subdir} package: only ELF (Linux) binaries are checked",
+        )
+        for package in ctx.analysed()
+        if package.kind == "conda" and not package.subdir.startswith(("linux", "noarch"))
+    )
+    return findings
