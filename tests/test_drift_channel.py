@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.drift.channel import read_channel_files, versions_from_json
+from tools.drift.channel import query_channel, read_channel_files, versions_from_json
 from tools.errors import UserError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "drift"
@@ -57,3 +57,23 @@ def test_missing_file_is_a_user_error(tmp_path: Path) -> None:
 def test_wrongly_shaped_documents_are_rejected(document: object, message: str) -> None:
     with pytest.raises(UserError, match=message):
         versions_from_json(document, "data.json")
+
+
+def _local_channel(root: Path) -> Path:
+    """A channel directory py-rattler reads like a remote one: <subdir>/repodata.json."""
+    (root / "noarch").mkdir(parents=True)
+    (root / "linux-64").mkdir()
+    (root / "noarch" / "repodata.json").write_text((FIXTURES / "repodata-noarch.json").read_text())
+    (root / "linux-64" / "repodata.json").write_text(
+        '{"info": {"subdir": "linux-64"}, "packages": {}, "packages.conda": {}}'
+    )
+    return root
+
+
+def test_channel_query_through_py_rattler_reads_only_the_names_asked(tmp_path: Path) -> None:
+    channel = _local_channel(tmp_path / "channel")
+    packages = query_channel(
+        ["sympy", "absent"], ["linux-64"], str(channel), timeout=60, cache_dir=tmp_path / "cache"
+    )
+    assert set(packages) == {"sympy"}
+    assert packages["sympy"].versions == ("1.14.0", "1.13.3", "1.13.2", "1.13.1")

@@ -169,6 +169,23 @@ def test_unreachable_channel_leaves_the_column_unknown(monkeypatch, capsys, tmp_
     assert "sympy" in out and "note: conda-forge unreachable" in out
 
 
+def test_channel_option_queries_a_local_channel(capsys, tmp_path) -> None:
+    channel = tmp_path / "channel"
+    (channel / "noarch").mkdir(parents=True)
+    (channel / "noarch" / "repodata.json").write_text(
+        (FIXTURES / "repodata-noarch.json").read_text()
+    )
+    (channel / "linux-64").mkdir()
+    (channel / "linux-64" / "repodata.json").write_text('{"packages": {}, "packages.conda": {}}')
+    wheel = _wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")
+    code, out, _ = _run(
+        capsys, "--wheel", str(wheel), "--no-recipe", "--channel", str(channel), "--json"
+    )
+    assert code == 0
+    (row,) = json.loads(out)["rows"]
+    assert row["conda_forge"]["latest"] == "1.14.0" and row["conda_forge"]["versions"] == 4
+
+
 def test_missing_renderer_leaves_the_recipe_column_unknown(
     monkeypatch, capsys, recipe_dir, tmp_path
 ) -> None:

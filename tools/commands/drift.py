@@ -60,6 +60,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "without it the channel is queried through py-rattler unless --offline",
     )
     parser.add_argument(
+        "--channel",
+        default="conda-forge",
+        metavar="CHANNEL",
+        help="channel to query when no --channel-data is given (name, URL or local directory)",
+    )
+    parser.add_argument(
         "--offline", action="store_true", help="never query the channel; conda-forge is unknown"
     )
     parser.add_argument(
@@ -151,11 +157,11 @@ def run(args: argparse.Namespace) -> int:
         names = sorted({n for c in claims for n in conda_names(c.package)})
         platforms = sorted({c.subdir for c in view.configs}) if view else ["linux-64"]
         try:
-            with step("query conda-forge through py-rattler"):
-                forge = channel_io.query_channel(names, platforms)
+            with step(f"query {args.channel} through py-rattler"):
+                forge = channel_io.query_channel(names, platforms, args.channel)
         except Exception as exc:  # offline, DNS, TLS, timeout: the column becomes unknown
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            channel_note = f"conda-forge unreachable ({first})"
+            channel_note = f"{args.channel} unreachable ({first})"
             warn(channel_note)
 
     report = table.build_report(

@@ -80,29 +80,30 @@ def query_channel(
     platforms: Sequence[str],
     channel: str = "conda-forge",
     timeout: float = 60.0,
+    cache_dir: Path | None = None,
 ) -> dict[str, ChannelPackage]:
-    """Versions from the live channel through py-rattler's gateway (sharded repodata: only the
-    packages asked for are downloaded).  Raises ``OSError`` subclasses or rattler errors when the
-    channel cannot be reached; the caller turns that into "unknown"."""
+    """Versions from a channel (name, URL or local directory) through py-rattler's gateway; with
+    sharded repodata only the packages asked for are downloaded.  Raises when the channel
+    cannot be reached; the caller turns that into "unknown"."""
     import asyncio
 
-    from rattler import Channel, Gateway, Platform
+    from rattler import Channel, Gateway
 
     wanted = sorted(set(names))
 
     async def fetch():
-        gateway = Gateway(show_progress=False)
+        gateway = Gateway(cache_dir=cache_dir, show_progress=False)
         return await gateway.query(
             [Channel(channel)],
-            [Platform(p) for p in (*platforms, "noarch")],
+            [*platforms, "noarch"],  # subdir names; py-rattler parses them
             wanted,
             recursive=False,
         )
 
-    results = asyncio.run(asyncio.wait_for(fetch(), timeout))
     merged: dict[str, list[str]] = {}
-    for records in results:
-        for record in records:
+    for item in asyncio.run(asyncio.wait_for(fetch(), timeout)):
+        # One list of records per channel queried (older py-rattler) or the records themselves.
+        for record in item if isinstance(item, list) else [item]:
             merged.setdefault(record.name.normalized, []).append(str(record.version))
     return {
         name: ChannelPackage(name, newest(versions), channel) for name, versions in merged.items()
