@@ -106,11 +106,15 @@ class LogSink:
         """Write one line and return it scrubbed (what the screen may show)."""
         safe = scrub(text, self._secrets)
         self._handle.write(f"[{self._stamp()}] {safe}\n")
+        self.tick()
+        return safe
+
+    def tick(self) -> None:
+        """Flush at most once a second, so `tail -f` and the tests see a quiet build's last lines."""
         now = self._clock()
-        if now - self._last_flush > 1.0:
+        if now - self._last_flush >= 1.0:
             self._handle.flush()
             self._last_flush = now
-        return safe
 
     def note(self, text: str) -> None:
         self.line(f"### build-locally: {text}")

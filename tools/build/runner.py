@@ -175,6 +175,7 @@ def run(plan: BuildPlan, sink: LogSink, progress: Progress,
                         if idle_after_exit >= 8:
                             break
                     progress.tick()
+                    sink.tick()
             except (KeyboardInterrupt, _Interrupt):
                 interrupted = True
                 sink.note("interrupted; stopping the build (rerun the same command to resume)")

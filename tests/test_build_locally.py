@@ -1,0 +1,388 @@
+"""build-locally's logic, without starting any process (the e2e tests do that)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tools.build import artifacts as art
+from tools.build.batch import ConfigResult, summary_table
+from tools.build.ccache import CcacheStats, parse_stats
+from tools.build.configs import Config, apply_filter, choose_interactively, docker_image, select
+from tools.build.engine import LABEL, ContainerEngine
+from tools.build.logtee import LineSplitter, LogSink, clean, ninja_progress, phase_of, scrub
+from tools.build.options import build_parser, from_args
+from tools.build.plan import HostFacts, describe, plan_build
+from tools.errors import UserError
+
+CONFIGS = (
+    "linux_64_blas_implgenericcuda_compiler_version12.9",
+    "linux_64_blas_implgenericcuda_compiler_versionNone",
+    "linux_64_blas_implmklcuda_compiler_versionNone",
+    "osx_arm64_channel_targetsconda-forge_main",
+    "win_64_cuda_compiler_versionNone",
+)
+LINUX_HOST = HostFacts(os="linux", selinux_enforcing=False, pid=4242)
+
+
+@pytest.fixture(autouse=True)
+def _no_processes(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("unit tests must not start processes")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+
+
+@pytest.fixture
+def feedstock(tmp_path: Path) -> Path:
+    ci = tmp_path / ".ci_support"
+    (ci / "migrations").mkdir(parents=True)
+    (ci / "migrations" / "cuda130.yaml").write_text("__migrator: {}\n")
+    for name in CONFIGS:
+        (ci / f"{name}.yaml").write_text(
+            "docker_image:\n- quay.io/condaforge/linux-anvil-x86_64:alma10\ntarget_platform:\n- linux-64\n")
+    return tmp_path
+
+
+def options_for(root: Path, *argv: str, env: dict[str, str] | None = None, interactive=False):
+    args = build_parser().parse_args(list(argv))
+    return from_args(args, env or {"PATH": "/usr/bin"}, root, interactive=interactive)
+
+
+# ---------------------------------------------------------------- selection
+
+def test_select_keeps_exact_names_in_the_order_given() -> None:
+    assert select(CONFIGS, [CONFIGS[2], CONFIGS[0]]) == (CONFIGS[2], CONFIGS[0])
+
+
+def test_select_expands_globs_without_duplicates() -> None:
+    assert select(CONFIGS, ["linux_64_*mkl*", "linux_64_*"]) == (CONFIGS[2], CONFIGS[0], CONFIGS[1])
+
+
+def test_select_accepts_a_path_with_yaml_suffix_as_typed_with_completion() -> None:
+    assert select(CONFIGS, [f".ci_support/{CONFIGS[1]}.yaml"]) == (CONFIGS[1],)
+
+
+def test_unknown_config_is_an_error_naming_the_closest_configs() -> None:
+    with pytest.raises(UserError) as excinfo:
+        select(CONFIGS, ["linux_64_blas_implmklcuda_compiler_version12.9"])
+    message = str(excinfo.value)
+    assert "does not exist" in message and "closest:" in message
+    assert CONFIGS[2] in message and CONFIGS[0] in message
+
+
+def test_unknown_config_is_never_replaced_by_the_only_config() -> None:
+    with pytest.raises(UserError):
+        select(CONFIGS[:1], ["linux_64_typo"])
+
+
+def test_glob_matching_nothing_is_an_error() -> None:
+    with pytest.raises(UserError, match="matches no config"):
+        select(CONFIGS, ["linux_aarch64_*"])
+
+
+def test_filter_is_matched_against_the_yaml_file_name_like_conda_smithy() -> None:
+    assert apply_filter(CONFIGS, "osx_*") == (CONFIGS[3],)
+    assert apply_filter(CONFIGS, "*None") == (CONFIGS[1], CONFIGS[2], CONFIGS[4])
+
+
+def test_all_respects_the_filter() -> None:
+    assert select(CONFIGS, [], all_configs=True, filter_glob="linux_*") == CONFIGS[:3]
+
+
+def test_a_config_excluded_by_the_filter_is_an_error_not_a_silent_skip() -> None:
+    with pytest.raises(UserError, match="excluded by --filter"):
+        select(CONFIGS, [CONFIGS[3]], filter_glob="linux_*")
+
+
+def test_names_and_all_together_are_refused() -> None:
+    with pytest.raises(UserError, match="not both"):
+        select(CONFIGS, [CONFIGS[0]], all_configs=True)
+
+
+def test_no_request_means_ask() -> None:
+    assert select(CONFIGS, []) == ()
+
+
+def test_menu_picks_by_number() -> None:
+    shown: list[str] = []
+    assert choose_interactively(CONFIGS, lambda prompt: " 2 ", shown.append) == CONFIGS[1]
+    assert any(CONFIGS[4] in line for line in shown)
+
+
+def test_menu_rejects_a_number_out_of_range() -> None:
+    with pytest.raises(UserError, match="1-5"):
+        choose_interactively(CONFIGS, lambda prompt: "9", lambda line: None)
+
+
+def test_docker_image_is_the_first_entry(feedstock: Path) -> None:
+    path = feedstock / ".ci_support" / f"{CONFIGS[0]}.yaml"
+    assert docker_image(path) == "quay.io/condaforge/linux-anvil-x86_64:alma10"
+
+
+def test_unreadable_config_yaml_is_a_user_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("docker_image: [unclosed\n")
+    with pytest.raises(UserError, match="bad.yaml"):
+        docker_image(bad)
+
+
+# ---------------------------------------------------------------- options
+
+def test_output_id_without_debug_is_refused(feedstock: Path) -> None:
+    with pytest.raises(UserError, match="--debug"):
+        options_for(feedstock, "--output-id", "pytorch", CONFIGS[0])
+
+
+def test_debug_needs_a_single_config(feedstock: Path) -> None:
+    with pytest.raises(UserError, match="single config"):
+        options_for(feedstock, "--debug", "--all")
+
+
+def test_secrets_are_removed_from_the_build_environment(feedstock: Path) -> None:
+    env = {"PATH": "/usr/bin", "BINSTAR_TOKEN": "tok-123456", "GITHUB_TOKEN": "ghs-abcdef"}
+    options = options_for(feedstock, CONFIGS[0], env=env)
+    assert "BINSTAR_TOKEN" not in options.env and "GITHUB_TOKEN" not in options.env
+    assert set(options.secrets) == {"tok-123456", "ghs-abcdef"}
+    assert options.withheld == ("BINSTAR_TOKEN", "GITHUB_TOKEN")
+
+
+def test_run_args_that_forward_a_token_are_refused(feedstock: Path) -> None:
+    env = {"PATH": "/usr/bin", "CONDA_FORGE_DOCKER_RUN_ARGS": "--rm -e BINSTAR_TOKEN"}
+    with pytest.raises(UserError, match="BINSTAR_TOKEN"):
+        options_for(feedstock, CONFIGS[0], env=env)
+
+
+def test_ccache_dir_with_whitespace_is_refused(feedstock: Path) -> None:
+    with pytest.raises(UserError, match="whitespace"):
+        options_for(feedstock, "--ccache", str(feedstock / "my cache"), CONFIGS[0])
+
+
+# ---------------------------------------------------------------- plans
+
+def plan(feedstock: Path, *argv: str, env=None, host=LINUX_HOST, name=CONFIGS[0]):
+    options = options_for(feedstock, *argv, name, env=env)
+    engine = ContainerEngine.from_env(options.env)
+    return plan_build(options, Config(name, feedstock / ".ci_support" / f"{name}.yaml"), engine, host)
+
+
+def test_plan_sets_conda_smithys_environment_contract(feedstock: Path) -> None:
+    result = plan(feedstock)
+    assert result.changes["CONFIG"] == CONFIGS[0]
+    assert result.changes["UPLOAD_PACKAGES"] == "False"
+    assert result.changes["IS_PR_BUILD"] == "True"
+    assert result.changes["MINIFORGE_HOME"] == str(feedstock / "miniforge3")
+    assert "BUILD_WITH_CONDA_DEBUG" not in result.changes
+    assert result.argv == ("bash", str(feedstock / ".scripts" / "run_docker_build.sh"))
+
+
+def test_plan_with_debug_and_output_id(feedstock: Path) -> None:
+    result = plan(feedstock, "--debug", "--output-id", "pytorch")
+    assert result.changes["BUILD_WITH_CONDA_DEBUG"] == "1"
+    assert result.changes["BUILD_OUTPUT_ID"] == "pytorch"
+    assert "--rm" not in result.changes["CONDA_FORGE_DOCKER_RUN_ARGS"]  # keep the container to poke at
+
+
+def test_plan_names_and_labels_its_container_after_the_users_run_args(feedstock: Path) -> None:
+    result = plan(feedstock, env={"PATH": "/usr/bin", "CONDA_FORGE_DOCKER_RUN_ARGS": "--gpus all"})
+    run_args = result.changes["CONDA_FORGE_DOCKER_RUN_ARGS"].split()
+    assert run_args[:2] == ["--gpus", "all"]
+    assert run_args[run_args.index("--name") + 1] == result.container
+    assert LABEL in run_args and "--rm" in run_args
+
+
+def test_docker_image_env_overrides_the_config(feedstock: Path) -> None:
+    result = plan(feedstock, env={"PATH": "/usr/bin", "DOCKER_IMAGE": "example.org/anvil:test"})
+    assert result.image == "example.org/anvil:test"
+
+
+def test_ccache_is_mounted_and_announced_to_the_container(feedstock: Path, tmp_path: Path) -> None:
+    result = plan(feedstock, "--ccache", str(tmp_path / "cache"))
+    assert f"-v {tmp_path / 'cache'}:/home/conda/ccache:rw" in result.changes["CONDA_FORGE_DOCKER_RUN_ARGS"]
+    assert "-e CCACHE_DIR=/home/conda/ccache" in result.changes["CONDA_FORGE_DOCKER_RUN_ARGS"]
+
+
+def test_podman_volumes_skip_selinux_relabel_when_selinux_is_off(feedstock: Path) -> None:
+    podman = plan(feedstock, env={"PATH": "/usr/bin", "DOCKER_EXECUTABLE": "podman"})
+    docker = plan(feedstock)
+    assert {m.options for m in podman.mounts} == {"rw"}
+    assert {m.options for m in docker.mounts} == {"rw,z"}
+
+
+def test_windows_configs_are_refused_on_linux(feedstock: Path) -> None:
+    with pytest.raises(UserError, match="Windows configs build only on Windows"):
+        plan(feedstock, name=CONFIGS[4])
+
+
+def test_osx_configs_use_the_container_on_linux_like_conda_smithy(feedstock: Path) -> None:
+    assert plan(feedstock, name=CONFIGS[3]).dispatch == "docker"
+
+
+def test_osx_configs_on_a_mac_need_the_sdk_dir(feedstock: Path) -> None:
+    mac = HostFacts(os="osx", selinux_enforcing=False, pid=1)
+    with pytest.raises(UserError, match="OSX_SDK_DIR"):
+        plan(feedstock, name=CONFIGS[3], host=mac)
+    ready = plan(feedstock, name=CONFIGS[3], host=mac, env={"PATH": "/usr/bin", "OSX_SDK_DIR": "/sdk"})
+    assert ready.argv[-1].endswith("run_osx_build.sh") and not ready.script_writes_marker
+
+
+def test_native_runs_build_steps_on_the_host(feedstock: Path) -> None:
+    result = plan(feedstock, "--native")
+    assert result.argv[-1].endswith("build_steps.sh")
+    assert result.changes["CF_BUILD_NATIVE"] == "1"
+    assert result.changes["FEEDSTOCK_ROOT"] == str(feedstock)
+
+
+def test_dry_run_description_shows_command_env_mounts_and_withheld_tokens(feedstock: Path) -> None:
+    env = {"PATH": "/usr/bin", "BINSTAR_TOKEN": "tok-123456"}
+    result = plan(feedstock, env=env)
+    text = describe(result, status="would build", engine=ContainerEngine.from_env(env),
+                    secrets=("tok-123456",))
+    assert "run_docker_build.sh" in text and f"CONFIG={CONFIGS[0]}" in text
+    assert f"{feedstock} -> /home/conda/feedstock_root" in text
+    assert "withheld: BINSTAR_TOKEN" in text and "tok-123456" not in text
+
+
+# ---------------------------------------------------------------- engine
+
+@pytest.mark.parametrize(("executable", "name"), [
+    ("docker", "docker"), ("podman", "podman"), ("/usr/local/bin/podman-remote", "podman"),
+])
+def test_engine_follows_docker_executable(executable: str, name: str) -> None:
+    engine = ContainerEngine.from_env({"DOCKER_EXECUTABLE": executable})
+    assert engine.name == name and engine.executable == executable
+
+
+def test_missing_engine_says_how_to_go_on_without_one() -> None:
+    engine = ContainerEngine.from_env({})
+    with pytest.raises(UserError) as excinfo:
+        engine.resolve({"PATH": "/nonexistent"})
+    assert "--native" in str(excinfo.value) and "--dry-run" in str(excinfo.value)
+
+
+def test_prune_only_touches_our_labelled_containers() -> None:
+    argv = ContainerEngine.from_env({}).prune_argv()
+    assert argv[:3] == ["docker", "container", "prune"] and f"label={LABEL}" in argv
+
+
+# ---------------------------------------------------------------- log lines
+
+def test_log_lines_keep_what_a_terminal_shows_last() -> None:
+    assert clean("\x1b[32mok\x1b[0m") == "ok"
+    assert clean("Downloading 10%\rDownloading 100%\r") == "Downloading 100%"
+
+
+def test_splitter_survives_utf8_split_across_reads() -> None:
+    splitter = LineSplitter()
+    data = "naïve line\r\nnext".encode()
+    cut = data.index(b"\xc3") + 1
+    assert splitter.feed(data[:cut]) == []
+    assert splitter.feed(data[cut:]) == ["naïve line"]
+    assert splitter.flush() == ["next"]
+
+
+def test_scrub_redacts_known_values_and_github_token_shapes() -> None:
+    token = "ghp_" + "a" * 36
+    assert scrub(f"value tok-123456 and {token}", ["tok-123456"]) == "value *** and ***"
+
+
+@pytest.mark.parametrize(("line", "phase"), [
+    ("::group::Configuring conda", "Configuring conda"),
+    ("##[group]Inspecting artifacts", "Inspecting artifacts"),
+    ("==> Running conda-build for x", "Running conda-build for x"),
+    ("Configuring conda", "Configuring conda"),
+    ("BUILD START: ['libtorch-2.13.0-h1_0.conda']", "build start 'libtorch-2.13.0-h1_0.conda'"),
+    ("[12/9000] Building CXX object x.o", None),
+    ("plain output", None),
+])
+def test_phase_of_recognises_group_markers(line: str, phase: str | None) -> None:
+    assert phase_of(line) == phase
+
+
+def test_ninja_progress_is_read_from_status_lines() -> None:
+    assert ninja_progress("[12/9000] Building CXX object x.o") == (12, 9000)
+    assert ninja_progress("[done]") is None
+
+
+def test_log_sink_timestamps_and_redacts(tmp_path: Path) -> None:
+    sink = LogSink(tmp_path / "x-log.txt", ["tok-123456"], clock=lambda: 3600 * 5 + 61)
+    assert sink.line("token tok-123456") == "token ***"
+    sink.close()
+    assert (tmp_path / "x-log.txt").read_text() == "[05:01:01] token ***\n"
+
+
+# ---------------------------------------------------------------- artifacts
+
+def test_produced_packages_are_new_or_changed_ones() -> None:
+    before = {"linux-64/a.conda": (1, 1), "linux-64/b.conda": (1, 1)}
+    after = {"linux-64/a.conda": (1, 1), "linux-64/b.conda": (2, 5), "noarch/c.tar.bz2": (1, 1)}
+    assert art.produced(before, after) == ["linux-64/b.conda", "noarch/c.tar.bz2"]
+
+
+def test_sha256sums_lists_packages_in_channel_folders_only(tmp_path: Path) -> None:
+    (tmp_path / "linux-64").mkdir()
+    (tmp_path / "linux-64" / "libtorch-2.13.0-h0_0.conda").write_bytes(b"abc")
+    (tmp_path / "pkg_cache").mkdir()
+    (tmp_path / "pkg_cache" / "cached-1.0-0.conda").write_bytes(b"cached")
+    art.write_sha256sums(tmp_path)
+    assert (tmp_path / "SHA256SUMS").read_text() == (
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  "
+        "linux-64/libtorch-2.13.0-h0_0.conda\n")
+    assert not list(tmp_path.glob(".SHA256SUMS*"))
+
+
+def test_work_dirs_are_conda_build_timestamped_folders(tmp_path: Path) -> None:
+    for name in ("libtorch_1732000000123", "pkg_cache", "linux-64", "src_cache"):
+        (tmp_path / name).mkdir()
+    assert art.work_dirs(tmp_path) == {"libtorch_1732000000123"}
+    assert art.remove_work_dirs(tmp_path, ["libtorch_1732000000123", "../etc_1732000000123"]) == [
+        "libtorch_1732000000123"]
+
+
+def test_earlier_log_is_set_aside_not_overwritten(tmp_path: Path) -> None:
+    art.log_path(tmp_path, "cfg").write_text("first attempt\n")
+    moved = art.set_aside_old_log(tmp_path, "cfg")
+    assert moved is not None and moved.read_text() == "first attempt\n"
+    assert not art.log_path(tmp_path, "cfg").exists()
+
+
+def test_unreadable_summary_is_treated_as_absent(tmp_path: Path) -> None:
+    (tmp_path / "summary.json").write_text("{not json")
+    assert art.read_summary(tmp_path) == {}
+    (tmp_path / "summary.json").write_text(json.dumps({"configs": {"a": {"status": "done"}}}))
+    assert art.read_summary(tmp_path) == {"a": {"status": "done"}}
+
+
+# ---------------------------------------------------------------- ccache and summary
+
+def test_ccache_print_stats_hits_are_direct_plus_preprocessed() -> None:
+    stats = parse_stats("direct_cache_hit\t7\npreprocessed_cache_hit\t1\ncache_miss\t2\n")
+    assert stats == CcacheStats(hits=8, misses=2) and stats.describe() == "80%"
+
+
+def test_ccache_stats_without_counters_are_unknown() -> None:
+    assert parse_stats("not ccache output") is None
+
+
+def test_summary_table_lists_every_config_with_its_status() -> None:
+    results = [
+        ConfigResult("cfg_a", "done", seconds=3725, packages=(art.Package("linux-64/a.conda", "0" * 64, 1),),
+                     ccache=CcacheStats(3, 1)),
+        ConfigResult("cfg_b", "failed", seconds=60),
+        ConfigResult("cfg_c", "pending"),
+    ]
+    lines = summary_table(results).splitlines()
+    assert lines[0].split() == ["status", "time", "pkgs", "ccache", "config"]
+    assert lines[1].split() == ["done", "1:02:05", "1", "75%", "cfg_a"]
+    assert lines[2].split() == ["FAILED", "0:01:00", "-", "-", "cfg_b"]
+    assert lines[3].split() == ["pending", "-", "-", "-", "cfg_c"]
+
+
+def test_parser_accepts_conda_smithys_command_line() -> None:
+    args = build_parser().parse_args(["--filter", "linux_*", "--debug", "--output-id", "pytorch", "cfg"])
+    assert isinstance(args, argparse.Namespace)
+    assert (args.config, args.filter_glob, args.debug, args.output_id) == (["cfg"], "linux_*", True, "pytorch")
