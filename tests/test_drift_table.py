@@ -222,6 +222,23 @@ def test_tested_version_per_configuration_shows_each_spec_and_the_worst_status(v
     )
 
 
+def test_different_specs_in_one_configuration_say_which_output_has_which() -> None:
+    rendered = [
+        (
+            "cpu",
+            [
+                Output("libtorch", {"host": ("setuptools <82",)}),
+                Output("pytorch", {"host": ("setuptools",)}),
+            ],
+        ),
+    ]
+    specs, configs, _ = specs_from_rendered(rendered)
+    build = claim("setuptools", ">=70", scope=Scope.HOST, source="pyproject.toml [build-system]")
+    row = row_for(table.build_report([build], table.RecipeView(specs, configs), None), "setuptools")
+    assert table.recipe_cell(row, "; ") == "any (pytorch host); <82 (libtorch host)"
+    assert row.status is Status.LOOSER  # the pytorch host admits setuptools 69
+
+
 def test_group_label_names_the_platform_a_maintainer_would() -> None:
     from tools.drift.model import RecipeConfig
 

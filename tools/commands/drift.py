@@ -36,7 +36,7 @@ status (conda version semantics, py-rattler):
    "rows": [{"package", "status", "reason", "compared_with": "run"|"build/host",
              "upstream": {"name", "kind": "requirement"|"tested", "spec", "text", "source",
                           "extra", "condition"},
-             "recipe": [{"spec", "present", "configs": [...], "label"}],
+             "recipe": [{"spec", "present", "configs": [...], "label", "where"}],
              "conda_forge": {"name", "latest", "versions", "source"} | null}],
    "hidden": [str]}
 

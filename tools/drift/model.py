@@ -146,7 +146,8 @@ class RecipeGroup:
     present: bool
     configs: tuple[str, ...]
     label: str = ""  # the variant values that set these configurations apart, if any
-    texts: tuple[str, ...] = ()
+    texts: tuple[str, ...] = ()  # the requirements as rendered
+    where: tuple[str, ...] = ()  # "output section" entries naming the package with this spec
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ def recipe_groups(
     sections = _sections(claim)
     per_config: dict[str, set[str | None]] = {c.name: set() for c in configs}
     texts: dict[str | None, set[str]] = {}
+    where: dict[str | None, set[str]] = {}
     for spec in recipe.specs:
         if spec.config not in per_config or canonical(spec.name) not in wanted:
             continue
@@ -121,6 +122,7 @@ def recipe_groups(
             continue
         per_config[spec.config].add(spec.spec)
         texts.setdefault(spec.spec, set()).add(spec.text)
+        where.setdefault(spec.spec, set()).add(f"{spec.output} {spec.section}")
     grouped: dict[tuple[bool, str | None], list[str]] = {}
     for config in configs:
         found = per_config[config.name]
@@ -133,7 +135,14 @@ def recipe_groups(
     for (present, spec), members in grouped.items():
         label = distinguishing_label(members, [by_name[n] for n in by_name])
         groups.append(
-            RecipeGroup(spec, present, tuple(members), label, tuple(sorted(texts.get(spec, ()))))
+            RecipeGroup(
+                spec,
+                present,
+                tuple(members),
+                label,
+                tuple(sorted(texts.get(spec, ()))),
+                tuple(sorted(where.get(spec, ()))),
+            )
         )
     return tuple(sorted(groups, key=lambda g: (not g.present, g.spec or "", g.label)))
 
@@ -381,8 +390,13 @@ def recipe_cell(row: DriftRow, separator: str) -> str:
         return "?"
     if len(row.recipe) == 1 and not row.recipe[0].label:
         return _group_text(row.recipe[0])
+    # Several groups without a label: the same configurations name the package in several
+    # outputs or sections with different specs; say where.
     return separator.join(
-        f"{_group_text(g)} ({g.label})" if g.label else _group_text(g) for g in row.recipe
+        f"{_group_text(g)} ({g.label or ', '.join(g.where)})"
+        if g.label or g.where
+        else _group_text(g)
+        for g in row.recipe
     )
 
 
@@ -485,6 +499,7 @@ def as_json(report: Report, inputs: Mapping[str, object]) -> dict:
                         "present": g.present,
                         "configs": list(g.configs),
                         "label": g.label or None,
+                        "where": list(g.where),
                     }
                     for g in row.recipe
                 ],
