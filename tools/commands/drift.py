@@ -14,8 +14,9 @@ upstream claims:
   --source DIR     an unpacked PyTorch source tree: vendored third_party/ versions, .ci/docker
                    pins (ci_commit_pins/*.txt, triton_version.txt, common/install_*.sh),
                    pyproject.toml and requirements*.txt
-  --wheel WHL      a wheel's METADATA Requires-Dist (repeatable; +cpu / +cuXYZ local versions
-                   restrict the rows to CPU / that CUDA series' configurations)
+  --wheel WHL      a wheel's METADATA Requires-Dist (repeatable); its CUDA-only requirements
+                   (nvidia-*, triton) apply to the CUDA series its +cuXYZ label or CUDA runtime
+                   pin names, every other requirement to every configuration
 
 status (conda version semantics, py-rattler):
   ok        the recipe admits the same versions (or admits the version upstream tests with)
