@@ -14,6 +14,11 @@ from pathlib import Path
 if sys.version_info < (3, 10):
     sys.exit(f"error: build-locally.py needs Python 3.10 or newer, not {sys.version.split()[0]}")
 
+try:
+    import ruamel.yaml  # noqa: F401  (reads the .ci_support configs)
+except ImportError:
+    sys.exit("error: build-locally.py needs ruamel.yaml: `python -m pip install -r requirements.txt`")
+
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
