@@ -106,174 +106,80 @@ class Probe:
     condition: Condition = field(default_factory=Condition)
 
 
+_CUDA_ONLY = Condition({"cuda_compiler_version": r"\d+"}, label="CUDA")
+_TP = "third_party/"
+
+# fmt: off
 PROBES: tuple[Probe, ...] = (
-    Probe(
-        "sleef",
-        (
-            (
-                "third_party/sleef/CMakeLists.txt",
-                joined("SLEEF_VERSION_MAJOR", "SLEEF_VERSION_MINOR", "SLEEF_VERSION_PATCHLEVEL"),
-            ),
-            ("third_party/sleef/CMakeLists.txt", cmake_project),
-        ),
-    ),
-    Probe(
-        "pybind11",
-        (
-            (
-                "third_party/pybind11/include/pybind11/detail/common.h",
-                joined(
-                    "PYBIND11_VERSION_MAJOR", "PYBIND11_VERSION_MINOR", "PYBIND11_VERSION_PATCH"
-                ),
-            ),
-        ),
-    ),
-    Probe(
-        "fmt",
-        (
-            ("third_party/fmt/include/fmt/base.h", packed("FMT_VERSION", 100)),
-            ("third_party/fmt/include/fmt/core.h", packed("FMT_VERSION", 100)),
-        ),
-    ),
-    Probe(
-        "eigen",
-        (
-            (
-                "third_party/eigen/Eigen/Version",
-                joined("EIGEN_MAJOR_VERSION", "EIGEN_MINOR_VERSION", "EIGEN_PATCH_VERSION"),
-            ),
-            (
-                "third_party/eigen/Eigen/src/Core/util/Macros.h",
-                joined("EIGEN_WORLD_VERSION", "EIGEN_MAJOR_VERSION", "EIGEN_MINOR_VERSION"),
-            ),
-        ),
-    ),
-    Probe(
-        "protobuf",
-        (
-            (
-                "third_party/protobuf/src/google/protobuf/port_def.inc",
-                packed("PROTOBUF_VERSION", 1000),
-            ),
-            (
-                "third_party/protobuf/src/google/protobuf/stubs/common.h",
-                packed("GOOGLE_PROTOBUF_VERSION", 1000),
-            ),
-        ),
-    ),
-    Probe(
-        "onednn",
-        (
-            (
-                "third_party/ideep/mkl-dnn/CMakeLists.txt",
-                regex(r'set\s*\(\s*PROJECT_VERSION\s+"([0-9.]+)"'),
-            ),
-            ("third_party/ideep/mkl-dnn/CMakeLists.txt", cmake_project),
-        ),
-    ),
-    Probe(
-        "nccl",
-        (
-            (
-                "third_party/nccl/nccl/makefiles/version.mk",
-                joined("NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH", optional=("PKG_REVISION",)),
-            ),
-        ),
-        Condition({"cuda_compiler_version": r"\d+"}, label="CUDA"),
-    ),
-    Probe("kineto", (("third_party/kineto/libkineto/CMakeLists.txt", cmake_project),)),
-    Probe(
-        "cudnn-frontend",
-        (
-            (
-                "third_party/cudnn_frontend/include/cudnn_frontend_version.h",
-                joined(
-                    "CUDNN_FRONTEND_MAJOR_VERSION",
-                    "CUDNN_FRONTEND_MINOR_VERSION",
-                    "CUDNN_FRONTEND_PATCH_VERSION",
-                ),
-            ),
-        ),
-        Condition({"cuda_compiler_version": r"\d+"}, label="CUDA"),
-    ),
-    Probe(
-        "cutlass",
-        (
-            (
-                "third_party/cutlass/include/cutlass/version.h",
-                joined("CUTLASS_MAJOR", "CUTLASS_MINOR", "CUTLASS_PATCH"),
-            ),
-        ),
-        Condition({"cuda_compiler_version": r"\d+"}, label="CUDA"),
-    ),
-    Probe(
-        "nvtx",
-        (("third_party/NVTX/c/CMakeLists.txt", cmake_project),),
-        Condition({"cuda_compiler_version": r"\d+"}, label="CUDA"),
-    ),
-    Probe(
-        "libuv",
-        (
-            (
-                "third_party/tensorpipe/third_party/libuv/include/uv/version.h",
-                joined("UV_VERSION_MAJOR", "UV_VERSION_MINOR", "UV_VERSION_PATCH"),
-            ),
-        ),
-    ),
-    Probe("onnx", (("third_party/onnx/VERSION_NUMBER", whole_file),)),
-    Probe(
-        "flatbuffers",
-        (
-            (
-                "third_party/flatbuffers/include/flatbuffers/base.h",
-                joined(
-                    "FLATBUFFERS_VERSION_MAJOR",
-                    "FLATBUFFERS_VERSION_MINOR",
-                    "FLATBUFFERS_VERSION_REVISION",
-                ),
-            ),
-        ),
-    ),
-    Probe(
-        "nlohmann-json",
-        (
-            (
-                "third_party/nlohmann/include/nlohmann/detail/abi_macros.hpp",
-                joined(
-                    "NLOHMANN_JSON_VERSION_MAJOR",
-                    "NLOHMANN_JSON_VERSION_MINOR",
-                    "NLOHMANN_JSON_VERSION_PATCH",
-                ),
-            ),
-            (
-                "third_party/nlohmann/include/nlohmann/json.hpp",
-                joined(
-                    "NLOHMANN_JSON_VERSION_MAJOR",
-                    "NLOHMANN_JSON_VERSION_MINOR",
-                    "NLOHMANN_JSON_VERSION_PATCH",
-                ),
-            ),
-        ),
-    ),
-    Probe(
-        "cpp-httplib",
-        (
-            (
-                "third_party/cpp-httplib/httplib.h",
-                regex(r'#define\s+CPPHTTPLIB_VERSION\s+"([^"]+)"'),
-            ),
-        ),
-    ),
-    Probe(
-        "opentelemetry-cpp",
-        (
-            (
-                "third_party/opentelemetry-cpp/api/include/opentelemetry/version.h",
-                regex(r'#define\s+OPENTELEMETRY_VERSION\s+"([^"]+)"'),
-            ),
-        ),
-    ),
+    Probe("sleef", (
+        (_TP + "sleef/CMakeLists.txt",
+         joined("SLEEF_VERSION_MAJOR", "SLEEF_VERSION_MINOR", "SLEEF_VERSION_PATCHLEVEL")),
+        (_TP + "sleef/CMakeLists.txt", cmake_project),
+    )),
+    Probe("pybind11", (
+        (_TP + "pybind11/include/pybind11/detail/common.h",
+         joined("PYBIND11_VERSION_MAJOR", "PYBIND11_VERSION_MINOR", "PYBIND11_VERSION_PATCH")),
+    )),
+    Probe("fmt", (
+        (_TP + "fmt/include/fmt/base.h", packed("FMT_VERSION", 100)),  # fmt >= 11
+        (_TP + "fmt/include/fmt/core.h", packed("FMT_VERSION", 100)),
+    )),
+    Probe("eigen", (
+        (_TP + "eigen/Eigen/Version",  # Eigen >= 5
+         joined("EIGEN_MAJOR_VERSION", "EIGEN_MINOR_VERSION", "EIGEN_PATCH_VERSION")),
+        (_TP + "eigen/Eigen/src/Core/util/Macros.h",
+         joined("EIGEN_WORLD_VERSION", "EIGEN_MAJOR_VERSION", "EIGEN_MINOR_VERSION")),
+    )),
+    Probe("protobuf", (
+        (_TP + "protobuf/src/google/protobuf/port_def.inc", packed("PROTOBUF_VERSION", 1000)),
+        (_TP + "protobuf/src/google/protobuf/stubs/common.h",
+         packed("GOOGLE_PROTOBUF_VERSION", 1000)),
+    )),
+    Probe("onednn", (
+        (_TP + "ideep/mkl-dnn/CMakeLists.txt",
+         regex(r'set\s*\(\s*PROJECT_VERSION\s+"([0-9.]+)"')),
+        (_TP + "ideep/mkl-dnn/CMakeLists.txt", cmake_project),
+    )),
+    Probe("nccl", (
+        (_TP + "nccl/nccl/makefiles/version.mk",
+         joined("NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH", optional=("PKG_REVISION",))),
+    ), _CUDA_ONLY),
+    Probe("kineto", ((_TP + "kineto/libkineto/CMakeLists.txt", cmake_project),)),
+    Probe("cudnn-frontend", (
+        (_TP + "cudnn_frontend/include/cudnn_frontend_version.h",
+         joined("CUDNN_FRONTEND_MAJOR_VERSION", "CUDNN_FRONTEND_MINOR_VERSION",
+                "CUDNN_FRONTEND_PATCH_VERSION")),
+    ), _CUDA_ONLY),
+    Probe("cutlass", (
+        (_TP + "cutlass/include/cutlass/version.h",
+         joined("CUTLASS_MAJOR", "CUTLASS_MINOR", "CUTLASS_PATCH")),
+    ), _CUDA_ONLY),
+    Probe("nvtx", ((_TP + "NVTX/c/CMakeLists.txt", cmake_project),), _CUDA_ONLY),
+    Probe("libuv", (
+        (_TP + "tensorpipe/third_party/libuv/include/uv/version.h",
+         joined("UV_VERSION_MAJOR", "UV_VERSION_MINOR", "UV_VERSION_PATCH")),
+    )),
+    Probe("onnx", ((_TP + "onnx/VERSION_NUMBER", whole_file),)),
+    Probe("flatbuffers", (
+        (_TP + "flatbuffers/include/flatbuffers/base.h",
+         joined("FLATBUFFERS_VERSION_MAJOR", "FLATBUFFERS_VERSION_MINOR",
+                "FLATBUFFERS_VERSION_REVISION")),
+    )),
+    Probe("nlohmann-json", tuple(
+        (_TP + f"nlohmann/include/nlohmann/{header}",
+         joined("NLOHMANN_JSON_VERSION_MAJOR", "NLOHMANN_JSON_VERSION_MINOR",
+                "NLOHMANN_JSON_VERSION_PATCH"))
+        for header in ("detail/abi_macros.hpp", "json.hpp")
+    )),
+    Probe("cpp-httplib", (
+        (_TP + "cpp-httplib/httplib.h", regex(r'#define\s+CPPHTTPLIB_VERSION\s+"([^"]+)"')),
+    )),
+    Probe("opentelemetry-cpp", (
+        (_TP + "opentelemetry-cpp/api/include/opentelemetry/version.h",
+         regex(r'#define\s+OPENTELEMETRY_VERSION\s+"([^"]+)"')),
+    )),
 )
+# fmt: on
 
 
 def _tested(
@@ -318,7 +224,7 @@ def vendored(root: Path) -> tuple[list[UpstreamClaim], list[str]]:
 # CI images (.ci/docker)
 # ---------------------------------------------------------------------------------------------
 
-_ANY_CUDA = Condition({"cuda_compiler_version": r"\d+"}, label="CUDA")
+_ANY_CUDA = _CUDA_ONLY
 _FUNCTION = re.compile(
     r"^\s*(?:function\s+)?install_(?P<major>1\d)(?P<minor>\d)\s*(?:\(\s*\))?\s*\{?\s*$"
 )
