@@ -448,3 +448,16 @@ def test_readme_without_a_proper_marker_pair_is_left_alone(
     with pytest.raises(UserError, match=message):
         table.update_readme(readme, "| x |\n")
     assert readme.read_text() == text
+
+
+def test_markdown_ends_with_the_notes_a_reader_needs(view) -> None:
+    report = table.build_report(
+        [claim("sympy", ">=1.13.3"), claim("hypothesis", None, priority=40, development=True)],
+        view,
+        None,
+        channel_note="--offline: conda-forge versions unknown",
+    )
+    assert table.markdown(report).endswith(
+        "\n\n_--offline: conda-forge versions unknown_\n"
+        "_1 upstream claims left out (`--all` shows them)_\n"
+    )

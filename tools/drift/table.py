@@ -439,7 +439,18 @@ def markdown(report: Report) -> str:
             )
             + " |"
         )
+    notes = _notes(report)
+    if notes:
+        lines.append("")
+        lines.extend(f"_{note}_" for note in notes)
     return "\n".join(lines) + "\n"
+
+
+def _notes(report: Report) -> list[str]:
+    notes = [n for n in (report.recipe_note, report.channel_note) if n]
+    if report.hidden:
+        notes.append(f"{len(report.hidden)} upstream claims left out (`--all` shows them)")
+    return notes
 
 
 def _compared_with(claim: UpstreamClaim) -> str:
@@ -466,9 +477,7 @@ def text_table(report: Report) -> str:
         lines.append(
             "  ".join(v.ljust(w) for v, w in zip(record, widths, strict=False)) + "  " + record[-1]
         )
-    notes = [*(f"note: {n}" for n in (report.recipe_note, report.channel_note) if n)]
-    if report.hidden:
-        notes.append(f"note: {len(report.hidden)} upstream claims left out (--all shows them)")
+    notes = [f"note: {note}" for note in _notes(report)]
     return "\n".join(lines + notes) + "\n"
 
 
