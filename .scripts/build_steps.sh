@@ -107,7 +107,14 @@ if [[ "${NATIVE}" == 1 ]]; then
     }
 else
     CONDARC="${TOOLS_PREFIX}/.condarc"
-    micromamba install --yes --quiet --prefix "${TOOLS_PREFIX}" \
+    # Start from an empty request history: the image's own recorded specs must not pin
+    # what the build tools need.
+    if [[ -f "${TOOLS_PREFIX}/conda-meta/history" ]]; then
+        mv "${TOOLS_PREFIX}/conda-meta/history" "${TOOLS_PREFIX}/conda-meta/history.$(date +%Y%m%d%H%M%S)"
+        : > "${TOOLS_PREFIX}/conda-meta/history"
+    fi
+    micromamba install --yes --quiet --root-prefix "${MAMBA_ROOT_PREFIX:-${HOME}/.conda}" \
+        --prefix "${TOOLS_PREFIX}" \
         --override-channels --channel conda-forge --strict-channel-priority \
         pip "python=3.12" "conda-build>=25.1" "conda-forge-ci-setup=4" \
         ${TOOL_PACKAGES[@]+"${TOOL_PACKAGES[@]}"}
@@ -158,9 +165,10 @@ endgroup "Configuring conda"
 # clobber file, and the compiler cache.
 ########################################################################
 EXTRA_CB_OPTIONS=()
-HOST_PLATFORM="$(config_value target_platform)"
-BUILD_PLATFORM="$(config_value build_platform)"
+# conda-forge-ci-setup exports both when it ran; otherwise the config and this machine tell.
+BUILD_PLATFORM="${BUILD_PLATFORM:-$(config_value build_platform)}"
 BUILD_PLATFORM="${BUILD_PLATFORM:-$(host_subdir)}"
+HOST_PLATFORM="${HOST_PLATFORM:-$(config_value target_platform)}"
 HOST_PLATFORM="${HOST_PLATFORM:-${BUILD_PLATFORM}}"
 TEST_POLICY="$(forge_value test)"
 case "${TEST_POLICY:-all}" in
@@ -180,9 +188,10 @@ esac
 if command -v make_build_number >/dev/null; then
     make_build_number "${FEEDSTOCK_ROOT}" "${RECIPE_ROOT}" "${CONFIG_FILE}"
 fi
+CLOBBER_OPTIONS=()
 CLOBBER_FILE="${FEEDSTOCK_ROOT}/.ci_support/clobber_${CONFIG}.yaml"
 if [[ -f "${CLOBBER_FILE}" ]]; then
-    EXTRA_CB_OPTIONS+=(--clobber-file "${CLOBBER_FILE}")
+    CLOBBER_OPTIONS=(--clobber-file "${CLOBBER_FILE}")
 fi
 
 if [[ "${USE_CCACHE}" == 1 ]]; then
@@ -219,7 +228,7 @@ if [[ "${BUILD_WITH_CONDA_DEBUG:-0}" == 1 ]]; then
     if [[ -n "${BUILD_OUTPUT_ID:-}" ]]; then DEBUG_OPTIONS+=(--output-id "${BUILD_OUTPUT_ID}"); fi
     CONDA_SUBDIR="${BUILD_PLATFORM}" conda debug "${RECIPE_ROOT}" -m "${CONFIG_FILE}" \
         ${DEBUG_OPTIONS[@]+"${DEBUG_OPTIONS[@]}"} \
-        ${EXTRA_CB_OPTIONS[@]+"${EXTRA_CB_OPTIONS[@]}"}
+        ${CLOBBER_OPTIONS[@]+"${CLOBBER_OPTIONS[@]}"}
     echo "The build environment is set up; follow the instructions above, then exit the shell."
     /bin/bash
     exit 0
@@ -232,6 +241,7 @@ if [[ -n "${sha:-}" ]]; then EXTRA_META+=("sha=${sha}"); fi
 startgroup "Running ${BUILD_CMD[*]} for ${CONFIG}"
 CONDA_SUBDIR="${BUILD_PLATFORM}" "${BUILD_CMD[@]}" "${RECIPE_ROOT}" -m "${CONFIG_FILE}" \
     ${EXTRA_CB_OPTIONS[@]+"${EXTRA_CB_OPTIONS[@]}"} \
+    ${CLOBBER_OPTIONS[@]+"${CLOBBER_OPTIONS[@]}"} \
     --suppress-variables --extra-meta "${EXTRA_META[@]}"
 endgroup "Running ${BUILD_CMD[*]} for ${CONFIG}"
 

@@ -185,6 +185,20 @@ def test_single_config_removes_the_license_copy_it_made(single) -> None:
     assert not (fs.root / "recipe" / "recipe-scripts-license.txt").exists()
 
 
+def test_cross_built_aarch64_is_still_tested_under_emulation(batch) -> None:
+    fs, _ = batch
+    arm = [b for b in fs.builds() if b["env"]["CONFIG"] == ARM]
+    assert arm and all("--no-test" not in b["argv"] for b in arm)
+
+
+def test_cross_built_osx_skips_tests_it_cannot_run(feedstock: Feedstock) -> None:
+    name = "osx_64_channel_targetsconda-forge_main"
+    (feedstock.root / ".ci_support" / f"{name}.yaml").write_text(_config_yaml("osx-64", "None"))
+    assert feedstock.run(name).returncode == 0
+    [build] = feedstock.builds()
+    assert "--no-test" in build["argv"]
+
+
 def test_cuda_config_gets_conda_override_cuda(feedstock: Feedstock) -> None:
     assert feedstock.run(CUDA).returncode == 0
     [build] = feedstock.builds()

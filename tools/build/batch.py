@@ -188,7 +188,7 @@ def summary_table(results: Sequence[ConfigResult]) -> str:
     for r in results:
         rows.append((
             r.status.upper() if r.status in (FAILED, INTERRUPTED) else r.status,
-            "-" if r.seconds is None else format_duration(r.seconds),
+            "-" if r.seconds is None or r.status == SKIPPED else format_duration(r.seconds),
             str(len(r.packages)) if r.status in (DONE, SKIPPED) else "-",
             r.ccache.describe() if r.ccache else "-",
             r.config,
@@ -272,25 +272,33 @@ def _loop(options: Options, plans: Sequence[BuildPlan], engine: ContainerEngine,
     progress = Progress(console.err, is_tty=console.err.isatty())
     results: list[ConfigResult] = []
     stop_reason = ""
+    interrupted = False
     for plan in plans:
         if stop_reason:
             results.append(ConfigResult(plan.config, PENDING, note=stop_reason))
             continue
-        if plan.marker.exists() and not options.force:
-            progress.message(f"[{plan.index}/{plan.total}] {plan.config}: done before, skipped")
-            results.append(_skipped(plan, previous.get(plan.config, {}), options.root))
-            continue
-        work_before = art.work_dirs(options.artifacts)
-        result = build_one(plan, options, engine, progress)
-        results.append(result)
-        if result.status == INTERRUPTED:
+        try:
+            if plan.marker.exists() and not options.force:
+                progress.message(f"[{plan.index}/{plan.total}] {plan.config}: done before, skipped")
+                results.append(_skipped(plan, previous.get(plan.config, {}), options.root))
+                continue
+            work_before = art.work_dirs(options.artifacts)
+            result = build_one(plan, options, engine, progress)
+            results.append(result)
+            if result.status == INTERRUPTED:
+                interrupted = True
+                stop_reason = "not started: the run was interrupted"
+            elif result.status == FAILED and options.fail_fast:
+                stop_reason = f"not started: --fail-fast after {plan.config} failed"
+            if options.prune and result.status != INTERRUPTED:
+                _prune(options, engine, plan, result, work_before, progress)
+        except KeyboardInterrupt:  # between builds: nothing to stop, but still summarise
+            interrupted = True
             stop_reason = "not started: the run was interrupted"
-        elif result.status == FAILED and options.fail_fast:
-            stop_reason = f"not started: --fail-fast after {plan.config} failed"
-        if options.prune and result.status != INTERRUPTED:
-            _prune(options, engine, plan, result, work_before, progress)
+            if not results or results[-1].config != plan.config:
+                results.append(ConfigResult(plan.config, PENDING, note=stop_reason))
     _finish(options, results, started, console)
-    if any(r.status == INTERRUPTED for r in results):
+    if interrupted:
         console.say("interrupted: rerun the same command to resume where it stopped")
         return EXIT_INTERRUPTED
     failed = [r.config for r in results if r.status == FAILED]
