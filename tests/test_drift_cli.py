@@ -77,7 +77,9 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_json_rows_for_source_tree_and_channel_data(monkeypatch, capsys, recipe_dir) -> None:
-    monkeypatch.setattr(recipe_io, "render_all", lambda root, configs=(): _rendered(">=1.13.3"))
+    monkeypatch.setattr(
+        recipe_io, "render_all", lambda root, configs=(), recipe_dir=None: _rendered(">=1.13.3")
+    )
     code, out, _ = _run(
         capsys,
         "--source",
@@ -102,7 +104,9 @@ def test_json_rows_for_source_tree_and_channel_data(monkeypatch, capsys, recipe_
 
 
 def test_check_exits_1_on_a_conflict(monkeypatch, capsys, recipe_dir, tmp_path) -> None:
-    monkeypatch.setattr(recipe_io, "render_all", lambda root, configs=(): _rendered("<1.10"))
+    monkeypatch.setattr(
+        recipe_io, "render_all", lambda root, configs=(), recipe_dir=None: _rendered("<1.10")
+    )
     wheel_metadata = _wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")
     code, out, err = _run(
         capsys,
@@ -120,7 +124,9 @@ def test_check_exits_1_on_a_conflict(monkeypatch, capsys, recipe_dir, tmp_path) 
 
 
 def test_check_passes_without_conflicts(monkeypatch, capsys, recipe_dir, tmp_path) -> None:
-    monkeypatch.setattr(recipe_io, "render_all", lambda root, configs=(): _rendered(">=1.13.3"))
+    monkeypatch.setattr(
+        recipe_io, "render_all", lambda root, configs=(), recipe_dir=None: _rendered(">=1.13.3")
+    )
     code, _, _ = _run(
         capsys,
         "--wheel",
@@ -134,7 +140,9 @@ def test_check_passes_without_conflicts(monkeypatch, capsys, recipe_dir, tmp_pat
 
 
 def test_update_readme_rewrites_only_the_section(monkeypatch, capsys, recipe_dir, tmp_path) -> None:
-    monkeypatch.setattr(recipe_io, "render_all", lambda root, configs=(): _rendered(">=1.13.3"))
+    monkeypatch.setattr(
+        recipe_io, "render_all", lambda root, configs=(), recipe_dir=None: _rendered(">=1.13.3")
+    )
     readme = tmp_path / "README.md"
     readme.write_text("before\n<!-- drift-table:start -->\n<!-- drift-table:end -->\nafter\n")
     code, out, err = _run(
@@ -189,7 +197,7 @@ def test_channel_option_queries_a_local_channel(capsys, tmp_path) -> None:
 def test_missing_renderer_leaves_the_recipe_column_unknown(
     monkeypatch, capsys, recipe_dir, tmp_path
 ) -> None:
-    def unavailable(root, configs=()):
+    def unavailable(root, configs=(), recipe_dir=None):
         raise recipe_io.RendererUnavailable(
             "the recipe renderer (tools.render) is unavailable: gone"
         )

@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         root = recipe_path.parent
         try:
             with step("render every configuration"):
-                rendered = recipe_io.render_all(root, args.config)
+                rendered = recipe_io.render_all(root, args.config, recipe_path)
         except recipe_io.RendererUnavailable as exc:
             recipe_note = str(exc)
             warn(recipe_note)

@@ -117,9 +117,11 @@ class RendererUnavailable(UserError):
     """``tools.render`` cannot be imported (a partial checkout); the recipe column is unknown."""
 
 
-def render_all(root: Path, configs: Sequence[str] = ()) -> list[tuple[str, Sequence[Any]]]:
-    """Render ``configs`` (names or variant files; default: every ``.ci_support`` config) with
-    the toolkit's renderer (``tools.render``)."""
+def render_all(
+    root: Path, configs: Sequence[str] = (), recipe_dir: Path | None = None
+) -> list[tuple[str, Sequence[Any]]]:
+    """Render ``configs`` (names or variant files; default: every ``.ci_support`` config) of
+    the recipe in ``recipe_dir`` (default ``<root>/recipe``) with ``tools.render``."""
     try:
         from tools.render import list_configs, render_config
     except ImportError as exc:
@@ -132,4 +134,6 @@ def render_all(root: Path, configs: Sequence[str] = ()) -> list[tuple[str, Seque
             f"{root / '.ci_support'}: no configurations to render; "
             "run `python -m tools matrix --write`"
         )
-    return [(Path(str(c)).stem, render_config(c, root=root)) for c in configs]
+    return [
+        (Path(str(c)).stem, render_config(c, root=root, recipe_dir=recipe_dir)) for c in configs
+    ]
