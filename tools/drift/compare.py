@@ -4,13 +4,13 @@ Method: a version spec is a boolean formula of comparisons against literal versi
 ``!=1.3``, ``1.4.*``, ``~=1.5``).  Its truth can only change at those literals and at the
 boundaries they imply (the next release of a prefix match or a compatible-release range).  So
 both specs are evaluated over a finite candidate set: every literal in either spec, each
-literal's bumps (``1.4`` -> ``1.5``, ``2.0``, ``1.4.1``), the channel's versions, and between
-every two neighbours a version rattler confirms lies strictly between them (``a.0.0.1``,
-``bdev0``, ``apost1``), plus one below and one above everything.  Two specs are equivalent
-when they agree on every candidate; otherwise the candidates on which they disagree are the
-witnesses shown in the reason.  The set is exact for specs built from these operators, up to
-an interval too narrow for the three probes (say between ``1.2`` and ``1.2.0.0.0.1``), which no
-real pin produces.
+literal's predecessor and bumps (``1.4`` -> ``1.3``, ``1.5``, ``2.0``, ``1.4.1``), the
+channel's versions, and between every two neighbours a version rattler confirms lies strictly
+between them (``a.0.0.1``, ``apost1``, ``bdev0``), plus one below and one above everything.
+Two specs are equivalent when they agree on every candidate; otherwise the candidates on which
+they disagree are the witnesses shown in the reason (a channel version when there is one).
+The set is exact for specs built from these operators, up to an interval too narrow for every
+probe (say between ``1.2`` and ``1.2.0.0.0.1``), which no real pin produces.
 """
 
 from __future__ import annotations
