@@ -222,7 +222,10 @@ def _finish(options: Options, results: Sequence[ConfigResult], started: float,
     console.say()
     console.say(summary_table(results))
     console.say()
-    rel = lambda p: p.relative_to(options.root).as_posix()  # noqa: E731
+
+    def rel(path: Path) -> str:
+        return path.relative_to(options.root).as_posix()
+
     console.say(f"summary: {rel(artifacts / 'summary.json')}; checksums: {rel(sums)}; "
                 f"logs: {rel(zipped)}")
 

@@ -95,7 +95,7 @@ def select(
         return pool
     chosen: list[str] = []
     for item in requested:
-        name = item[: -len(".yaml")] if item.endswith(".yaml") else item
+        name = item.removesuffix(".yaml")
         name = Path(name).name  # accept `.ci_support/<name>.yaml` as typed with tab completion
         if _is_glob(name):
             matches = [n for n in pool if fnmatch.fnmatchcase(n, name)]
