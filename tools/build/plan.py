@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,8 +48,6 @@ class HostFacts:
 
     @classmethod
     def detect(cls) -> HostFacts:
-        import sys
-
         host = "osx" if sys.platform == "darwin" else "win" if sys.platform == "win32" else "linux"
         try:
             enforcing = Path("/sys/fs/selinux/enforce").read_text().strip() == "1"

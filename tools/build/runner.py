@@ -68,10 +68,13 @@ def _spawn(plan: BuildPlan):
     except ImportError:
         pty = None
     if pty is None or sys.platform == "win32":
-        proc = subprocess.Popen(
-            list(plan.argv), cwd=plan.cwd, env=dict(plan.env), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        )
+        try:
+            proc = subprocess.Popen(
+                list(plan.argv), cwd=plan.cwd, env=dict(plan.env), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            )
+        except OSError as exc:
+            raise CommandError(f"{plan.argv[0]}: could not start ({exc.strerror})") from None
         return proc, proc.stdout.fileno()
     master, slave = pty.openpty()
     _set_window_size(slave)
@@ -80,6 +83,9 @@ def _spawn(plan: BuildPlan):
             list(plan.argv), cwd=plan.cwd, env=dict(plan.env),
             stdin=slave, stdout=slave, stderr=slave, start_new_session=True, close_fds=True,
         )
+    except OSError as exc:
+        os.close(master)
+        raise CommandError(f"{plan.argv[0]}: could not start ({exc.strerror})") from None
     except BaseException:
         os.close(master)
         raise
