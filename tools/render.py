@@ -24,6 +24,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from tools.errors import UserError
+from tools.variants import _load_base
 from tools.recipe.model import OutputVariant, RecipeSource, Target
 from tools.recipe.model import render as render_variants
 from tools.repo import find_root
@@ -178,7 +179,7 @@ def variants_for_config(config_text: str, recipe_cbc: str | None, *, config_sour
 
 
 def _subdir_of(config_text: str, source: str, name: str) -> str:
-    data = YAML(typ="base", pure=True).load(config_text) or {}
+    data = _load_base(config_text) or {}
     target = data.get("target_platform") if isinstance(data, dict) else None
     if isinstance(target, list) and target:
         return str(target[0])
@@ -212,7 +213,7 @@ def _render_cached(source: RecipeSource, config_text: str, cbc: str | None, conf
                    cbc_source: str, name: str, subdir: str, build_subdir: str) -> tuple[RenderedOutput, ...]:
     variants = variants_for_config(config_text, cbc, config_source=config_source, cbc_source=cbc_source,
                                    subdir=subdir, build_subdir=build_subdir)
-    config_keys = set(YAML(typ="base", pure=True).load(config_text) or {})
+    config_keys = set(_load_base(config_text) or {})
     outputs = render_variants(source, variants, Target(subdir, build_subdir))
     return tuple(_public(o, name, subdir, build_subdir, config_keys) for o in outputs)
 

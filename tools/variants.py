@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+import yaml
 
 from tools.errors import UserError
 from tools.recipe.namespace import DEFAULT_NUMPY, DEFAULT_PYTHON, selector_namespace
@@ -68,8 +67,12 @@ FALLBACK_DOCKER_IMAGE = "quay.io/condaforge/linux-anvil-comp7"
 
 # -- reading files ------------------------------------------------------------------------
 
-def _base_yaml() -> YAML:
-    return YAML(typ="base", pure=True)
+# conda-build reads variant files with PyYAML's BaseLoader: every scalar stays a string.
+_BASE_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+
+
+def _load_base(text: str) -> Any:
+    return yaml.load(text, Loader=_BASE_LOADER)
 
 
 def trim_empty(spec: dict[str, Any]) -> dict[str, Any]:
@@ -91,8 +94,8 @@ def parse_cbc(text: str, subdir: str, *, source: str, build_subdir: str | None =
     names = selector_namespace(subdir, {}, build_subdir=build_subdir or subdir, environ=environ)
     selected = select_lines(text, names, source=source)
     try:
-        data = _base_yaml().load(selected.text)
-    except YAMLError as exc:
+        data = _load_base(selected.text)
+    except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = selected.source_line(mark.line + 1) if mark else "?"
         raise UserError(f"{source}:{line}: not valid YAML after selectors") from exc
@@ -297,8 +300,8 @@ class MigrationFile:
 
 def read_migration_file(path: Path) -> MigrationFile:
     try:
-        data = _base_yaml().load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, YAMLError) as exc:
+        data = _load_base(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
         raise UserError(f"{path}: cannot read migration file ({exc.__class__.__name__})") from exc
     if not isinstance(data, dict):
         raise UserError(f"{path}: a migration file must be a mapping")
@@ -527,6 +530,39 @@ def apply_migrations(spec: Spec, migrations: Sequence[tuple[str, Spec]]) -> Spec
         if migration:
             spec = variant_add(spec, migration)
     return spec
+
+
+# Keys kept even when no recipe text names them.
+_STRUCTURAL = frozenset({
+    "zip_keys", "pin_run_as_build", "extend_keys", "ignore_version", "ignore_build_only_deps",
+    "target_platform", "github_actions_labels", "CONDA_BUILD_SYSROOT", "python_min",
+    "mpi", "mpich", "openmpi", "msmpi", "mpi_serial", "impi", "replacements",
+}) | ALWAYS_KEEP
+_TOOLCHAIN_KEY = re.compile(r"(.*?)_(compiler|stdlib)(_version)?$|cdt_")
+
+
+def prune_spec(spec: Spec, texts: Iterable[str]) -> Spec:
+    """Drop keys no recipe text can use, before exploding.
+
+    conda-build only counts a key as used when its name (or, for compilers, the language)
+    occurs in the recipe or a build script, so a key absent from all of them never reaches
+    a .ci_support file; keeping it would only multiply the variants to render (the global
+    pinning has hundreds of keys).
+    """
+    corpus = "\n".join(texts)
+    corpus = corpus + "\n" + corpus.replace("-", "_")
+    keep = {
+        k for k in spec
+        if k in _STRUCTURAL or _TOOLCHAIN_KEY.match(k) or k in corpus
+    }
+    out = {k: v for k, v in spec.items() if k in keep}
+    groups = [[k for k in g if k in keep] for g in zip_groups(spec.get("zip_keys"))]
+    groups = [g for g in groups if g]
+    if groups:
+        out["zip_keys"] = groups
+    else:
+        out.pop("zip_keys", None)
+    return out
 
 
 # -- conda-smithy's CI-job split -------------------------------------------------------------

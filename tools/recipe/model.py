@@ -26,9 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.constructor import DuplicateKeyError
-from ruamel.yaml.error import MarkedYAMLError
+import yaml
 
 from tools.recipe import jinja, text
 from tools.recipe.errors import RecipeError, UnsupportedConstruct
@@ -96,20 +94,36 @@ class OutputVariant:
 
 
 def _freeze(variant: Mapping[str, Any]) -> tuple:
-    return tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in variant.items()))
+    return tuple(sorted((k, v if isinstance(v, str) else repr(v)) for k, v in variant.items()))
 
 
-def _loader() -> YAML:
-    yaml = YAML(typ="safe", pure=True)
-    return yaml
+class _DuplicateKey(Exception):
+    def __init__(self, key: str, line: int) -> None:
+        super().__init__(key)
+        self.key, self.line = key, line
 
 
-_YAML = _loader()
+class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """conda-build parses meta.yaml with PyYAML's safe loader (YAML 1.1 scalars); so do we,
+    except that a key left twice after selectors is an error instead of "last one wins"."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise _DuplicateKey(str(key), key_node.start_mark.line + 1)
+        seen.add(key)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 @lru_cache(maxsize=512)
 def _load_yaml(rendered: str) -> Any:
-    return _YAML.load(rendered)
+    return yaml.load(rendered, Loader=_StrictLoader)
 
 
 def ensure_list(value: Any) -> list:
@@ -134,19 +148,29 @@ def expand_requirements(entry: Any) -> dict[str, list[str]]:
     return {str(k): _as_str_list(v) for k, v in entry.items()}
 
 
+_BARE_RE = re.compile(r"^(\S+)\s*$")
+
+
 def insert_variant_versions(reqs: dict[str, list[str]], variant: Mapping[str, Any], env: str) -> None:
-    """A bare requirement named like a variant key receives the key's value as its pin."""
+    """A bare requirement named like a variant key receives the key's value as its pin.
+
+    (conda-build matches ``^key$`` with ``_`` standing for ``-`` or ``_``; a bare name
+    normalised to underscores is the same test.)
+    """
     build_deps = list(reqs.get("build", [])) + list(reqs.get("host", []))
     items = list(reqs.get(env, []))
     if not items:
         return
-    for key, value in variant.items():
-        pattern = re.compile(r"^({})(?:\s*$)".format(key.replace("_", "[-_]")))
-        for index, item in enumerate(items):
-            match = pattern.match(item)
-            if match and (env in ("build", "host") or match.group(1) in build_deps):
-                pin = value if isinstance(value, str) else value[0]
-                items[index] = jinja.ensure_valid_spec(f"{match.group(1)} {pin}")
+    for index, item in enumerate(items):
+        match = _BARE_RE.match(item)
+        if not match:
+            continue
+        name = match.group(1)
+        key = name.replace("-", "_")
+        if key in variant and (env in ("build", "host") or name in build_deps):
+            value = variant[key]
+            pin = value if isinstance(value, str) else value[0]
+            items[index] = jinja.ensure_valid_spec(f"{name} {pin}")
     xx = re.compile(r"([0-9a-zA-Z\.\-\_]+)\s+x\.x")
     for index, item in enumerate(items):
         match = xx.match(item)
@@ -448,6 +472,7 @@ class Recipe:
         self.target = target
         self._names: dict[tuple, dict[str, Any]] = {}
         self._parsed: dict[tuple, dict[str, Any]] = {}
+        self._selected: dict[tuple, str] = {}
 
     def names(self, variant: Mapping[str, Any]) -> dict[str, Any]:
         key = _freeze(variant)
@@ -459,7 +484,12 @@ class Recipe:
         return found
 
     def select(self, raw: str, variant: Mapping[str, Any]) -> str:
-        return select_lines(raw, self.names(variant), source=self.source.path).text
+        key = (raw, _freeze(variant))
+        found = self._selected.get(key)
+        if found is None:
+            found = select_lines(raw, self.names(variant), source=self.source.path).text
+            self._selected[key] = found
+        return found
 
     def parse(self, variant: Mapping[str, Any]) -> dict[str, Any]:
         key = _freeze(variant)
@@ -495,16 +525,18 @@ class Recipe:
         second = select_lines(rendered, names, source=path, origin=first.origin)
         try:
             data = _load_yaml(second.text)
-        except DuplicateKeyError as exc:
-            line = second.source_line(exc.problem_mark.line + 1) if exc.problem_mark else "?"
+        except _DuplicateKey as exc:
             raise UnsupportedConstruct(
-                f"{path}:{line}", "duplicate key left after applying selectors; give each copy a selector"
+                f"{path}:{second.source_line(exc.line)}",
+                f"duplicate key {exc.key!r} left after applying selectors; give each copy a selector",
             ) from exc
-        except MarkedYAMLError as exc:
+        except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = second.source_line(mark.line + 1) if mark else "?"
             problem = (exc.problem or exc.context or "invalid YAML").strip()
             raise RecipeError(f"{path}:{line}", f"YAML error after rendering: {problem}") from exc
+        except yaml.YAMLError as exc:
+            raise RecipeError(path, f"YAML error after rendering: {exc}") from exc
         if data is None:
             data = {}
         if not isinstance(data, dict):

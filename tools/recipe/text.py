@@ -27,6 +27,7 @@ NUMPY_XX_RE = re.compile(r"(numpy\s*x\.x)|pin_compatible\([\'\"]numpy.*max_pin=[
 CUDA_COMPILER_RE = re.compile(r"^[^\#]*compiler\((\"cuda\"|\'cuda\')\).*")
 
 
+@lru_cache(maxsize=4096)
 def extract(text: str, pattern: str | None) -> str:
     """conda-build's ``_filter_recipe_text``: the distinct non-empty groups of a match."""
     if not pattern:
@@ -42,10 +43,12 @@ def extract(text: str, pattern: str | None) -> str:
     return "\n".join(seen)
 
 
-def output_blocks(outputs_text: str) -> list[str]:
-    return OUTPUT_BLOCK_RE.findall(outputs_text)
+@lru_cache(maxsize=4096)
+def output_blocks(outputs_text: str) -> tuple[str, ...]:
+    return tuple(OUTPUT_BLOCK_RE.findall(outputs_text))
 
 
+@lru_cache(maxsize=4096)
 def requirements_block(text: str) -> str:
     match = _REQUIREMENTS_BLOCK_RE.search(text)
     return match.group() if match else ""
@@ -93,13 +96,19 @@ def used_in_text(keys: Iterable[str], text: str, *, selectors_only: bool = False
 @lru_cache(maxsize=4096)
 def _used_in_text(keys: tuple[str, ...], text: str, selectors_only: bool) -> frozenset[str]:
     lines = text.splitlines()
+    dashless = [ln.replace("-", "_") for ln in lines]
+    joined = "\n".join(dashless)
     found: set[str] = set()
     for key in keys:
         pattern, needles = _key_pattern(key, selectors_only)
         if needles and not selectors_only:
+            if not any(n in text for n in needles):
+                continue
             candidates = [ln for ln in lines if any(n in ln for n in needles)]
         else:
-            candidates = [ln for ln in lines if key in ln.replace("-", "_")]
+            if key not in joined:
+                continue
+            candidates = [ln for ln, d in zip(lines, dashless) if key in d]
         if candidates and any(pattern.search(ln) for ln in candidates):
             found.add(key)
             if key in ("c_stdlib", "c_compiler", "cxx_compiler") and "CONDA_BUILD_SYSROOT" in keys:
@@ -108,13 +117,38 @@ def _used_in_text(keys: tuple[str, ...], text: str, selectors_only: bool) -> fro
 
 
 def used_in_shell_script(keys: Iterable[str], text: str) -> set[str]:
-    """Keys referenced as ``$key`` or ``${key}`` in a shell script."""
-    return {
-        key
-        for key in keys
-        if key in text
-        and re.search(rf"(^[^$]*?\$\{{?\s*{re.escape(key)}\s*[\s|\}}])", text, flags=re.M | re.S)
-    }
+    return set(_used_in_shell_script(tuple(sorted(keys)), text))
+
+
+@lru_cache(maxsize=1024)
+def _used_in_shell_script(keys: tuple[str, ...], text: str) -> frozenset[str]:
+    """Keys referenced as ``$key`` or ``${key}`` in a shell script.
+
+    conda-build's pattern is ``^[^$]*?\$\{?\s*KEY\s*[\s|}]`` (multi-line, dot-all): the
+    reference must be the first ``$`` of its line and be followed by a space, ``|`` or
+    ``}`` (so ``"$KEY"`` does not count).  We test exactly that, one line at a time,
+    instead of letting the regex backtrack over the whole file for every key.
+    """
+    starts = []
+    offset = 0
+    for line in text.split("\n"):
+        dollar = line.find("$")
+        if dollar >= 0:
+            starts.append(offset + dollar)
+        offset += len(line) + 1
+    found = set()
+    for key in keys:
+        if key not in text:
+            continue
+        pattern = _shell_ref(key)
+        if any(pattern.match(text, pos) for pos in starts):
+            found.add(key)
+    return frozenset(found)
+
+
+@lru_cache(maxsize=4096)
+def _shell_ref(key: str) -> re.Pattern[str]:
+    return re.compile(rf"\$\{{?\s*{re.escape(key)}\s*[\s|\}}]")
 
 
 def used_in_batch_script(keys: Iterable[str], text: str) -> set[str]:

@@ -1,0 +1,271 @@
+"""Compute, write and check ``.ci_support/*.yaml`` the way ``conda smithy rerender`` does.
+
+Per platform of conda-forge.yml: combine conda-build's defaults, the pinning's
+conda_build_config.yaml and the recipe's; apply the CFEP-9 migrations; render the recipe
+(``tools.recipe``); collapse the outputs' variants into CI jobs (``tools.variants``);
+dump each job's config in conda-smithy's YAML layout (keys sorted, lists in block style,
+strings that YAML 1.1 would read as numbers or booleans single-quoted).
+
+Files are replaced atomically (temporary file + rename); a config that is no longer
+produced is removed only by ``--write``, and only if it is one of ours (``.yaml`` directly
+under ``.ci_support``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.scalarstring import SingleQuotedScalarString
+
+from tools import variants as v
+from tools.errors import UserError
+from tools.recipe.model import Target
+from tools.recipe.model import render as render_variants
+from tools.recipe.text import uses_cuda_compiler
+from tools.render import load_forge_yml, load_recipe_source
+
+README_TEXT = """\
+These files are generated: each YAML file here is one CI job's variant configuration,
+computed from recipe/conda_build_config.yaml, conda-forge's global pinning and the
+migrations in .ci_support/migrations/.  Do not edit them by hand.  To change the build
+matrix, edit recipe/conda_build_config.yaml (or the recipe) and regenerate them with
+`python -m tools matrix --write` (or `conda smithy rerender`).  If a configuration you
+expect is missing, check that the recipe does not skip it and that its dependencies are
+satisfiable.
+"""
+
+
+# -- pinning ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pinning:
+    cbc: Path
+    migrations_dir: Path | None
+
+
+def locate_pinning(value: str | None, environ: Mapping[str, str] | None = None) -> Pinning:
+    """``--pinning`` (a cbc file or a dir shaped like the conda-forge-pinning package), else
+    the installed conda-forge-pinning of the active conda environment."""
+    env = os.environ if environ is None else environ
+    if value:
+        path = Path(value)
+        if path.is_dir():
+            path = path / "conda_build_config.yaml"
+        if not path.is_file():
+            raise UserError(f"{value}: no conda_build_config.yaml there; pass the pinning's file or directory")
+    else:
+        prefix = env.get("CONDA_PREFIX")
+        path = Path(prefix) / "conda_build_config.yaml" if prefix else None
+        if path is None or not path.is_file():
+            raise UserError(
+                "no conda-forge pinning found; pass --pinning PATH (conda-forge-pinning's "
+                "conda_build_config.yaml or the directory holding it and share/conda-forge/migrations)"
+            )
+    migrations = path.parent / "share" / "conda-forge" / "migrations"
+    return Pinning(path, migrations if migrations.is_dir() else None)
+
+
+# -- the matrix ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Matrix:
+    jobs: tuple[v.CiJob, ...]
+    migrations: v.MigrationPlan
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
+
+
+def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
+    forge_data = load_forge_yml(root)
+    forge = v.read_forge_settings(forge_data)
+    source = load_recipe_source(recipe_dir)
+    feedstock_name = _feedstock_name(root, forge_data, source.meta_text)
+    cbc_path = recipe_dir / "conda_build_config.yaml"
+    recipe_cbc = _read(cbc_path) if cbc_path.is_file() else None
+    pinning_text = _read(pinning.cbc)
+    local = [v.read_migration_file(p) for p in sorted((root / ".ci_support" / "migrations").glob("*.yaml"))]
+    upstream = (
+        [v.read_migration_file(p) for p in sorted(pinning.migrations_dir.glob("*.yaml"))]
+        if pinning.migrations_dir else None
+    )
+    plan = v.plan_migrations(local, upstream)
+    cuda = uses_cuda_compiler(source.meta_text)
+    jobs: list[v.CiJob] = []
+    for plat in forge.platforms():
+        subdir = plat.replace("_", "-")
+        build = forge.build_of(plat).replace("_", "-")
+        environ = {"BUILD_PLATFORM": build, "CONFIG_VERSION": "1"}
+        if plat.startswith("linux") and forge.os_version.get(plat):
+            environ["DEFAULT_LINUX_VERSION"] = forge.os_version[plat]
+        if cuda:
+            environ["CF_CUDA_ENABLED"] = "True"
+        specs: list[tuple[str, Mapping[str, Any]]] = [("defaults", v.default_variant(subdir))]
+        specs.append((str(pinning.cbc), v.parse_cbc(pinning_text, subdir, source=str(pinning.cbc), environ=environ)))
+        if recipe_cbc is not None:
+            specs.append((str(cbc_path), v.parse_cbc(recipe_cbc, subdir, source=str(cbc_path), environ=environ)))
+        for name, spec in specs:
+            v.validate_spec(name, spec)
+        combined = v.combine_specs(specs)
+        migrations = [
+            (str(p), v.parse_cbc(_read(p), subdir, source=str(p), environ=environ))
+            for p in plan.apply
+        ]
+        migrated = v.apply_migrations(combined, migrations)
+        # conda-smithy renders with the migrated spec only (the recipe cbc is moved aside),
+        # on top of conda-build's defaults again.
+        final = v.combine_specs([("defaults", v.default_variant(subdir)), ("migrated", migrated)])
+        final = v.prune_spec(final, [source.meta_text, *(body for _, body in source.scripts)])
+        variant_list = v.explode(final)
+        if not variant_list:
+            continue
+        outputs = render_variants(source, variant_list, Target(subdir, subdir, environ))
+        outputs = [o for o in outputs if not o.skip and not o.noarch]
+        if not outputs:
+            continue
+        configs, loop_vars = v.collapse(outputs, variant_list, github_actions=forge.github_actions,
+                                        recipe_text=source.meta_text)
+        for config in configs:
+            names = v.job_name(plat, config, loop_vars, feedstock_name)
+            final_config = v.finalize_config(config, build, forge.fallback_image)
+            jobs.append(v.CiJob(names.name, names.short, final_config.get("target_platform", [subdir])[0],
+                                build, tuple(sorted(loop_vars)), final_config))
+    return Matrix(tuple(sorted(jobs, key=lambda j: j.name)), plan)
+
+
+def _feedstock_name(root: Path, forge_data: Mapping[str, Any], meta_text: str) -> str:
+    """extra.feedstock-name, else the package name -- what conda-smithy names the repo after."""
+    import re
+
+    match = re.search(r"(?m)^\s*feedstock-name:\s*['\"]?([\w.-]+)", meta_text)
+    if match:
+        return match.group(1)
+    match = re.search(r"(?ms)^package:\s*\n\s+name:\s*['\"]?([\w.{}\s-]+?)['\"]?\s*$", meta_text)
+    name = match.group(1).strip() if match else root.name.removesuffix("-feedstock")
+    return name if "{" not in name else root.name.removesuffix("-feedstock")
+
+
+# -- YAML layout -----------------------------------------------------------------------------
+
+_RESOLVER_11 = VersionedResolver(version=(1, 1))
+
+
+def _needs_quotes(value: str) -> bool:
+    """Would a YAML 1.1 reader (PyYAML, which conda-smithy dumps with) see a non-string?"""
+    tag = _RESOLVER_11.resolve(ScalarNode, value, (True, False))
+    return tag != "tag:yaml.org,2002:str"
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, str):
+        if value in ("true", "false"):
+            # conda-build turned YAML booleans into strings; conda-smithy turns them back.
+            return value == "true"
+        return SingleQuotedScalarString(value) if _needs_quotes(value) else value
+    return value
+
+
+def _prepare(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _prepare(x) for k, x in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_prepare(x) for x in value]
+    return _scalar(value)
+
+
+def dump_config(config: Mapping[str, Any]) -> str:
+    """One job's config in conda-smithy's layout (sorted keys, block lists)."""
+    ordered = {k: _prepare(config[k]) for k in sorted(config)}
+    yaml = YAML(typ="rt", pure=True)
+    yaml.default_flow_style = False
+    yaml.indent(mapping=2, sequence=2, offset=0)
+    yaml.width = 80
+    stream = io.StringIO()
+    yaml.dump(ordered, stream)
+    return stream.getvalue()
+
+
+# -- files -----------------------------------------------------------------------------------
+
+def expected_files(matrix: Matrix) -> dict[str, str]:
+    files = {f"{job.name}.yaml": dump_config(job.config) for job in matrix.jobs}
+    files["README"] = README_TEXT
+    return files
+
+
+def _atomic_write(path: Path, content: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(content)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class Difference:
+    path: str
+    kind: str        # "missing" | "stale" | "changed" | "closed-migration"
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.path}"
+
+
+def differences(folder: Path, matrix: Matrix) -> list[Difference]:
+    expected = expected_files(matrix)
+    found = {p.name for p in folder.glob("*.yaml")} | ({"README"} if (folder / "README").exists() else set())
+    diffs = []
+    for name, content in sorted(expected.items()):
+        path = folder / name
+        if name not in found:
+            diffs.append(Difference(f".ci_support/{name}", "missing"))
+        elif path.read_text(encoding="utf-8") != content:
+            diffs.append(Difference(f".ci_support/{name}", "changed"))
+    for name in sorted(found - set(expected)):
+        diffs.append(Difference(f".ci_support/{name}", "stale"))
+    for path in matrix.migrations.closed:
+        diffs.append(Difference(f".ci_support/migrations/{path.name}", "closed-migration"))
+    return diffs
+
+
+def write(folder: Path, matrix: Matrix) -> list[Difference]:
+    """Bring ``folder`` up to date; return what changed."""
+    diffs = differences(folder, matrix)
+    expected = expected_files(matrix)
+    for diff in diffs:
+        name = Path(diff.path).name
+        if diff.kind in ("missing", "changed"):
+            _atomic_write(folder / name, expected[name])
+        elif diff.kind == "stale":
+            (folder / name).unlink()
+        elif diff.kind == "closed-migration":
+            (folder / "migrations" / name).unlink()
+    return diffs
+
+
+def unified_diff(folder: Path, matrix: Matrix, names: Sequence[str]) -> str:
+    import difflib
+
+    expected = expected_files(matrix)
+    chunks = []
+    for name in names:
+        old = (folder / name).read_text(encoding="utf-8").splitlines(keepends=True) if (folder / name).exists() else []
+        new = expected.get(name, "").splitlines(keepends=True)
+        chunks.extend(difflib.unified_diff(old, new, f"a/.ci_support/{name}", f"b/.ci_support/{name}"))
+    return "".join(chunks)

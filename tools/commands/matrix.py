@@ -1,0 +1,69 @@
+"""``python -m tools matrix``: the CI jobs, and the .ci_support files that describe them."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "compute the CI jobs from the recipe, its cbc, the pinning and migrations; --check/--write .ci_support"
+
+EPILOG = """\
+The pinning is conda-forge-pinning's conda_build_config.yaml, or a directory laid out like
+the installed package (conda_build_config.yaml + share/conda-forge/migrations/). Without
+--pinning, $CONDA_PREFIX/conda_build_config.yaml is used when it exists.
+
+Migrations in .ci_support/migrations/ follow CFEP-9 as conda-smithy applies them: a file
+with use_local: true (or no timestamp) is used as is; one whose name and migrator_ts match
+the pinning's copy is replaced by that copy; any other is a closed migration (--write
+deletes it, --check reports it).
+
+exit status: 0 up to date / written, 1 --check found differences, 2 bad input.
+"""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--pinning", metavar="PATH", help="conda-forge pinning file or directory")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="exit 1 and list differences if .ci_support is stale")
+    mode.add_argument("--write", action="store_true", help="regenerate .ci_support/*.yaml")
+    parser.add_argument("--diff", action="store_true", help="with --check: show a unified diff")
+    parser.add_argument("--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tools import ci_support
+    from tools.errors import ProblemsFound
+    from tools.repo import find_root, recipe_dir
+
+    root = find_root()
+    recipe = recipe_dir(args.recipe_dir, root)
+    pinning = ci_support.locate_pinning(args.pinning)
+    matrix = ci_support.compute_matrix(root, recipe, pinning)
+    folder = root / ".ci_support"
+    if args.write:
+        changes = ci_support.write(folder, matrix)
+        for change in changes:
+            print(change)
+        print(f"{len(matrix.jobs)} CI jobs; {len(changes)} file(s) changed")
+        return 0
+    if args.check:
+        diffs = ci_support.differences(folder, matrix)
+        if not diffs:
+            print(f".ci_support is up to date ({len(matrix.jobs)} CI jobs)")
+            return 0
+        for diff in diffs:
+            print(diff)
+        if args.diff:
+            names = [d.path.split("/", 1)[1] for d in diffs if d.kind in ("changed", "missing", "stale")]
+            print(ci_support.unified_diff(folder, matrix, names), end="")
+        raise ProblemsFound(
+            f"{len(diffs)} difference(s) in .ci_support; run `python -m tools matrix --write"
+            + (f" --pinning {args.pinning}`" if args.pinning else "`")
+        )
+    for job in matrix.jobs:
+        split = ", ".join(f"{k}={job.config[k][0]}" for k in job.loop_vars if k != "target_platform")
+        print(f"{job.name}\n    {job.platform} (built on {job.build_platform}); {split or 'no split keys'}")
+    for path in matrix.migrations.closed:
+        print(f"closed migration (would be deleted): .ci_support/migrations/{path.name}")
+    return 0
