@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import subprocess
 from pathlib import Path
@@ -12,11 +13,13 @@ import pytest
 from tools.build import artifacts as art
 from tools.build.batch import ConfigResult, summary_table
 from tools.build.ccache import CcacheStats, parse_stats
+from tools.build.cfep3 import read_sums, request_yaml
 from tools.build.configs import Config, apply_filter, choose_interactively, docker_image, select
 from tools.build.engine import LABEL, ContainerEngine
 from tools.build.logtee import LineSplitter, LogSink, clean, ninja_progress, phase_of, scrub
 from tools.build.options import build_parser, from_args
 from tools.build.plan import HostFacts, describe, plan_build
+from tools.build.progress import Progress
 from tools.errors import UserError
 
 CONFIGS = (
@@ -386,3 +389,62 @@ def test_parser_accepts_conda_smithys_command_line() -> None:
     args = build_parser().parse_args(["--filter", "linux_*", "--debug", "--output-id", "pytorch", "cfg"])
     assert isinstance(args, argparse.Namespace)
     assert (args.config, args.filter_glob, args.debug, args.output_id) == (["cfg"], "linux_*", True, "pytorch")
+
+
+# ---------------------------------------------------------------- progress and CFEP-03 request
+
+def test_progress_redraws_one_status_line_on_a_terminal() -> None:
+    now = [100.0]
+    stream = io.StringIO()
+    progress = Progress(stream, is_tty=True, clock=lambda: now[0])
+    progress.start(2, 5, "linux_64_cfg")
+    progress.line("==> Running conda-build for linux_64_cfg")
+    progress.line("[120/4000] Building CXX object x.o")
+    now[0] += 65
+    progress.tick()
+    text = stream.getvalue()
+    assert "[2/5] linux_64_cfg\n" in text
+    assert "[2/5]   0:00:00  Running conda-build for linux_64_cfg\n" in text
+    assert text.endswith("\r\x1b[K[2/5] 0:01:05  Running conda-build for linux_64_cfg  [120/4000]")
+    assert "Building CXX object" not in text
+
+
+def test_progress_without_a_terminal_prints_a_rare_heartbeat() -> None:
+    now = [0.0]
+    stream = io.StringIO()
+    progress = Progress(stream, is_tty=False, clock=lambda: now[0])
+    progress.start(1, 1, "cfg")
+    now[0] += 10
+    progress.tick()
+    assert "still running" not in stream.getvalue()
+    now[0] += 300
+    progress.tick()
+    assert stream.getvalue().splitlines()[-1] == "[1/1] 0:05:10  starting (still running)"
+
+
+def test_cfep3_request_names_each_package_with_its_digest(tmp_path: Path) -> None:
+    from ruamel.yaml import YAML
+
+    sums = tmp_path / "SHA256SUMS"
+    sums.write_text(f"{'a' * 64}  linux-64/libtorch-2.13.0-cuda129_h1_302.conda\n"
+                    f"{'b' * 64}  noarch/pytorch-gpu-2.13.0-cuda129_h2_302.conda\n")
+    text = request_yaml("jdoe/label/cfep03", read_sums(sums))
+    assert YAML(typ="safe").load(text) == {
+        "action": "cfep3_copy",
+        "anaconda_org_packages": [
+            {"package": "jdoe/label/cfep03/linux-64/libtorch-2.13.0-cuda129_h1_302.conda", "sha256": "a" * 64},
+            {"package": "jdoe/label/cfep03/noarch/pytorch-gpu-2.13.0-cuda129_h2_302.conda", "sha256": "b" * 64},
+        ],
+    }
+
+
+def test_cfep3_request_rejects_a_malformed_checksum_line(tmp_path: Path) -> None:
+    sums = tmp_path / "SHA256SUMS"
+    sums.write_text("deadbeef  linux-64/x.conda\n")
+    with pytest.raises(UserError, match="SHA256SUMS:1"):
+        read_sums(sums)
+
+
+def test_cfep3_request_rejects_a_channel_url(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="jdoe/label/cfep03"):
+        request_yaml("https://anaconda.org/jdoe", [("a" * 64, "linux-64/x.conda")])

@@ -255,6 +255,17 @@ def test_log_files_zip_holds_every_configs_log(batch) -> None:
     assert "FAILED: caffe2/CMakeFiles/torch_cpu.dir/part3.cpp.o" in failed_log
 
 
+def test_cfep3_request_lists_the_built_packages_with_their_digests(batch) -> None:
+    fs, _ = batch
+    run = fs.run("--cfep3-request", "jdoe/label/cfep03")
+    assert run.returncode == 0, run.stderr
+    sums = (fs.artifacts / "SHA256SUMS").read_text().splitlines()
+    assert run.stdout.startswith("action: cfep3_copy\nanaconda_org_packages:\n")
+    for line in sums:
+        digest, name = line.split("  ")
+        assert f"- package: jdoe/label/cfep03/{name}\n  sha256: {digest}\n" in run.stdout
+
+
 def test_rerun_resumes_with_only_the_failed_config(feedstock: Feedstock) -> None:
     assert feedstock.run("--all", FAKE_BUILD_FAIL="*aarch64*").returncode == 1
     second = feedstock.run("--all")
@@ -408,6 +419,14 @@ def test_no_engine_on_path_is_one_clear_line(feedstock: Feedstock) -> None:
     assert "no container engine" in line and "--native" in line and "--dry-run" in line
 
 
+def test_dry_run_needs_no_engine(feedstock: Feedstock) -> None:
+    for engine in ("docker", "podman"):
+        (feedstock.bin / engine).unlink()
+    run = feedstock.run(CPU, "--dry-run")
+    assert run.returncode == 0, run.stderr
+    assert f"[1/1] {CPU}: would build" in run.stdout
+
+
 def test_engine_without_daemon_is_one_clear_line(feedstock: Feedstock) -> None:
     run = feedstock.run(CPU, FAKE_DOCKER_NO_DAEMON="1")
     assert run.returncode == 2
@@ -452,6 +471,23 @@ def test_conda_smithy_style_scripts_work_through_the_same_interface(feedstock: F
     [call] = feedstock.calls("run")
     assert call["container_env"]["UPLOAD_PACKAGES"] == "False"
     assert "simulated-1.0-" in (feedstock.artifacts / "SHA256SUMS").read_text()
+
+
+def test_no_config_on_a_terminal_offers_conda_smithys_numbered_menu(feedstock: Feedstock) -> None:
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(feedstock.command(), cwd=feedstock.root, env=feedstock.env,
+                            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.close(slave)
+    try:
+        os.write(master, b"2\n")
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+    assert proc.returncode == 0, stderr
+    assert f"  1. {CUDA}" in stdout and f"  2. {CPU}" in stdout and f"  3. {ARM}" in stdout
+    assert [c["container_env"]["CONFIG"] for c in feedstock.calls("run")] == [CPU]
 
 
 def test_list_shows_the_real_ci_support_configs(repo_root: Path) -> None:

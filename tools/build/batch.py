@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tools.build import artifacts as art
-from tools.build import ccache
+from tools.build import ccache, cfep3
 from tools.build.configs import Config, choose_interactively, discover, select
 from tools.build.engine import ContainerEngine
 from tools.build.logtee import LogSink
@@ -232,6 +232,10 @@ def _finish(options: Options, results: Sequence[ConfigResult], started: float,
 
 def run_batch(options: Options, console: Console, host: HostFacts | None = None) -> int:
     host = host or HostFacts.detect()
+    if options.cfep3_channel:
+        sums = cfep3.read_sums(options.artifacts / "SHA256SUMS")
+        console.out.write(cfep3.request_yaml(options.cfep3_channel, sums))
+        return 0
     if options.list_only:
         for name in select(discover(options.root), (), all_configs=True,
                            filter_glob=options.filter_glob):

@@ -50,6 +50,7 @@ class Options:
     dry_run: bool
     native: bool
     list_only: bool
+    cfep3_channel: str | None
     ccache: Path | None
     interactive: bool
     env: Mapping[str, str]       # what the build sees: the caller's environment minus secrets
@@ -95,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print what would run for each config (command, environment, mounts)")
     batch.add_argument("--list", dest="list_only", action="store_true",
                        help="list the configs (after --filter) and exit")
+    batch.add_argument("--cfep3-request", dest="cfep3_channel", metavar="CHANNEL",
+                       help="print the conda-forge/admin-requests cfep3_copy entry for the packages "
+                            "in build_artifacts/SHA256SUMS, uploaded to CHANNEL (e.g. jdoe/label/cfep03)")
     return parser
 
 
@@ -141,6 +145,7 @@ def from_args(
         dry_run=args.dry_run,
         native=args.native,
         list_only=args.list_only,
+        cfep3_channel=args.cfep3_channel,
         ccache=ccache,
         interactive=interactive,
         env=MappingProxyType(clean_env),
