@@ -209,11 +209,12 @@ def test_ccache_is_mounted_and_announced_to_the_container(feedstock: Path, tmp_p
     assert "-e CCACHE_DIR=/home/conda/ccache" in result.changes["CONDA_FORGE_DOCKER_RUN_ARGS"]
 
 
-def test_podman_volumes_skip_selinux_relabel_when_selinux_is_off(feedstock: Path) -> None:
-    podman = plan(feedstock, env={"PATH": "/usr/bin", "DOCKER_EXECUTABLE": "podman"})
-    docker = plan(feedstock)
-    assert {m.options for m in podman.mounts} == {"rw"}
-    assert {m.options for m in docker.mounts} == {"rw,z"}
+def test_podman_ccache_volume_skips_selinux_relabel_when_selinux_is_off(feedstock: Path, tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    podman = plan(feedstock, "--ccache", cache, env={"PATH": "/usr/bin", "DOCKER_EXECUTABLE": "podman"})
+    docker = plan(feedstock, "--ccache", cache)
+    assert podman.mounts[-1].options == "rw" and docker.mounts[-1].options == "rw,z"
+    assert f"{cache}:/home/conda/ccache:rw " in podman.changes["CONDA_FORGE_DOCKER_RUN_ARGS"]
 
 
 def test_windows_configs_are_refused_on_linux(feedstock: Path) -> None:

@@ -35,7 +35,7 @@ RECIPE_MOUNT = "/home/conda/recipe_root"
 class Mount:
     host: Path
     container: str
-    options: str
+    options: str | None  # None: run_docker_build.sh mounts it and picks the options
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ def plan_build(
     container = None
     if dispatch == "docker":
         vol = volume_options(engine, host)
-        mounts = [Mount(root, FEEDSTOCK_MOUNT, vol), Mount(root / "recipe", RECIPE_MOUNT, vol)]
+        mounts = [Mount(root, FEEDSTOCK_MOUNT, None), Mount(root / "recipe", RECIPE_MOUNT, None)]
         image = options.env.get("DOCKER_IMAGE") or docker_image(config.path) or FALLBACK_IMAGE
         container = container_name(config.name, host.pid)
         extra = engine.run_args(container, remove=not options.debug)
@@ -197,7 +197,8 @@ def describe(plan: BuildPlan, *, status: str, engine: ContainerEngine, secrets: 
         lines.append(f"  name:    {plan.container}")
         for i, mount in enumerate(plan.mounts):
             head = "  mounts:  " if i == 0 else "           "
-            lines.append(f"{head}{mount.host} -> {mount.container} ({mount.options})")
+            how = mount.options or "by run_docker_build.sh"
+            lines.append(f"{head}{mount.host} -> {mount.container} ({how})")
     else:
         lines.append(f"  where:   on this machine ({plan.dispatch}), no container")
     for i, (key, value) in enumerate(sorted(plan.changes.items())):
