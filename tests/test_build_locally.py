@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tools.build import artifacts as art
-from tools.build.batch import ConfigResult, summary_table
+from tools.build.batch import ConfigResult, classify, summary_table
 from tools.build.ccache import CcacheStats, parse_stats
 from tools.build.cfep3 import read_sums, request_yaml
 from tools.build.configs import Config, apply_filter, choose_interactively, docker_image, select
@@ -370,6 +370,17 @@ def test_ccache_print_stats_hits_are_direct_plus_preprocessed() -> None:
 
 def test_ccache_stats_without_counters_are_unknown() -> None:
     assert parse_stats("not ccache output") is None
+
+
+@pytest.mark.parametrize(("returncode", "interrupted", "marker", "status"), [
+    (0, False, True, "done"),
+    (0, False, False, "failed"),   # the script ended early without failing: not done
+    (1, False, False, "failed"),
+    (130, True, False, "interrupted"),
+    (0, True, True, "interrupted"),
+])
+def test_classify_counts_only_a_clean_exit_with_marker_as_done(returncode, interrupted, marker, status) -> None:
+    assert classify(returncode, interrupted, marker)[0] == status
 
 
 def test_summary_table_lists_every_config_with_its_status() -> None:

@@ -118,6 +118,17 @@ def _header(plan: BuildPlan, engine: ContainerEngine, secrets: Sequence[str]) ->
     return fields
 
 
+def classify(returncode: int | None, interrupted: bool, marker: bool) -> tuple[str, str]:
+    """A config's status and why; only a clean exit *and* the done marker count as done."""
+    if interrupted:
+        return INTERRUPTED, "stopped by the user; rerun to resume"
+    if returncode == 0 and marker:
+        return DONE, ""
+    if returncode == 0:
+        return FAILED, "the build ended without its done marker"
+    return FAILED, f"exit status {returncode}"
+
+
 def build_one(plan: BuildPlan, options: Options, engine: ContainerEngine,
               progress: Progress) -> ConfigResult:
     artifacts = options.artifacts
@@ -133,15 +144,7 @@ def build_one(plan: BuildPlan, options: Options, engine: ContainerEngine,
         outcome = run(plan, sink, progress, engine if plan.dispatch == "docker" else None)
         if (outcome.returncode == 0 and not outcome.interrupted and not plan.script_writes_marker):
             plan.marker.touch()  # run_osx_build.sh / run_win_build.bat leave none (as conda-smithy's)
-        marker = plan.marker.exists()
-        if outcome.interrupted:
-            status, note = INTERRUPTED, "stopped by the user; rerun to resume"
-        elif outcome.returncode == 0 and marker:
-            status, note = DONE, ""
-        elif outcome.returncode == 0:
-            status, note = FAILED, "the build ended without its done marker"
-        else:
-            status, note = FAILED, f"exit status {outcome.returncode}"
+        status, note = classify(outcome.returncode, outcome.interrupted, plan.marker.exists())
         sink.note(f"{status} after {format_duration(outcome.seconds)}" + (f" ({note})" if note else ""))
     finally:
         sink.close()
@@ -159,14 +162,20 @@ def build_one(plan: BuildPlan, options: Options, engine: ContainerEngine,
 
 
 def _skipped(plan: BuildPlan, previous: dict[str, object], root: Path) -> ConfigResult:
+    """A config built by an earlier run: keep what that run's summary knew about it."""
+    entries = previous.get("packages")
     packages = tuple(
         art.Package(str(p["path"]), str(p["sha256"]), int(p["size"]))
-        for p in previous.get("packages", []) if isinstance(p, dict) and {"path", "sha256", "size"} <= p.keys()
+        for p in (entries if isinstance(entries, list) else [])
+        if isinstance(p, dict) and {"path", "sha256", "size"} <= p.keys()
     )
-    log = plan.log.relative_to(root).as_posix() if plan.log.exists() else None
-    return ConfigResult(config=plan.config, status=SKIPPED, packages=packages,
-                        note="done marker exists; --force rebuilds", log=log,
-                        seconds=previous.get("duration_seconds"))  # type: ignore[arg-type]
+    seconds = previous.get("duration_seconds")
+    return ConfigResult(
+        config=plan.config, status=SKIPPED, packages=packages,
+        seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
+        note="done marker exists; --force rebuilds",
+        log=plan.log.relative_to(root).as_posix() if plan.log.exists() else None,
+    )
 
 
 def _prune(options: Options, engine: ContainerEngine, plan: BuildPlan, result: ConfigResult,

@@ -31,6 +31,14 @@ config's image), CONDA_FORGE_DOCKER_RUN_ARGS (extra `run` options), CPU_COUNT,
 MINIFORGE_HOME (osx/win), OSX_SDK_DIR (osx on macOS).  Tokens (BINSTAR_TOKEN and
 friends) are never forwarded and are redacted from logs.
 
+written to build_artifacts/: <config>-log.txt (timestamped UTC, tokens redacted;
+an earlier attempt's log moves to old-logs/), conda-forge-build-done-<config> (the
+resume marker), summary.json ({"version": 1, "configs": {<config>: {"status":
+done|failed|interrupted|skipped|pending, "duration_seconds", "returncode", "log",
+"packages": [{"path", "sha256", "size"}], "ccache": {"hits", "misses", "hit_rate"}
+or null, "note"}}, ...}), SHA256SUMS (`sha256sum -c` format, every package in the
+channel folders) and log_files.zip (the logs, summary.json and SHA256SUMS).
+
 exit status: 0 all selected configs built or already done; 1 some config failed;
 2 bad input or no usable engine; 130 interrupted (rerun the same command to resume).
 """
