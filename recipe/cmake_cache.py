@@ -753,8 +753,14 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # One line, like every other error of this tool (argparse prints the usage too).
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cmake_cache.py", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="cmake_cache.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     get = sub.add_parser("get", help="print the value of one entry")
     get.add_argument("cache")

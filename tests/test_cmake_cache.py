@@ -504,6 +504,11 @@ def test_cli_bad_input_is_one_line_and_exit_2(cache_file: Path, args, problem) -
     assert cache_file.read_text() == LINUX_312
 
 
+def test_cli_usage_errors_are_one_line_too(cache_file: Path) -> None:
+    result = cli("set", cache_file)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
+
+
 def _assert_refused_untouched(path: Path, result, problem: str) -> None:
     before = path.read_bytes()
     assert result.returncode == 2, result.stdout
