@@ -374,6 +374,25 @@ def test_sigint_stops_the_container_marks_interrupted_and_the_next_run_resumes(f
     assert list((feedstock.artifacts / "old-logs").glob(f"{ARM}-log-*.txt"))  # the interrupted log is kept
 
 
+def test_sigint_before_the_container_exists_stops_the_script_and_looks_again(feedstock: Feedstock) -> None:
+    proc = subprocess.Popen(feedstock.command(CPU), cwd=feedstock.root,
+                            env={**feedstock.env, "FAKE_DOCKER_PULL_HANG": "1"},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not feedstock.calls("pull"):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            pytest.fail(f"the script never pulled: {proc.communicate()}")
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=40)
+    assert proc.returncode == 130, stderr
+    assert len(feedstock.calls("stop")) == 2  # no container yet, then the final look
+    assert feedstock.calls("run") == []
+    assert feedstock.summary()["configs"][CPU]["status"] == "interrupted"
+
+
 # ---------------------------------------------------------------- user errors and modes
 
 def test_dry_run_prints_everything_and_runs_nothing(feedstock: Feedstock) -> None:

@@ -128,22 +128,36 @@ def _signal_group(proc: subprocess.Popen, signum: int) -> None:
 
 def _stop(plan: BuildPlan, proc: subprocess.Popen, engine: ContainerEngine | None,
           say: Callable[[str], None]) -> None:
-    """Container first (it holds the build), then the script's process group."""
+    """Container first (it holds the build), then the script's process group.
+
+    Signalling only the engine's client is not enough: with a terminal attached,
+    `docker run` does not pass signals on, and the container would build on
+    unseen.  If the container did not exist yet (Ctrl-C during `docker pull`),
+    it is looked for once more after the script is gone, in case it just started.
+    """
+    def engine_command(argv: list[str]) -> bool:
+        try:
+            result = call(*argv, env=plan.env, capture=True, check=False, quiet=True, timeout=60)
+        except CommandError as exc:
+            say(f"could not run `{argv[0]} {argv[1]}`: {exc}")
+            return False
+        return result.returncode == 0
+
+    stopped = False
     if plan.container and engine is not None:
         say(f"stopping container {plan.container}")
-        for argv in (engine.stop_argv(plan.container), engine.kill_argv(plan.container)):
-            try:
-                call(*argv, env=plan.env, capture=True, check=False, quiet=True, timeout=60)
-            except CommandError as exc:
-                say(f"could not run `{argv[0]} {argv[1]}`: {exc}")
-            if _wait(proc, 5.0):
-                return
+        stopped = engine_command(engine.stop_argv(plan.container))
+        if stopped and not _wait(proc, 15.0):
+            engine_command(engine.kill_argv(plan.container))
+            _wait(proc, 5.0)
     for signum, grace in ((signal.SIGINT, 10.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
         if proc.poll() is not None:
-            return
+            break
         _signal_group(proc, signum)
         if _wait(proc, grace):
-            return
+            break
+    if plan.container and engine is not None and not stopped:
+        engine_command(engine.stop_argv(plan.container))
 
 
 def _wait(proc: subprocess.Popen, seconds: float) -> bool:
