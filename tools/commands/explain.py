@@ -31,10 +31,13 @@ def job_row(config: str, outputs) -> tuple[str, ...]:
     packages = []
     for name in dict.fromkeys(o.name for o in built):
         mine = [o for o in built if o.name == name]
-        flavours = sorted({o.variant["cuda_linalg_flavor"] for o in mine
-                           if "cuda_linalg_flavor" in o.used_vars and "cuda_linalg_flavor" in o.variant})
-        if flavours:
-            packages.append(f"{name} ({', '.join(flavours)})")
+        varying = sorted(
+            k for k in set().union(*(o.used_vars for o in mine))
+            if k != "python" and len({o.variant.get(k) for o in mine}) > 1
+        )
+        if varying:
+            values = sorted({"/".join(o.variant.get(k, "") for k in varying) for o in mine})
+            packages.append(f"{name} ({', '.join(values)})")
         elif len(mine) > 1:
             packages.append(f"{name} (x{len(mine)})")
         else:

@@ -122,7 +122,7 @@ def used_in_shell_script(keys: Iterable[str], text: str) -> set[str]:
 
 @lru_cache(maxsize=1024)
 def _used_in_shell_script(keys: tuple[str, ...], text: str) -> frozenset[str]:
-    """Keys referenced as ``$key`` or ``${key}`` in a shell script.
+    r"""Keys referenced as ``$key`` or ``${key}`` in a shell script.
 
     conda-build's pattern is ``^[^$]*?\$\{?\s*KEY\s*[\s|}]`` (multi-line, dot-all): the
     reference must be the first ``$`` of its line and be followed by a space, ``|`` or

@@ -1,0 +1,100 @@
+"""Line selectors: conda-build's semantics, evaluated without eval()."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools.recipe.errors import UnsupportedConstruct
+from tools.recipe.namespace import selector_namespace
+from tools.recipe.selectors import evaluate, select_lines
+
+
+def names(subdir="linux-64", build=None, environ=None, **variant):
+    variant.setdefault("python", "3.12.* *_cpython")
+    return selector_namespace(subdir, variant, build_subdir=build, environ=environ or {})
+
+
+def test_true_selector_keeps_the_line_without_its_comment():
+    out = select_lines("  - gcc  # [linux]\n", names()).text
+    assert out == "  - gcc\n"
+
+
+def test_false_selector_drops_the_line():
+    assert select_lines("a: 1\nb: 2  # [win]\n", names()).text == "a: 1\n"
+
+
+def test_comment_lines_become_blank_and_markdown_links_are_not_selectors():
+    text = "# [win] only a comment\nurl: see [docs](https://x)\n"
+    assert select_lines(text, names()).text == "\nurl: see [docs](https://x)\n"
+
+
+@pytest.mark.parametrize(
+    ("subdir", "expression", "expected"),
+    [
+        ("linux-aarch64", "aarch64 and linux and unix", True),
+        ("linux-64", "linux64 and x86_64 and not aarch64", True),
+        ("osx-arm64", "osx and arm64", True),
+        ("win-64", "win and win64 and not unix", True),
+        ("linux-ppc64le", "ppc64le", True),
+    ],
+)
+def test_platform_names(subdir, expression, expected):
+    assert evaluate(expression, names(subdir)) is expected
+
+
+def test_py_is_an_integer_for_comparisons():
+    assert evaluate("py >= 311 and py < 313", names(python="3.12.* *_cpython"))
+    assert not evaluate("py == 310", names(python="3.12.* *_cpython"))
+
+
+def test_variant_keys_compare_as_strings_and_none_is_a_string():
+    ns = names(cuda_compiler_version="12.9")
+    assert evaluate('cuda_compiler_version != "None"', ns)
+    assert evaluate('cuda_compiler_version in ("12.9", "13.0")', ns)
+    assert evaluate('cuda_compiler_version == "None"', names(cuda_compiler_version="None"))
+
+
+def test_true_false_values_become_booleans_like_conda_build():
+    ns = names(is_rc="True")
+    assert evaluate("is_rc", ns)
+    # the string comparison is False, as in conda-build: the value is a bool by then
+    assert not evaluate('is_rc == "True"', ns)
+
+
+def test_unknown_names_are_false():
+    assert not evaluate("arm_variant_type", names())
+    assert evaluate("not arm_variant_type", names())
+
+
+def test_build_and_target_platform_for_a_cross_build():
+    ns = names("linux-aarch64", build="linux-64", target_platform="linux-aarch64")
+    assert evaluate("build_platform != target_platform", ns)
+    assert not evaluate("build_platform != target_platform", names("linux-64", target_platform="linux-64"))
+
+
+def test_os_environ_get_as_the_pinning_uses_it():
+    ns = names(environ={"CF_CUDA_ENABLED": "True", "BUILD_PLATFORM": "linux-64"})
+    assert evaluate('os.environ.get("CF_CUDA_ENABLED", "False") == "True"', ns)
+    assert evaluate('os.environ.get("BUILD_PLATFORM", "").startswith("linux-")', ns)
+    assert not evaluate('os.environ.get("CF_CUDA_ENABLED", "False") == "True"', names())
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["__import__('os').system('true')", "(lambda: 1)()", "x.__class__", "open('f')", "[a for a in b]"],
+)
+def test_code_beyond_the_whitelist_is_refused_with_file_and_line(expression):
+    with pytest.raises(UnsupportedConstruct) as info:
+        select_lines(f"a: 1\nb: 2  # [{expression}]\n", names(), source="meta.yaml")
+    assert str(info.value).startswith("meta.yaml:2: selector [")
+
+
+def test_a_syntax_error_names_the_line():
+    with pytest.raises(UnsupportedConstruct, match=r"meta.yaml:1: selector \[linux and\] is not valid"):
+        select_lines("a: 1  # [linux and]\n", names(), source="meta.yaml")
+
+
+def test_origin_maps_kept_lines_back_to_the_source():
+    selected = select_lines("a: 1\nb: 2  # [win]\nc: 3\n", names())
+    assert selected.origin == (1, 3)
+    assert selected.source_line(2) == 3
