@@ -66,7 +66,10 @@ class Console:
     ask: Callable[[str], str] = input
 
     def say(self, text: str = "") -> None:
-        print(text, file=self.out, flush=True)
+        try:
+            print(text, file=self.out, flush=True)
+        except BrokenPipeError:  # the reader (`| tee`, `| head`) is gone; files still get written
+            pass
 
 
 def _utc(seconds: float | None = None) -> str:

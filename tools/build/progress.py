@@ -36,13 +36,22 @@ class Progress:
         self._last_heartbeat = 0.0
         self._drawn = False
 
+    def _write(self, text: str) -> None:
+        # `build-locally.py 2>&1 | tee log` loses its reader on Ctrl-C; the build must
+        # still be stopped cleanly, and the config's own log has every line anyway.
+        try:
+            self._stream.write(text)
+            self._stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+
     def _print(self, text: str) -> None:
         self._erase()
-        print(text, file=self._stream, flush=True)
+        self._write(text + "\n")
 
     def _erase(self) -> None:
         if self._drawn:
-            self._stream.write("\r\x1b[K")
+            self._write("\r\x1b[K")
             self._drawn = False
 
     def start(self, index: int, total: int, config: str) -> None:
@@ -72,8 +81,7 @@ class Progress:
         if self._tty:
             if now - self._last_draw >= REDRAW_SECONDS:
                 width = shutil.get_terminal_size((100, 20)).columns - 1
-                self._stream.write("\r\x1b[K" + self.status()[:width])
-                self._stream.flush()
+                self._write("\r\x1b[K" + self.status()[:width])
                 self._drawn = True
                 self._last_draw = now
         elif now - self._last_heartbeat >= HEARTBEAT_SECONDS:
