@@ -88,19 +88,39 @@ configure_flags() {
     fi
     export CFLAGS CXXFLAGS LDFLAGS
     export _GLIBCXX_USE_CXX11_ABI=1
+}
 
-    # A compiler cache when the environment has one (conda install ccache/sccache);
-    # CMake reads CMAKE_<LANG>_COMPILER_LAUNCHER from the environment. A user's own
-    # choice is kept.
-    local launcher
+LAUNCHER_LANGUAGES=(C CXX CUDA)
+
+use_compiler_cache() {
+    # A compiler cache when the build environment has one (ccache or sccache in the
+    # build requirements, or a developer's local build); CMake takes
+    # CMAKE_<LANG>_COMPILER_LAUNCHER from the environment on the first configure and
+    # keeps it in the cache. A launcher the user exported already is kept.
+    local launcher language variable
     for launcher in sccache ccache; do
-        if command -v "${launcher}" >/dev/null 2>&1; then
-            export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-${launcher}}"
-            export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-${launcher}}"
-            if is_linux_cuda; then
-                export CMAKE_CUDA_COMPILER_LAUNCHER="${CMAKE_CUDA_COMPILER_LAUNCHER:-${launcher}}"
-            fi
-            break
+        command -v "${launcher}" >/dev/null 2>&1 || continue
+        for language in "${LAUNCHER_LANGUAGES[@]}"; do
+            variable="CMAKE_${language}_COMPILER_LAUNCHER"
+            export "${variable}=${!variable:-${launcher}}"
+        done
+        echo "build.sh: compiling through ${launcher}"
+        return 0
+    done
+}
+
+check_cached_compiler_cache() {
+    # The shared tree compiles through whatever launcher the top-level build recorded.
+    # Nothing is exported here: a launcher in the environment would override the cache
+    # (cmake/EnvVarForwarding.cmake) and change every compile command, which recompiles
+    # all of libtorch.
+    local language variable launcher
+    for language in "${LAUNCHER_LANGUAGES[@]}"; do
+        variable="CMAKE_${language}_COMPILER_LAUNCHER"
+        unset "${variable}"
+        launcher="$(cmake_cache get "${CMAKE_CACHE}" "${variable}" --default "")"
+        if [[ -n "${launcher}" ]] && ! command -v "${launcher%%;*}" >/dev/null 2>&1; then
+            die "the configured tree compiles through ${variable}='${launcher}', which this output's build environment lacks; give the ${PKG_NAME} output the same build requirements as the top-level build in recipe/meta.yaml"
         fi
     done
 }
@@ -340,6 +360,7 @@ install_activation_scripts() {
 build_libtorch() {
     # meta.yaml names the megabuild Python once and hands it over in script_env.
     python_is CF_TORCH_MEGABUILD_PYTHON "${CF_TORCH_MEGABUILD_PYTHON:-}"
+    use_compiler_cache
     if is_linux_cuda; then
         # Both flavours of libtorch_cuda_linalg from one configured tree: only that library
         # recompiles and relinks in between. PyTorch's cmake/EnvVarForwarding.cmake lets an
@@ -377,6 +398,7 @@ build_pytorch() {
         || die "${CMAKE_CACHE} does not exist; the top-level libtorch build configures it before any pytorch output"
     [[ -n "${SP_DIR:-}" ]] || die "SP_DIR is not set; run ${RECIPE_FILE} through conda-build (it sets SP_DIR)"
     python_is PY_VER "${PY_VER:-}"
+    check_cached_compiler_cache
     # Point the shared tree at this output's Python; only Python-bound targets rebuild.
     cmake_cache retarget-python "${CMAKE_CACHE}" --python "${PYTHON}"
     if is_linux_cuda; then

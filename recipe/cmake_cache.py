@@ -12,7 +12,7 @@ misses Python entries spelled differently (``cp312``, ``3;12;1``,
 
 Usage (standard library only; runs with the build environment's Python 3.10+)::
 
-    python cmake_cache.py get CACHE NAME
+    python cmake_cache.py get CACHE NAME [--default VALUE]
     python cmake_cache.py set CACHE NAME[:TYPE]=VALUE ...
     python cmake_cache.py retarget-python CACHE --python EXE
 
@@ -719,7 +719,10 @@ def _parse_assignment(text: str) -> tuple[str, str | None, str]:
 def _cmd_get(args: argparse.Namespace) -> int:
     entry = load(args.cache).get(args.name)
     if entry is None:
-        raise CacheError(f"has no entry {args.name!r}", args.cache)
+        if args.default is None:
+            raise CacheError(f"has no entry {args.name!r}", args.cache)
+        print(args.default)
+        return 0
     print(entry.value)
     return 0
 
@@ -765,6 +768,8 @@ def build_parser() -> argparse.ArgumentParser:
     get = sub.add_parser("get", help="print the value of one entry")
     get.add_argument("cache")
     get.add_argument("name")
+    get.add_argument("--default", metavar="VALUE",
+                     help="print VALUE instead of failing when the entry is absent")
     get.set_defaults(run=_cmd_get)
     set_ = sub.add_parser("set", help="set (or add) entries: NAME[:TYPE]=VALUE ...")
     set_.add_argument("cache")

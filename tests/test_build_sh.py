@@ -38,6 +38,7 @@ class Flow:
     linalg: dict[str, Package]
     pytorch: tuple[Package, Package]
     ran_for_second_python: set[str]
+    compiler_cache_calls_for_second_python: list[str]
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +62,12 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
     host = [magma, libtorch, linalg["magma"]]
     pytorch_first = conda.run_output("pytorch", venvs[0], host, label="pytorch-first")
     before = ninja_log(conda.src_dir / "build")
+    calls_before = len(conda.compiler_cache_calls())
     pytorch_second = conda.run_output("pytorch", venvs[1], host, label="pytorch-second")
     ran = ran_between(before, ninja_log(conda.src_dir / "build"))
     return Flow(conda, (first, second), venvs, magma, libtorch, linalg,
-                (pytorch_first, pytorch_second), ran)
+                (pytorch_first, pytorch_second), ran,
+                conda.compiler_cache_calls()[calls_before:])
 
 
 def site_packages_of(package: Package) -> str:
@@ -183,6 +186,19 @@ def test_second_python_rebuilds_only_python_bound_targets(flow: Flow) -> None:
     assert flow.ran_for_second_python.isdisjoint(python_independent)
     if flow.pythons[0].version != flow.pythons[1].version:
         assert "libtorch_python.so" in flow.ran_for_second_python
+
+
+@pytest.mark.slow
+def test_top_level_build_compiles_through_the_compiler_cache(flow: Flow) -> None:
+    assert any("c10.cpp" in call for call in flow.conda.compiler_cache_calls())
+
+
+@pytest.mark.slow
+def test_pytorch_outputs_keep_the_compiler_cache_the_tree_was_configured_with(
+        flow: Flow) -> None:
+    if flow.pythons[0].version == flow.pythons[1].version:
+        pytest.skip("one Python version only: nothing recompiles")
+    assert any("Module.cpp" in call for call in flow.compiler_cache_calls_for_second_python)
 
 
 # ---------------------------------------------------------------- the packages together
@@ -335,3 +351,16 @@ def test_pytorch_output_refuses_a_python_other_than_py_ver(tmp_path: Path) -> No
     assert result.returncode == 2
     assert "PY_VER='3.99'" in result.stderr and "recipe/meta.yaml" in result.stderr
     assert (tmp_path / "src" / "build" / "CMakeCache.txt").read_text() == "USE_CUDA:BOOL=OFF\n"
+
+
+def test_pytorch_output_needs_the_compiler_cache_the_tree_was_configured_with(
+        tmp_path: Path) -> None:
+    env = _env(tmp_path, PKG_NAME="pytorch")
+    (tmp_path / "src" / "build").mkdir()
+    cache = tmp_path / "src" / "build" / "CMakeCache.txt"
+    cache.write_text("CMAKE_CXX_COMPILER_LAUNCHER:STRING=no-such-ccache\n")
+    result = subprocess.run(["bash", str(BUILD_SH)], env=env, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 2
+    assert "CMAKE_CXX_COMPILER_LAUNCHER='no-such-ccache'" in result.stderr
+    assert "recipe/meta.yaml" in result.stderr

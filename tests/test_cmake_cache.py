@@ -463,6 +463,10 @@ def test_cli_get_prints_the_value(cache_file: Path) -> None:
     assert cli("get", cache_file, "USE_MAGMA", check=True).stdout == "OFF\n"
 
 
+def test_cli_get_prints_the_default_for_an_absent_entry(cache_file: Path) -> None:
+    assert cli("get", cache_file, "NOT_THERE", "--default", "", check=True).stdout == "\n"
+
+
 def test_cli_set_keeps_the_pristine_original_once(cache_file: Path) -> None:
     cli("set", cache_file, "USE_MAGMA:BOOL=ON", check=True)
     cli("set", cache_file, "USE_CUDA:BOOL=OFF", check=True)
