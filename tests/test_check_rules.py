@@ -557,3 +557,19 @@ def test_tar_bz2_packages_are_read_like_conda_ones(tmp_path):
     (bz2,) = (tmp_path / "bz2").glob("*.tar.bz2")
     (read,) = load([bz2])
     assert (read.name, [m.path for m in read.members]) == ("tiny", ["lib/escape"])
+
+
+def test_binary_for_another_architecture_fails():
+    aarch64 = Package(
+        source=Path("/pkgs/libtorch-2.13.0-cpu_generic_h1_2.conda"),
+        kind="conda",
+        name="libtorch",
+        version="2.13.0",
+        build="cpu_generic_h1_2",
+        subdir="linux-aarch64",
+        elves={"lib/libc10.so": elf()},
+    )
+    assert (
+        "EM_X86_64 binary in a linux-aarch64 package"
+        in fails(run_checks([aarch64]), "elf.machine")[0].detail
+    )

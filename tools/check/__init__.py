@@ -33,6 +33,7 @@ __all__ = [
 CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
     ("archive.member", lambda ctx: check_members(ctx.packages)),
     ("elf.read", linkage.check_elf_readable),
+    ("elf.machine", linkage.check_machine),
     ("elf.needed", linkage.check_needed),
     ("elf.runpath", linkage.check_runpath),
     ("elf.glibc / elf.glibcxx / elf.cxxabi", linkage.check_symbol_versions),

@@ -345,6 +345,42 @@ def _compare(
     ]
 
 
+# conda subdir -> the e_machine its ELF files must have; a cross-compiled
+# linux-aarch64 build that picks up a build-platform (x86_64) binary is caught here.
+SUBDIR_MACHINES = {
+    "linux-64": "EM_X86_64",
+    "linux-aarch64": "EM_AARCH64",
+    "linux-ppc64le": "EM_PPC64",
+    "linux-riscv64": "EM_RISCV",
+}
+
+
+def check_machine(ctx: Context) -> list[Finding]:
+    findings: list[Finding] = []
+    for package in ctx.analysed():
+        expected = SUBDIR_MACHINES.get(package.subdir)
+        if expected is None or not package.elves:
+            continue
+        foreign = [
+            (p, i.machine) for p, i in sorted(package.elves.items()) if i.machine != expected
+        ]
+        for path, machine in foreign:
+            findings.append(
+                failed(
+                    "elf.machine",
+                    member_path(package.label, path),
+                    f"{machine} binary in a {package.subdir} package (expected {expected})",
+                )
+            )
+        if not foreign:
+            findings.append(
+                passed(
+                    "elf.machine", package.label, f"{len(package.elves)} ELF files, all {expected}"
+                )
+            )
+    return findings
+
+
 def check_elf_readable(ctx: Context) -> list[Finding]:
     findings = [
         failed("elf.read", member_path(package.label, path), error)

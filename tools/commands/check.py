@@ -10,7 +10,8 @@ HELP = "check built packages (.conda/.tar.bz2, a directory, a prefix or a wheel)
 EPILOG = """\
 checks (the "check" field of each finding):
   archive.member          no absolute, '..' or escaping members or links
-  elf.read                every ELF member parses
+  elf.read                every ELF member parses (Mach-O/PE packages: a warning)
+  elf.machine             ELF files match the package's subdir (x86_64, aarch64 ...)
   elf.needed              NEEDED resolves via RUNPATH in the packages, to glibc/driver
                           libraries, or to a known provider among the run dependencies
   elf.runpath             RUNPATH/RPATH entries are $ORIGIN-relative, inside the prefix
