@@ -113,7 +113,7 @@ def session(rootfs: Rootfs, *, host_env: Mapping[str, str] | None = None) -> Ite
     host_env = os.environ if host_env is None else host_env
     root = rootfs.path
     mounts.sweep(root)
-    with mounts.terminate_as_interrupt(), mounts.MountStack() as stack:
+    with mounts.MountStack() as stack:
         stack.mount(root / "proc", fstype="proc", source="proc",
                     options=("nosuid", "nodev", "noexec"))
         stack.mount(root / "dev", fstype="tmpfs", source="emulate-dev",

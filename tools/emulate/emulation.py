@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from tools import log
-from tools.emulate import chroot, host, install, rootfs, runner
+from tools.emulate import chroot, host, install, mounts, rootfs, runner
 from tools.emulate.arch import Arch
 from tools.emulate.report import Report
 
@@ -38,22 +39,28 @@ def run(options: Options) -> Report:
     items = [install.classify(value, options.arch) for value in options.items]
     host.require_root()
     host.ensure_binfmt(options.arch)
-    with rootfs.locked(options.rootfs):
+    # From here on every exit path unwinds through the context managers, so
+    # debootstrap's and our own mounts are undone on SIGTERM and SIGHUP too.
+    with mounts.terminate_as_interrupt(), rootfs.locked(options.rootfs):
         tree = rootfs.ensure(options.rootfs, options.arch, suite=options.suite,
                              mirror=options.mirror)
         with chroot.session(tree) as session:
             env = install.install(session, items, index_url=options.index_url,
                                   extra=options.extra_requirements, timeout=options.timeout)
             try:
-                results = []
-                for cpu in options.cpus:
-                    with log.step(f"test with QEMU_CPU={cpu}"):
-                        results.append(runner.run_setting(
-                            session, env, cpu, options.test_command, timeout=options.timeout))
+                results = tuple(_run_settings(session, env, options))
             finally:
                 if options.keep:
                     log.warn(f"kept {session.host_path(env.root)} for the next run")
                 else:
                     install.remove(session, env)
     return Report(arch=options.arch.name, rootfs=tree.path, command=options.test_command,
-                  results=tuple(results))
+                  results=results)
+
+
+def _run_settings(session: chroot.Chroot, env: install.Environment,
+                  options: Options) -> Iterator[runner.SettingResult]:
+    for cpu in options.cpus:
+        with log.step(f"test with QEMU_CPU={cpu}"):
+            yield runner.run_setting(session, env, cpu, options.test_command,
+                                     timeout=options.timeout)

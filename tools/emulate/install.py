@@ -297,7 +297,10 @@ def install(chroot: Chroot, items: Sequence[Item], *, index_url: str = DEFAULT_I
     ]
     if requirements:
         with log.step(f"pip install {len(requirements)} requirement(s) (emulated)"):
-            chroot.run(env.venv / "bin" / "python", "-m", "pip", "install", *requirements,
+            # --no-compile: byte-compiling all of torch under emulation costs
+            # minutes; the few modules a test imports compile on first use.
+            chroot.run(env.venv / "bin" / "python", "-m", "pip", "install", "--no-compile",
+                       *requirements,
                        env=pip_env(index_url), timeout=timeout)
     (on_host / COMPLETE).write_text("")
     return env
