@@ -174,7 +174,7 @@ def test_unreachable_channel_leaves_the_column_unknown(monkeypatch, capsys, tmp_
     )
     assert code == 0
     assert "conda-forge unreachable (error resolving DNS)" in err
-    assert "sympy" in out and "note: conda-forge unreachable" in out
+    assert "sympy" in out and "note: conda-forge column unknown: conda-forge unreachable" in out
 
 
 def test_channel_option_queries_a_local_channel(capsys, tmp_path) -> None:

@@ -455,9 +455,9 @@ def test_markdown_ends_with_the_notes_a_reader_needs(view) -> None:
         [claim("sympy", ">=1.13.3"), claim("hypothesis", None, priority=40, development=True)],
         view,
         None,
-        channel_note="--offline: conda-forge versions unknown",
+        channel_note="generated with --offline",
     )
     assert table.markdown(report).endswith(
-        "\n\n_--offline: conda-forge versions unknown_\n"
+        "\n\n_conda-forge column unknown: generated with --offline_\n"
         "_1 upstream claims left out (`--all` shows them)_\n"
     )

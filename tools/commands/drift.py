@@ -147,13 +147,13 @@ def run(args: argparse.Namespace) -> int:
                 warn(f"cannot parse rendered requirement, skipped: {item}")
             view = table.RecipeView(specs, configs, args.output)
     else:
-        recipe_note = "--no-recipe"
+        recipe_note = "generated with --no-recipe"
 
     forge, channel_note = None, None
     if args.channel_data:
         forge = channel_io.read_channel_files([Path(p) for p in args.channel_data])
     elif args.offline:
-        channel_note = "--offline: conda-forge versions unknown"
+        channel_note = "generated with --offline"
     else:
         names = sorted({n for c in claims for n in conda_names(c.package)})
         platforms = sorted({c.subdir for c in view.configs}) if view else ["linux-64"]

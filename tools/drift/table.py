@@ -447,7 +447,11 @@ def markdown(report: Report) -> str:
 
 
 def _notes(report: Report) -> list[str]:
-    notes = [n for n in (report.recipe_note, report.channel_note) if n]
+    notes = []
+    if report.recipe_note:
+        notes.append(f"recipe column unknown: {report.recipe_note}")
+    if report.channel_note:
+        notes.append(f"conda-forge column unknown: {report.channel_note}")
     if report.hidden:
         notes.append(f"{len(report.hidden)} upstream claims left out (`--all` shows them)")
     return notes
