@@ -434,6 +434,7 @@ class OldPython:
     numpy_includes: tuple[str, ...]
     install_dirs: tuple[str, ...]  # stdlib, stdarch, sitelib, sitearch
     soabi: str = ""
+    ext_suffix: str = ""
 
 
 def _values(cache: Cache, pattern: re.Pattern[str]) -> tuple[str, ...]:
@@ -484,11 +485,14 @@ def describe_old_python(cache: Cache) -> OldPython:
         raise CacheError("has Python entries but none tells the Python version "
                          "(no _Python_INTERPRETER_PROPERTIES, Python_VERSION or python3.X path)",
                          cache.source)
+    extension = cache.get("PYTHON_MODULE_EXTENSION")  # pybind11's, e.g. .cpython-312-….so
+    ext_suffix = extension.value if extension is not None else ""
     if not soabi:
         for entry in python_entries:
-            if entry.name in ("PYTHON_MODULE_EXTENSION", "Python_SOABI", "Python3_SOABI"):
-                soabi = entry.value.strip(".").rsplit(".", 1)[0] \
-                    if entry.name == "PYTHON_MODULE_EXTENSION" else entry.value
+            if entry.name in ("Python_SOABI", "Python3_SOABI"):
+                soabi = entry.value
+        if not soabi and ext_suffix.count(".") >= 2:
+            soabi = ext_suffix.split(".")[1]
     return OldPython(
         version=version,
         executables=_values(cache, _EXECUTABLE),
@@ -499,6 +503,7 @@ def describe_old_python(cache: Cache) -> OldPython:
         numpy_includes=_values(cache, _NUMPY_INCLUDE),
         install_dirs=install_dirs,
         soabi=soabi,
+        ext_suffix=ext_suffix,
     )
 
 
@@ -558,7 +563,8 @@ class _Rewriter:
         # every library), so only Python-named entries follow a prefix change.
         prefixes: dict[str, str] = {}
         for old_exe in old.executables:
-            old_prefix, new_prefix = _prefix_of(old_exe), _prefix_of(new.executable)
+            old_prefix = _prefix_of(old_exe)
+            new_prefix = _slashed(new.prefix) if new.prefix else _prefix_of(new.executable)
             if old_prefix and old_prefix != "/" and old_prefix != new_prefix:
                 prefixes.setdefault(old_prefix, new_prefix)
                 if ":" in old_prefix[:3]:  # a Windows drive: values may use either separator
@@ -572,6 +578,8 @@ class _Rewriter:
         major, minor = old.version[0], old.version[1]
         nmaj, nmin = new.version[0], new.version[1]
         spellings: list[tuple[str, str]] = []
+        if old.ext_suffix and new.ext_suffix:
+            spellings.append((re.escape(old.ext_suffix) + r"(?![\w.-])", new.ext_suffix))
         if old.soabi and new.soabi:
             spellings.append((re.escape(old.soabi) + r"(?![\w-])", new.soabi))
         spellings += [
