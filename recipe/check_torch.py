@@ -1,0 +1,122 @@
+"""Checks one installed `pytorch` package against the variant it was built for.
+
+Run by the `pytorch` output's tests in meta.yaml, with the variant's expectations on the
+command line; prints one line per check and exits 1 listing every check that failed.
+Standard library and torch only: it runs inside conda-build's test environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import sysconfig
+from typing import Callable
+
+import torch
+
+FEATURES: dict[str, Callable[[], bool]] = {
+    "openmp": lambda: torch.backends.openmp.is_available(),
+    "mkldnn": lambda: torch.backends.mkldnn.is_available(),
+    "distributed": lambda: torch.distributed.is_available(),
+}
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--version", required=True, help="expected torch.__version__")
+    parser.add_argument("--blas", required=True, choices=["mkl", "generic"])
+    parser.add_argument("--cuda", required=True, help='CUDA version of the variant, or "None"')
+    parser.add_argument("--megabuild-python", required=True, help="e.g. 3.12")
+    parser.add_argument("--expect", action="append", default=[], choices=sorted(FEATURES))
+    return parser.parse_args(argv)
+
+
+def check_version(expected: str) -> str | None:
+    if torch.__version__ != expected:
+        return f"torch.__version__ is {torch.__version__!r}, the package is {expected!r}"
+    if torch.version.git_version in (None, "", "Unknown"):
+        return f"torch.version.git_version is {torch.version.git_version!r}"
+    return None
+
+
+def check_blas(blas: str) -> str | None:
+    # torch.__config__.show() lists BLAS_INFO/LAPACK_INFO as the build configured them.
+    config = torch.__config__.show()
+    want = {"mkl": "BLAS_INFO=mkl", "generic": "BLAS_INFO=open"}[blas]
+    if want not in config:
+        return f"{want!r} missing from torch.__config__.show()"
+    if (blas == "mkl") != torch.backends.mkl.is_available():
+        return f"torch.backends.mkl.is_available() is {torch.backends.mkl.is_available()} for blas_impl={blas}"
+    return None
+
+
+def check_complex_dot() -> str | None:
+    # Fortran zdotu/cdotu return complex values by value or through a pointer depending on
+    # the BLAS; a build that assumes the wrong convention returns garbage here.
+    n = 257
+    for dtype in (torch.complex64, torch.complex128):
+        ramp = torch.arange(n, dtype=torch.float64)
+        x = (ramp * (1 + 2j)).to(dtype)
+        y = (ramp.flip(0) * (3 - 1j)).to(dtype)
+        expected = sum(complex(a) * complex(b) for a, b in zip(x.tolist(), y.tolist()))
+        got = complex(torch.dot(x, y))
+        if abs(got - expected) > 1e-3 * abs(expected):
+            return f"torch.dot on {dtype} gave {got}, expected {expected}"
+    return None
+
+
+def check_cuda(cuda: str) -> str | None:
+    if cuda == "None":
+        if torch.version.cuda is not None:
+            return f"CPU variant, but torch.version.cuda is {torch.version.cuda!r}"
+        return None
+    if not torch.backends.cuda.is_built():
+        return "CUDA variant, but torch.backends.cuda.is_built() is False"
+    if not (torch.version.cuda or "").startswith(cuda):
+        return f"torch.version.cuda is {torch.version.cuda!r}, the variant is {cuda}"
+    if not torch.backends.cudnn.is_available():
+        return "CUDA variant, but cuDNN is not available"
+    return None
+
+
+def check_features(expected: list[str]) -> str | None:
+    missing = [name for name in expected if not FEATURES[name]()]
+    return f"not available: {', '.join(missing)}" if missing else None
+
+
+def check_no_foreign_bytecode(megabuild_python: str) -> str | None:
+    # The megabuild compiles with one Python; its bytecode must not leak into the
+    # packages of the others.
+    tag = "cpython-" + megabuild_python.replace(".", "")
+    if sys.implementation.cache_tag == tag:
+        return None
+    torch_dir = pathlib.Path(sysconfig.get_paths()["purelib"]) / "torch"
+    leaked = sorted(str(p) for p in torch_dir.rglob(f"*.{tag}.pyc"))
+    return f"{len(leaked)} {tag} bytecode files, e.g. {leaked[0]}" if leaked else None
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    checks: dict[str, Callable[[], str | None]] = {
+        "version": lambda: check_version(args.version),
+        "blas": lambda: check_blas(args.blas),
+        "complex dot": check_complex_dot,
+        "cuda": lambda: check_cuda(args.cuda),
+        "features": lambda: check_features(args.expect),
+        "bytecode": lambda: check_no_foreign_bytecode(args.megabuild_python),
+    }
+    failures = []
+    for name, check in checks.items():
+        problem = check()
+        print(f"{'FAIL' if problem else 'ok  '} {name}{': ' + problem if problem else ''}")
+        if problem:
+            failures.append(name)
+    if failures:
+        print(f"check_torch: {len(failures)} check(s) failed: {', '.join(failures)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
