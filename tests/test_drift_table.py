@@ -461,3 +461,19 @@ def test_markdown_ends_with_the_notes_a_reader_needs(view) -> None:
         "\n\n_conda-forge column unknown: generated with --offline_\n"
         "_1 upstream claims left out (`--all` shows them)_\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("config", "name"),
+    [
+        (
+            "linux_64_cuda_compiler_version12.9is_rcFalse",
+            "linux_64_cuda_compiler_version12.9is_rcFalse",
+        ),
+        (".ci_support/osx_arm64_python3.12.____cpython.yaml", "osx_arm64_python3.12.____cpython"),
+    ],
+)
+def test_config_names_keep_their_dots(config: str, name: str) -> None:
+    from tools.drift.recipe import config_name
+
+    assert config_name(config) == name

@@ -23,6 +23,16 @@ SECTIONS = ("build", "host", "run", "run_constrained")
 _CONFIG_SUBDIR = re.compile(r"^(linux|osx|win)_(64|aarch64|arm64|ppc64le)")
 
 
+def config_name(config: str | Path) -> str:
+    """A config's name: the file name without ``.yaml``.  Names hold dots (``...version12.9...``),
+    so ``Path.stem`` would cut them short."""
+    name = Path(str(config)).name
+    for suffix in (".yaml", ".yml"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def subdir_of(config: str, output: Any = None) -> str:
     subdir = getattr(output, "subdir", None)
     if subdir and subdir != "noarch":
@@ -30,7 +40,7 @@ def subdir_of(config: str, output: Any = None) -> str:
     variant = getattr(output, "variant", {}) or {}
     if variant.get("target_platform"):
         return str(variant["target_platform"])
-    match = _CONFIG_SUBDIR.match(Path(config).stem)
+    match = _CONFIG_SUBDIR.match(config_name(config))
     return f"{match[1]}-{match[2]}" if match else "linux-64"
 
 
@@ -134,6 +144,4 @@ def render_all(
             f"{root / '.ci_support'}: no configurations to render; "
             "run `python -m tools matrix --write`"
         )
-    return [
-        (Path(str(c)).stem, render_config(c, root=root, recipe_dir=recipe_dir)) for c in configs
-    ]
+    return [(config_name(c), render_config(c, root=root, recipe_dir=recipe_dir)) for c in configs]
