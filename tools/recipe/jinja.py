@@ -137,17 +137,34 @@ def _template(text: str) -> jinja2.Template:
     return environment().from_string(text)
 
 
-def render(
-    text: str,
-    names: Mapping[str, Any],
-    variant: Mapping[str, Any],
-    target: TargetInfo,
-    *,
-    extra: Mapping[str, Any] | None = None,
-    source: str = "meta.yaml",
-    line_of: Any = None,
-) -> str:
-    """Render ``text`` with conda-build's context for one variant."""
+@lru_cache(maxsize=16)
+def conditional_template(raw: str) -> tuple[jinja2.Template, tuple[str, ...]] | None:
+    """meta.yaml with each selector line turned into ``{% if _cfselN %}line\n{% endif %}``.
+
+    Selecting lines and then compiling the result costs a jinja compile per distinct
+    selection (one per Python, per platform ...).  Compiled once this way, the selection
+    becomes context values; the output is the same text conda-build's select-then-render
+    produces.  Returns None when that is not possible (a selector inside a multi-line
+    jinja expression), and callers then select first.
+    """
+    from tools.recipe.selectors import split_lines
+
+    pieces: list[str] = []
+    selectors: list[str] = []
+    for item in split_lines(raw):
+        if item.selector is None:
+            pieces.append(item.text + "\n")
+        else:
+            pieces.append(f"{{% if _cfsel{len(selectors)} %}}{item.text}\n{{% endif %}}")
+            selectors.append(item.selector)
+    try:
+        return _template("".join(pieces)), tuple(selectors)
+    except jinja2.TemplateSyntaxError:
+        return None
+
+
+def _context(names: Mapping[str, Any], variant: Mapping[str, Any], target: TargetInfo,
+             extra: Mapping[str, Any] | None) -> dict[str, Any]:
     context: dict[str, Any] = dict(names)
     context.update({k: v for k, v in variant.items() if isinstance(v, str)})
     context.update(extra or {})
@@ -168,6 +185,36 @@ def render(
         environ=dict(names.get("environ", {})),
         CONDA_BUILD_STATE="RENDER",
     )
+    return context
+
+
+def render_conditional(
+    template: jinja2.Template,
+    selections: Mapping[str, bool],
+    names: Mapping[str, Any],
+    variant: Mapping[str, Any],
+    target: TargetInfo,
+    *,
+    extra: Mapping[str, Any] | None = None,
+) -> str:
+    """Render a :func:`conditional_template` with the selector values; errors propagate raw."""
+    context = _context(names, variant, target, extra)
+    context.update(selections)
+    return template.render(context)
+
+
+def render(
+    text: str,
+    names: Mapping[str, Any],
+    variant: Mapping[str, Any],
+    target: TargetInfo,
+    *,
+    extra: Mapping[str, Any] | None = None,
+    source: str = "meta.yaml",
+    line_of: Any = None,
+) -> str:
+    """Render ``text`` with conda-build's context for one variant."""
+    context = _context(names, variant, target, extra)
     try:
         template = _template(text)
     except jinja2.TemplateSyntaxError as exc:

@@ -389,6 +389,10 @@ class _Meta:
                 return set()
             body = scripts.get(script)
             if body is None:
+                if script.endswith((".sh", ".bat")):
+                    # conda-build reads the file to find the keys it uses, and fails without it.
+                    raise RecipeError(self.recipe.source.path,
+                                      f"output {self.name()} names script {script!r}, which is not in the recipe directory")
                 return set()
             if script.endswith(".sh"):
                 return text.used_in_shell_script(keys, body)
@@ -501,30 +505,59 @@ class Recipe:
 
     def _parse(self, variant: Mapping[str, Any]) -> dict[str, Any]:
         names = self.names(variant)
-        path = self.source.path
-        first = select_lines(self.source.meta_text, names, source=path)
         extra: dict[str, Any] = {"PKG_NAME": "", "PKG_VERSION": "", "PKG_BUILDNUM": "0",
                                  "PKG_HASH": "1234567", "PKG_BUILD_STRING": "placeholder"}
         extra.update(_language_vars(variant))
-        meta = self._render_once(first, names, variant, extra)
-        if "PKG_" in self.source.meta_text:
+        meta = self._render_once(names, variant, extra)
+        if re.search(r"PKG_(NAME|VERSION|BUILDNUM|BUILD_STRING)", self.source.meta_text):
             # conda-build re-parses until the package name/version settle.
             package = meta.get("package") or {}
             build = meta.get("build") or {}
             extra.update(PKG_NAME=str(package.get("name", "")), PKG_VERSION=str(package.get("version", "")),
                          PKG_BUILDNUM=str(build.get("number", 0) or 0))
-            meta = self._render_once(first, names, variant, extra)
+            meta = self._render_once(names, variant, extra)
         return meta
 
-    def _render_once(self, first: Selected, names: dict[str, Any], variant: Mapping[str, Any],
+    def _rendered_text(self, names: dict[str, Any], variant: Mapping[str, Any],
+                       extra: dict[str, Any]) -> str | None:
+        """The fast path: one compiled template per recipe, selections as context values."""
+        compiled = jinja.conditional_template(self.source.meta_text)
+        if compiled is None:
+            return None
+        template, selectors = compiled
+        selections = {}
+        for index, selector in enumerate(selectors):
+            selections[f"_cfsel{index}"] = _selector_value(selector, names, self.source.path,
+                                                           self.source.meta_text)
+        info = jinja.TargetInfo(self.target.subdir, self.target.build)
+        try:
+            rendered = jinja.render_conditional(template, selections, names, variant, info, extra=extra)
+        except Exception:
+            return None  # the slow path reports the error with its line
+        return select_lines(rendered, names, source=self.source.path).text
+
+    def _render_once(self, names: dict[str, Any], variant: Mapping[str, Any],
                      extra: dict[str, Any]) -> dict[str, Any]:
+        fast = self._rendered_text(names, variant, extra)
+        if fast is not None:
+            try:
+                data = _load_yaml(fast)
+            except (_DuplicateKey, yaml.YAMLError):
+                data = self._slow(names, variant, extra)  # raises with the source line
+        else:
+            data = self._slow(names, variant, extra)
+        return self._check(data)
+
+    def _slow(self, names: dict[str, Any], variant: Mapping[str, Any], extra: dict[str, Any]) -> Any:
+        """Select, render, select again, keeping track of source lines for error messages."""
         path = self.source.path
+        first = select_lines(self.source.meta_text, names, source=path, origin=_identity(self.source.meta_text))
         info = jinja.TargetInfo(self.target.subdir, self.target.build)
         rendered = jinja.render(first.text, names, variant, info, extra=extra, source=path,
                                 line_of=first.source_line)
         second = select_lines(rendered, names, source=path, origin=first.origin)
         try:
-            data = _load_yaml(second.text)
+            return _load_yaml(second.text)
         except _DuplicateKey as exc:
             raise UnsupportedConstruct(
                 f"{path}:{second.source_line(exc.line)}",
@@ -537,6 +570,9 @@ class Recipe:
             raise RecipeError(f"{path}:{line}", f"YAML error after rendering: {problem}") from exc
         except yaml.YAMLError as exc:
             raise RecipeError(path, f"YAML error after rendering: {exc}") from exc
+
+    def _check(self, data: Any) -> dict[str, Any]:
+        path = self.source.path
         if data is None:
             data = {}
         if not isinstance(data, dict):
@@ -552,6 +588,27 @@ class Recipe:
                     continue
                 raise RecipeError(path, f"the {section} section must be a mapping")
         return data
+
+
+def _identity(text: str) -> tuple[int, ...]:
+    return tuple(range(1, text.count("\n") + 2))
+
+
+_SELECTOR_VALUES: dict[tuple, bool] = {}
+
+
+def _selector_value(selector: str, names: Mapping[str, Any], source: str, text: str) -> bool:
+    from tools.recipe.selectors import _cache_value, evaluate, referenced_names
+
+    key = (selector, tuple(_cache_value(names.get(n)) for n in sorted(referenced_names(selector))))
+    value = _SELECTOR_VALUES.get(key)
+    if value is None:
+        line = next((i for i, ln in enumerate(text.splitlines(), 1) if f"[{selector}]" in ln), "?")
+        value = evaluate(selector, names, where=f"{source}:{line}")
+        if len(_SELECTOR_VALUES) > 65536:
+            _SELECTOR_VALUES.clear()
+        _SELECTOR_VALUES[key] = value
+    return value
 
 
 def _language_vars(variant: Mapping[str, Any]) -> dict[str, str]:

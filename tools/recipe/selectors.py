@@ -196,6 +196,26 @@ def split_lines(text: str) -> tuple[SplitLine, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=4096)
+def referenced_names(expression: str) -> frozenset[str]:
+    """The bare names a selector reads (what its truth value can depend on)."""
+    try:
+        tree = _parse(expression)
+    except SyntaxError:
+        return frozenset()
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+
+
+@lru_cache(maxsize=256)
+def selector_names(text: str) -> tuple[str, ...]:
+    """Every name any selector of ``text`` reads, sorted: the cache key of a selection."""
+    found: set[str] = set()
+    for item in split_lines(text):
+        if item.selector is not None:
+            found |= referenced_names(item.selector)
+    return tuple(sorted(found))
+
+
 @dataclass(frozen=True)
 class Selected:
     """Text after selection plus, per kept line, its 1-based line number in the source."""
@@ -218,6 +238,32 @@ def select_lines(
     origin: tuple[int, ...] | None = None,
 ) -> Selected:
     """Keep the lines whose selector is true; drop the others (conda-build semantics)."""
+    if origin is None:
+        key = (text, source, tuple(_cache_value(names.get(n)) for n in selector_names(text)))
+        found = _SELECTED.get(key)
+        if found is None:
+            found = _select(text, names, source, None)
+            if len(_SELECTED) > 4096:
+                _SELECTED.clear()
+            _SELECTED[key] = found
+        return found
+    return _select(text, names, source, origin)
+
+
+_SELECTED: dict[tuple, Selected] = {}
+
+
+def _cache_value(value: Any) -> Any:
+    if isinstance(value, OsSubset):
+        return tuple(sorted(value.environ.items()))
+    if isinstance(value, dict):
+        return tuple(sorted(value.items()))
+    if isinstance(value, list):
+        return tuple(value)
+    return (type(value).__name__, value)
+
+
+def _select(text: str, names: Mapping[str, Any], source: str, origin: tuple[int, ...] | None) -> Selected:
     kept: list[str] = []
     lines: list[int] = []
     cache: dict[str, bool] = {}
