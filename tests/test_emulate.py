@@ -216,11 +216,19 @@ def test_linking_relocates_the_prefix_and_yields_the_python_requirements(tmp_pat
     package = _conda_package(tmp_path, subdir="linux-aarch64", files=files, paths=paths)
     prefix = tmp_path / "prefix"
     install.link_conda_package(package, prefix, PurePosixPath("/opt/emulate/envs/k/prefix"),
-                               tmp_path / "scratch")
+                               tmp_path / "scratch", python="3.11")
     assert (prefix / "etc/minipkg.conf").read_text() == "root=/opt/emulate/envs/k/prefix/lib\n"
     assert install.declared_requirements(prefix) == [
         "filelock", "sympy>=1.13; python_version >= '3.9'"]
     assert install.site_packages_pythons(prefix) == {"3.11"}
+
+
+def test_noarch_python_files_land_in_this_pythons_site_packages() -> None:
+    assert install.noarch_python_target("site-packages/filelock/__init__.py", "3.11") == (
+        "lib/python3.11/site-packages/filelock/__init__.py")
+    assert install.noarch_python_target("python-scripts/isympy", "3.11") == "bin/isympy"
+    assert install.noarch_python_target("info/licenses/LICENSE", "3.11") == (
+        "info/licenses/LICENSE")
 
 
 def test_binary_relocation_keeps_the_string_length() -> None:
@@ -449,6 +457,7 @@ def test_mounts_under_a_root_are_listed_deepest_first() -> None:
 
 def test_a_directory_not_built_by_emulate_is_not_used(tmp_path) -> None:
     (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "thesis.tex").write_text("precious")
     with pytest.raises(UserError, match="was not built by emulate"):
         rootfs.load(tmp_path / "mine", AARCH64, "bookworm")
 
@@ -472,3 +481,7 @@ def test_a_finished_rootfs_is_reused(tmp_path) -> None:
 
 def test_no_rootfs_yet_means_build_one(tmp_path) -> None:
     assert rootfs.load(tmp_path / "absent", AARCH64, "bookworm") is None
+
+
+def test_an_empty_directory_is_where_a_rootfs_gets_built(tmp_path) -> None:
+    assert rootfs.load(tmp_path, AARCH64, "bookworm") is None

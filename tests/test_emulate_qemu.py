@@ -135,3 +135,84 @@ def test_a_setting_qemu_rejects_fails_with_exit_1(torch_run, torch_aarch64_wheel
     assert result.returncode == 1
     assert [(r["cpu"], r["passed"]) for r in report["results"]] == [("no-such-cpu", False)]
     assert mounts_under(rootfs_dir.resolve(), MOUNTINFO.read_text()) == []
+
+
+
+# --- ppc64le: PyPI has no torch for it, so a conda package of our own probes the CPU ----
+
+PROBE_MAIN = """\
+import ctypes
+import os
+
+import packaging  # declared in the dist-info: pip installed it from PyPI
+
+AT_HWCAP2 = 26
+PPC_FEATURE2_ARCH_3_00 = 0x00800000  # POWER9
+PPC_FEATURE2_ARCH_3_1 = 0x00040000  # POWER10
+
+getauxval = ctypes.CDLL(None).getauxval
+getauxval.restype = ctypes.c_ulong
+hwcap2 = getauxval(AT_HWCAP2)
+if hwcap2 & PPC_FEATURE2_ARCH_3_1:
+    level = "POWER10"
+elif hwcap2 & PPC_FEATURE2_ARCH_3_00:
+    level = "POWER9"
+else:
+    level = "pre-POWER9"
+print("emulate-capability:", level)
+with open(os.path.join(os.environ["CONDA_PREFIX"], "etc", "cpuprobe.conf")) as handle:
+    print(handle.read().strip())
+"""
+PLACEHOLDER = "/opt/conda-bld/cpuprobe_" + "placehold_" * 10
+
+
+def _probe_package(directory: Path) -> Path:
+    """A linux-ppc64le conda package: a module, its dist-info, a file needing relocation."""
+    from conda_package_handling import api
+
+    site = "lib/python3.11/site-packages"
+    files = {
+        f"{site}/cpuprobe/__init__.py": "",
+        f"{site}/cpuprobe/__main__.py": PROBE_MAIN,
+        f"{site}/cpuprobe-1.0.dist-info/METADATA":
+            "Metadata-Version: 2.1\nName: cpuprobe\nVersion: 1.0\nRequires-Dist: packaging\n",
+        "etc/cpuprobe.conf": f"prefix={PLACEHOLDER}\n",
+    }
+    src = directory / "src"
+    for name, text in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    (src / "info").mkdir()
+    (src / "info" / "index.json").write_text(json.dumps({
+        "name": "cpuprobe", "version": "1.0", "build": "0", "build_number": 0,
+        "subdir": "linux-ppc64le", "depends": ["python 3.11.*"]}))
+    (src / "info" / "paths.json").write_text(json.dumps({"paths_version": 1, "paths": [
+        {"_path": name, "path_type": "hardlink",
+         **({"prefix_placeholder": PLACEHOLDER, "file_mode": "text"}
+            if name == "etc/cpuprobe.conf" else {})}
+        for name in files]}))
+    api.create(str(src), [*files, "info/index.json", "info/paths.json"],
+               "cpuprobe-1.0-0.conda", out_folder=str(directory))
+    return directory / "cpuprobe-1.0-0.conda"
+
+
+@pytest.fixture(scope="session")
+def qemu_ppc64le(qemu_aarch64) -> None:
+    try:
+        host.ensure_binfmt(ARCHES["ppc64le"])
+    except host.HostError as exc:
+        pytest.skip(f"no binfmt_misc for QEMU: {exc}")
+
+
+def test_conda_package_sees_power9_and_power10_on_ppc64le(qemu_ppc64le, tmp_path) -> None:
+    rootfs = _cache_dir() / "rootfs-ppc64el"
+    # No --keep: the package is rebuilt (new timestamps, new content) every run.
+    result = _emulate("--arch", "ppc64le", "--rootfs", rootfs, "--json",
+                      _probe_package(tmp_path), "--", "python", "-m", "cpuprobe")
+    assert result.returncode == 0, result.stdout + result.stderr[-4000:]
+    report = json.loads(result.stdout)
+    assert {r["cpu"]: r["capability"] for r in report["results"]} == {
+        "power9": "POWER9", "power10": "POWER10"}
+    # The text file's placeholder now names the prefix inside the chroot.
+    assert "prefix=/opt/emulate/envs/" in report["results"][0]["output_tail"]
+    assert mounts_under(rootfs.resolve(), MOUNTINFO.read_text()) == []

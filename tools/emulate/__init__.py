@@ -11,4 +11,5 @@ One module per concern:
 - ``install``: what to install (wheels, conda packages, requirements) and how.
 - ``runner``: one test run per CPU setting, with QEMU_CPU.
 - ``report``: the per-setting table and its JSON form.
+- ``emulation``: the run from start to end, driven by ``tools/commands/emulate.py``.
 """

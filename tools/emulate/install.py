@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from importlib.metadata import PathDistribution
 from pathlib import Path, PurePosixPath
 
-from packaging.requirements import InvalidRequirement, Requirement as PipRequirement
+from packaging.requirements import InvalidRequirement
+from packaging.requirements import Requirement as PipRequirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from tools import log
@@ -61,7 +62,6 @@ class Environment:
     key: str
     root: PurePosixPath  # inside the chroot
     has_prefix: bool
-    reused: bool = False
 
     @property
     def venv(self) -> PurePosixPath:
@@ -176,13 +176,24 @@ def relocate(data: bytes, placeholder: str, prefix: str, mode: str) -> bytes:
     return re.sub(re.escape(old) + rb"[^\0]*\0", shorten, data)
 
 
+def noarch_python_target(path: str, python: str) -> str:
+    """Where conda puts a noarch: python package's file for this Python."""
+    if path.startswith("site-packages/"):
+        return f"lib/python{python}/{path}"
+    if path.startswith("python-scripts/"):
+        return "bin/" + path.removeprefix("python-scripts/")
+    return path
+
+
 def link_conda_package(package: Path, prefix_on_host: Path, prefix_inside: PurePosixPath,
-                       scratch: Path) -> None:
+                       scratch: Path, *, python: str) -> None:
     """Extract one package and place its files into the prefix, relocated."""
     from conda_package_handling import api
 
     unpacked = scratch / package.name
     api.extract(str(package), dest_dir=str(unpacked))
+    index = json.loads((unpacked / "info" / "index.json").read_text())
+    noarch_python = index.get("noarch") == "python"
     paths_json = unpacked / "info" / "paths.json"
     if paths_json.is_file():
         entries = json.loads(paths_json.read_text()).get("paths", [])
@@ -190,7 +201,13 @@ def link_conda_package(package: Path, prefix_on_host: Path, prefix_inside: PureP
         entries = [{"_path": line} for line in
                    (unpacked / "info" / "files").read_text().splitlines() if line]
     for entry in entries:
-        source, target = unpacked / entry["_path"], prefix_on_host / entry["_path"]
+        relative = entry["_path"]
+        if noarch_python:
+            relative = noarch_python_target(relative, python)
+        source, target = unpacked / entry["_path"], prefix_on_host / relative
+        if entry.get("path_type") == "directory":
+            target.mkdir(parents=True, exist_ok=True)
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_symlink() or target.exists():
             target.unlink()
@@ -263,19 +280,33 @@ def install(chroot: Chroot, items: Sequence[Item], *, index_url: str = DEFAULT_I
     on_host = chroot.host_path(env.root)
     if (on_host / COMPLETE).is_file():
         log.warn(f"reusing the environment kept in {on_host}")
-        return Environment(key=key, root=env.root, has_prefix=env.has_prefix, reused=True)
+        return env
     if on_host.exists():
         shutil.rmtree(on_host)
     on_host.mkdir(parents=True)
+    try:
+        _populate(chroot, env, items, conda, index_url=index_url, extra=extra, timeout=timeout)
+    except BaseException:
+        shutil.rmtree(on_host, ignore_errors=True)
+        raise
+    (on_host / COMPLETE).write_text("")
+    return env
 
-    requirements: list[str] = []
+
+def _populate(chroot: Chroot, env: Environment, items: Sequence[Item],
+              conda: Sequence[CondaPackage], *, index_url: str, extra: Sequence[str],
+              timeout: float | None) -> None:
+    python = chroot.rootfs.python
+    on_host = chroot.host_path(env.root)
+    declared: list[str] = []
     if conda:
         prefix = chroot.host_path(env.prefix)
         with log.step(f"link {len(conda)} conda package(s) into {env.prefix}"):
             for package in conda:
-                link_conda_package(package.path, prefix, env.prefix, on_host / "pkgs")
+                link_conda_package(package.path, prefix, env.prefix, on_host / "pkgs",
+                                   python=python)
         _check_python(conda, site_packages_pythons(prefix), python, chroot)
-        requirements += declared_requirements(prefix)
+        declared = declared_requirements(prefix)
 
     with log.step(f"create a venv with the rootfs's Python {python}"):
         chroot.run("python3", "-m", "venv", env.venv, timeout=timeout)
@@ -292,7 +323,7 @@ def install(chroot: Chroot, items: Sequence[Item], *, index_url: str = DEFAULT_I
     requirements = [
         *(str(env.root / "wheels" / wheel.name) for wheel in wheels),
         *(item.spec for item in items if isinstance(item, Requirement)),
-        *requirements,
+        *declared,
         *extra,
     ]
     if requirements:
@@ -300,10 +331,7 @@ def install(chroot: Chroot, items: Sequence[Item], *, index_url: str = DEFAULT_I
             # --no-compile: byte-compiling all of torch under emulation costs
             # minutes; the few modules a test imports compile on first use.
             chroot.run(env.venv / "bin" / "python", "-m", "pip", "install", "--no-compile",
-                       *requirements,
-                       env=pip_env(index_url), timeout=timeout)
-    (on_host / COMPLETE).write_text("")
-    return env
+                       *requirements, env=pip_env(index_url), timeout=timeout)
 
 
 def _check_python(conda: Iterable[CondaPackage], found: set[str], python: str,

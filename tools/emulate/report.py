@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +70,3 @@ def to_json(report: Report) -> str:
         "results": [_result_json(result) for result in report.results],
     }, indent=2)
 
-
-def summary(results: Sequence[SettingResult]) -> str:
-    return ", ".join(f"{r.cpu}={r.capability or '?'}" for r in results)

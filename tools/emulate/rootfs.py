@@ -51,7 +51,7 @@ def default_dir(arch: Arch, suite: str, env: Mapping[str, str] | None = None) ->
 
 def load(path: Path, arch: Arch, suite: str) -> Rootfs | None:
     """The finished rootfs at ``path``, or None when nothing is there yet."""
-    if not path.exists():
+    if not path.exists() or (path.is_dir() and not any(path.iterdir())):
         return None
     stamp = path / STAMP
     if not stamp.is_file():
