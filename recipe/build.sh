@@ -441,13 +441,16 @@ place_torch_libraries() {
 ########################################################################
 #### DISPATCH
 ########################################################################
-configure_flags
-configure_cmake_args
-configure_pytorch
+configure_build() {
+    configure_flags
+    configure_cmake_args
+    configure_pytorch
+}
 
 case "${PKG_NAME}" in
-    libtorch) build_libtorch ;;
+    libtorch) configure_build; build_libtorch ;;
+    # Only copies a stashed file: needs none of the build configuration.
     libtorch-cuda-linalg) install_cuda_linalg ;;
-    pytorch) build_pytorch ;;
+    pytorch) configure_build; build_pytorch ;;
     *) die "PKG_NAME='${PKG_NAME}' is not an output ${RECIPE_FILE} builds (libtorch, libtorch-cuda-linalg, pytorch); add a branch to the dispatch in ${RECIPE_FILE}" ;;
 esac
