@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.drift import table
+from tools.drift import present, table
 from tools.drift.model import Status
 from tools.drift.recipe import render_all, specs_from_rendered
 from tools.drift.upstream_wheel import read_wheel
@@ -67,7 +67,9 @@ def test_every_required_wheel_dependency_is_a_pytorch_run_requirement(
     assert set(required) >= WHEEL_RUN_DEPENDENCIES
     for name in WHEEL_RUN_DEPENDENCIES:
         row = required[name]
-        assert all(group.present for group in row.recipe), f"{name}: {table.recipe_cell(row, '; ')}"
+        assert all(group.present for group in row.recipe), (
+            f"{name}: {present.recipe_cell(row, '; ')}"
+        )
         assert row.status in (Status.OK, Status.STRICTER), (
             f"{name}: {row.status.value}: {row.reason}"
         )
@@ -76,4 +78,4 @@ def test_every_required_wheel_dependency_is_a_pytorch_run_requirement(
 @pytest.mark.slow
 def test_real_wheel_table_has_no_conflict(torch_wheel, recipe_view) -> None:
     report = table.build_report(read_wheel(torch_wheel), recipe_view, None)
-    assert not table.conflicts(report), table.markdown(report)
+    assert not table.conflicts(report), present.markdown(report)

@@ -1,33 +1,20 @@
-"""Drift rows: status per row over the recipe's configurations, and the README section."""
+"""Drift rows: the status of each upstream claim over the recipe's configurations."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from fixtures.drift.synthetic import Output, claim
 
-from tools.drift import table
+from tools.drift import present, table
 from tools.drift.channel import read_channel_files
-from tools.drift.model import ANYWHERE, Condition, Kind, Scope, Status, UpstreamClaim
+from tools.drift.model import Condition, Kind, Scope, Status
 from tools.drift.recipe import specs_from_rendered
 from tools.drift.upstream_tree import read_tree
 from tools.drift.upstream_wheel import claims_from_metadata
-from tools.errors import UserError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "drift"
-
-
-@dataclass(frozen=True)
-class Output:
-    """The fields of tools.render.RenderedOutput that drift reads."""
-
-    name: str
-    requirements: Mapping[str, tuple[str, ...]]
-    variant: Mapping[str, str] = field(default_factory=dict)
-    subdir: str = "linux-64"
-    skip: bool = False
 
 
 def _config(
@@ -90,33 +77,6 @@ def view() -> table.RecipeView:
     specs, configs, unparsable = specs_from_rendered(RENDERED)
     assert not unparsable
     return table.RecipeView(specs, configs)
-
-
-def claim(
-    package: str,
-    spec: str | None,
-    *,
-    kind: Kind = Kind.REQUIREMENT,
-    scope: Scope = Scope.RUN,
-    text: str | None = None,
-    source: str = "torch-2.13.0 wheel METADATA",
-    condition: Condition = ANYWHERE,
-    extra: str | None = None,
-    priority: int = 10,
-    development: bool = False,
-) -> UpstreamClaim:
-    return UpstreamClaim(
-        package,
-        spec,
-        text or (spec or package),
-        kind,
-        scope,
-        source,
-        condition,
-        extra,
-        priority,
-        development,
-    )
 
 
 def row_for(report: table.Report, package: str) -> table.DriftRow:
@@ -217,7 +177,7 @@ def test_tested_version_per_configuration_shows_each_spec_and_the_worst_status(v
         ("3.9.*", "cuda_compiler_version=None"),
     ]
     assert (
-        table.recipe_cell(row, "; ")
+        present.recipe_cell(row, "; ")
         == "3.8.* (blas_impl=generic); 3.9.* (cuda_compiler_version=None)"
     )
 
@@ -235,7 +195,7 @@ def test_different_specs_in_one_configuration_say_which_output_has_which() -> No
     specs, configs, _ = specs_from_rendered(rendered)
     build = claim("setuptools", ">=70", scope=Scope.HOST, source="pyproject.toml [build-system]")
     row = row_for(table.build_report([build], table.RecipeView(specs, configs), None), "setuptools")
-    assert table.recipe_cell(row, "; ") == "any (pytorch host); <82 (libtorch host)"
+    assert present.recipe_cell(row, "; ") == "any (pytorch host); <82 (libtorch host)"
     assert row.status is Status.LOOSER  # the pytorch host admits setuptools 69
 
 
@@ -385,82 +345,6 @@ def test_fixture_tree_and_wheel_against_the_synthetic_recipe(view) -> None:
     assert statuses[("cuda-version", "CUDA 13.0")] is Status.OK
     assert ("cuda-version", "CUDA 12.6") not in statuses  # the recipe builds no CUDA 12.6
     assert row_for(report, "fmt").conda_forge.latest == "12.0.0"
-
-
-# -- presentation and README -------------------------------------------------------------------
-
-
-def test_markdown_table_has_one_line_per_row_and_escapes_pipes(view) -> None:
-    report = table.build_report([claim("sympy", "1.2.*|1.4.*")], view, None)
-    lines = table.markdown(report).splitlines()
-    assert lines[0].startswith("| package | upstream | recipe | conda-forge | status |")
-    assert len(lines) == 3 and "1.2.*\\|1.4.*" in lines[2]
-
-
-def test_json_document_is_stable(view) -> None:
-    report = table.build_report([claim("networkx", ">=2.5.1")], view, None)
-    document = table.as_json(report, {"source": None})
-    assert document["version"] == 1
-    (row,) = document["rows"]
-    assert row["status"] == "conflict" and row["compared_with"] == "run"
-    assert row["upstream"]["spec"] == ">=2.5.1" and row["recipe"][0]["spec"] == "<2"
-    assert len(row["recipe"][0]["configs"]) == 3
-
-
-README = (
-    "# Feedstock\n\nintro\n\n"
-    "<!-- drift-table:start -->\nold table\n<!-- drift-table:end -->\n\ntail\n"
-)
-
-
-def test_readme_update_replaces_only_the_marked_section(tmp_path: Path) -> None:
-    readme = tmp_path / "README.md"
-    readme.write_text(README)
-    assert table.update_readme(readme, "| new |\n")
-    assert readme.read_text() == README.replace("old table\n", "| new |\n")
-    assert not table.update_readme(readme, "| new |\n")  # idempotent
-    assert [p.name for p in tmp_path.iterdir()] == ["README.md"]  # no temporary file left
-
-
-def test_readme_update_keeps_crlf_line_endings(tmp_path: Path) -> None:
-    readme = tmp_path / "README.md"
-    readme.write_bytes(README.replace("\n", "\r\n").encode())
-    table.update_readme(readme, "| a |\n| b |\n")
-    assert (
-        b"<!-- drift-table:start -->\r\n| a |\r\n| b |\r\n<!-- drift-table:end -->\r\n"
-        in readme.read_bytes()
-    )
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("# no markers\n", "no <!-- drift-table:start --> marker"),
-        ("<!-- drift-table:start -->\n", "no <!-- drift-table:end --> marker"),
-        ("<!-- drift-table:end -->\n<!-- drift-table:start -->\n", "comes before"),
-    ],
-)
-def test_readme_without_a_proper_marker_pair_is_left_alone(
-    tmp_path: Path, text: str, message: str
-) -> None:
-    readme = tmp_path / "README.md"
-    readme.write_text(text)
-    with pytest.raises(UserError, match=message):
-        table.update_readme(readme, "| x |\n")
-    assert readme.read_text() == text
-
-
-def test_markdown_ends_with_the_notes_a_reader_needs(view) -> None:
-    report = table.build_report(
-        [claim("sympy", ">=1.13.3"), claim("hypothesis", None, priority=40, development=True)],
-        view,
-        None,
-        channel_note="generated with --offline",
-    )
-    assert table.markdown(report).endswith(
-        "\n\n_conda-forge column unknown: generated with --offline_\n"
-        "_1 upstream claims left out (`--all` shows them)_\n"
-    )
 
 
 @pytest.mark.parametrize(

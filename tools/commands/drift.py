@@ -110,8 +110,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tools import repo
     from tools.drift import channel as channel_io
+    from tools.drift import present, table
+    from tools.drift import readme as readme_io
     from tools.drift import recipe as recipe_io
-    from tools.drift import table
     from tools.drift.names import conda_names
     from tools.drift.upstream_tree import read_tree
     from tools.drift.upstream_wheel import read_wheel
@@ -176,16 +177,16 @@ def run(args: argparse.Namespace) -> int:
             "channel_data": list(args.channel_data),
             "recipe_configs": [c.name for c in view.configs] if view else [],
         }
-        json.dump(table.as_json(report, inputs), sys.stdout, indent=2)
+        json.dump(present.as_json(report, inputs), sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif args.markdown:
-        sys.stdout.write(table.markdown(report))
+        sys.stdout.write(present.markdown(report))
     elif not args.update_readme:
-        sys.stdout.write(table.text_table(report))
+        sys.stdout.write(present.text_table(report))
 
     if args.update_readme:
         readme = Path(args.readme) if args.readme else (root or repo.find_root()) / "README.md"
-        changed = table.update_readme(readme, table.markdown(report))
+        changed = readme_io.update_readme(readme, present.markdown(report))
         print(
             f"{readme}: drift table {'updated' if changed else 'already up to date'} "
             f"({len(report.rows)} rows)",
