@@ -1,0 +1,141 @@
+@echo on
+rem Build script for the Windows outputs of this recipe (Linux and macOS: build.sh).
+rem
+rem conda-build runs it once per output in one shared work directory, dispatching on
+rem PKG_NAME, like build.sh:
+rem   libtorch  the top-level build: configures and compiles everything once against the
+rem             megabuild Python meta.yaml names, then installs the Python-independent
+rem             files into %LIBRARY_PREFIX%.
+rem   pytorch   once per Python: retargets the configured tree with cmake_cache.py (only
+rem             Python-bound targets rebuild), pip-installs torch, and moves torch_python
+rem             next to libtorch's DLLs.
+rem libtorch-cuda-linalg is Linux-only: PyTorch loads the CUDA linear algebra library
+rem lazily only on Linux, so on Windows it stays inside torch_cuda.dll.
+setlocal EnableExtensions EnableDelayedExpansion
+
+set "RECIPE_FILE=recipe\bld.bat"
+set "CMAKE_CACHE=%SRC_DIR%\build\CMakeCache.txt"
+
+rem ######################################################################
+rem #### VARIANT CHECKS
+rem ######################################################################
+if not "%blas_impl%"=="mkl" (
+    echo bld.bat: error: blas_impl='%blas_impl%' is not built on Windows ^(mkl only^); fix the blas_impl selector in recipe\conda_build_config.yaml 1>&2
+    exit /b 2
+)
+
+if "%cuda_compiler_version%"=="" set "cuda_compiler_version=None"
+if "%cuda_compiler_version%"=="None" (
+    set "USE_CUDA=0"
+) else if "%cuda_compiler_version%"=="12.9" (
+    set "TORCH_CUDA_ARCH_LIST=5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX"
+) else if "%cuda_compiler_version%"=="13.0" (
+    set "TORCH_CUDA_ARCH_LIST=7.5;8.0;8.6;9.0;10.0;11.0;12.0+PTX"
+) else (
+    echo bld.bat: error: cuda_compiler_version='%cuda_compiler_version%' has no CUDA architecture list; add one to %RECIPE_FILE% 1>&2
+    exit /b 2
+)
+
+rem ######################################################################
+rem #### PYTORCH BUILD OPTIONS
+rem ######################################################################
+set "CMAKE_GENERATOR=Ninja"
+set "CMAKE_BUILD_TYPE=Release"
+set "CMAKE_PREFIX_PATH=%LIBRARY_PREFIX%"
+rem setup.py hands CMAKE_ARGS to the first cmake run (recipe\patches\0003). Its
+rem CMAKE_INSTALL_PREFIX would point at %LIBRARY_PREFIX%, but PyTorch installs into its own
+rem torch\ tree, from where this script picks the files up; the last -D wins.
+set "CMAKE_ARGS=%CMAKE_ARGS% -DCMAKE_INSTALL_PREFIX=%SRC_DIR:\=/%/torch"
+set "MAX_JOBS=%CPU_COUNT%"
+set "PYTORCH_BUILD_VERSION=%PKG_VERSION%"
+rem Any build number above 1 becomes a .postN suffix in torch.__version__.
+rem https://github.com/conda-forge/pytorch-cpu-feedstock/issues/315
+set "PYTORCH_BUILD_NUMBER=0"
+rem Link conda's libraries instead of copying them into torch\lib.
+rem https://github.com/conda-forge/pytorch-cpu-feedstock/issues/243
+set "PACKAGE_TYPE=conda"
+set "BUILD_TEST=0"
+set "INSTALL_TEST=0"
+set "USE_SYSTEM_SLEEF=1"
+set "USE_SYSTEM_PYBIND11=1"
+set "USE_SYSTEM_EIGEN_INSTALL=1"
+set "USE_SYSTEM_FMT=1"
+set "BUILD_CUSTOM_PROTOBUF=OFF"
+set "BLAS=MKL"
+set "USE_MKLDNN=1"
+set "USE_DISTRIBUTED=1"
+
+if not "%cuda_compiler_version%"=="None" (
+    set "USE_CUDA=1"
+    set "USE_STATIC_CUDNN=0"
+    set "USE_MAGMA=1"
+    set "MAGMA_HOME=%LIBRARY_PREFIX%"
+    set "CUDAToolkit_ROOT=%LIBRARY_PREFIX%"
+    set "TORCH_NVCC_FLAGS=-Xfatbin -compress-all"
+)
+
+rem ######################################################################
+rem #### DISPATCH
+rem ######################################################################
+if "%PKG_NAME%"=="libtorch" goto :libtorch
+if "%PKG_NAME%"=="pytorch" goto :pytorch
+echo bld.bat: error: PKG_NAME='%PKG_NAME%' is not an output %RECIPE_FILE% builds (libtorch, pytorch); add a branch to the dispatch in %RECIPE_FILE% 1>&2
+exit /b 2
+
+:libtorch
+rem meta.yaml names the megabuild Python once and hands it over in script_env.
+"%PYTHON%" -c "import sys; print(*sys.version_info[:2], sep='.')" > "%SRC_DIR%\_python_version.txt"
+if errorlevel 1 exit /b 1
+set /p PY_ACTUAL=<"%SRC_DIR%\_python_version.txt"
+if not "%PY_ACTUAL%"=="%CF_TORCH_MEGABUILD_PYTHON%" (
+    echo bld.bat: error: PYTHON is Python %PY_ACTUAL% but CF_TORCH_MEGABUILD_PYTHON='%CF_TORCH_MEGABUILD_PYTHON%'; the top-level host python in recipe\meta.yaml must match it 1>&2
+    exit /b 2
+)
+pushd "%SRC_DIR%"
+"%PYTHON%" setup.py build
+if errorlevel 1 exit /b 1
+popd
+
+rem Everything but the Python-bound torch_python goes to the Library tree.
+"%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
+if errorlevel 1 exit /b 1
+set /p TORCH_TREE=<"%SRC_DIR%\_torch_tree.txt"
+set "TORCH_TREE=%TORCH_TREE:/=\%"
+robocopy "%TORCH_TREE%\lib" "%LIBRARY_BIN%" *.dll /XF torch_python.dll /NFL /NDL /NJH /NJS
+if %ERRORLEVEL% GEQ 8 exit /b 1
+robocopy "%TORCH_TREE%\lib" "%LIBRARY_LIB%" *.lib /XF torch_python.lib /NFL /NDL /NJH /NJS
+if %ERRORLEVEL% GEQ 8 exit /b 1
+robocopy "%TORCH_TREE%\include" "%LIBRARY_INC%" /E /NFL /NDL /NJH /NJS
+if %ERRORLEVEL% GEQ 8 exit /b 1
+robocopy "%TORCH_TREE%\share" "%LIBRARY_PREFIX%\share" /E /NFL /NDL /NJH /NJS
+if %ERRORLEVEL% GEQ 8 exit /b 1
+exit /b 0
+
+:pytorch
+if not exist "%CMAKE_CACHE%" (
+    echo bld.bat: error: %CMAKE_CACHE% does not exist; the top-level libtorch build configures it before any pytorch output 1>&2
+    exit /b 2
+)
+"%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
+if errorlevel 1 exit /b 1
+pushd "%SRC_DIR%"
+"%PYTHON%" -m pip install . --no-deps --no-build-isolation --no-clean -v
+if errorlevel 1 exit /b 1
+popd
+
+rem torch_python next to libtorch's DLLs for find_package(Torch) users; the import library
+rem stays in torch\lib too, where torch.utils.cpp_extension links it from.
+set "TORCH_LIB=%SP_DIR%\torch\lib"
+move /y "%TORCH_LIB%\torch_python.dll" "%LIBRARY_BIN%\"
+if errorlevel 1 exit /b 1
+copy /y "%TORCH_LIB%\torch_python.lib" "%LIBRARY_LIB%\"
+if errorlevel 1 exit /b 1
+rem Files libtorch already ships are removed here: torch\__init__.py adds
+rem %LIBRARY_BIN% to the DLL search path, so each file belongs to one package.
+for %%f in ("%TORCH_LIB%\*.dll" "%TORCH_LIB%\*.lib") do (
+    if /i not "%%~nxf"=="torch_python.lib" (
+        if exist "%LIBRARY_BIN%\%%~nxf" del /q "%%f"
+        if exist "%LIBRARY_LIB%\%%~nxf" del /q "%%f"
+    )
+)
+exit /b 0

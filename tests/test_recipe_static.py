@@ -1,0 +1,135 @@
+"""Recipe invariants that need no renderer: files, patches, scripts and migrations agree."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+RECIPE = Path(__file__).resolve().parent.parent / "recipe"
+META = RECIPE / "meta.yaml"
+MIGRATIONS = RECIPE.parent / ".ci_support" / "migrations"
+PATCH_DIR = RECIPE / "patches"
+
+
+def meta_text() -> str:
+    return META.read_text(encoding="utf-8")
+
+
+def listed_patches() -> list[str]:
+    return re.findall(r"^\s+-\s+(patches/\S+\.patch)\s*$", meta_text(), flags=re.M)
+
+
+def patch_header(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    return text.split("\ndiff --git ", 1)[0]
+
+
+def script_outputs(script: str) -> set[str]:
+    """Names of the outputs (top-level build included) that run `script`."""
+    names = {"libtorch"}  # the top-level build runs build.sh / bld.bat
+    for match in re.finditer(r"^  - name: (\S+)\n(?P<body>(?:    .*\n|\s*\n|\{%.*\n)*)",
+                             meta_text(), flags=re.M):
+        body = match.group("body")
+        if re.search(rf"script:.*\b{re.escape(script)}\b", body):
+            names.add(match.group(1))
+    return names
+
+
+def test_every_listed_patch_exists():
+    missing = [p for p in listed_patches() if not (RECIPE / p).is_file()]
+    assert listed_patches() and not missing
+
+
+def test_every_patch_file_is_listed_in_meta_yaml():
+    on_disk = {f"patches/{p.name}" for p in PATCH_DIR.glob("*.patch")}
+    assert on_disk == set(listed_patches())
+
+
+@pytest.mark.parametrize("patch", sorted(PATCH_DIR.glob("*.patch")), ids=lambda p: p.name)
+def test_patch_header_says_why(patch: Path):
+    header = patch_header(patch)
+    assert re.search(r"^Subject: ", header, flags=re.M), f"{patch.name}: no Subject line"
+    assert re.search(r"^Why: \S", header, flags=re.M), f"{patch.name}: no 'Why:' paragraph"
+
+
+@pytest.mark.parametrize("patch", sorted(PATCH_DIR.glob("*.patch")), ids=lambda p: p.name)
+def test_patch_is_a_well_formed_diff(patch: Path):
+    result = subprocess.run(["git", "apply", "--numstat", str(patch)],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip(), f"{patch.name} changes nothing"
+
+
+def test_bld_bat_dispatches_every_windows_output():
+    handled = set(re.findall(r'^if "%PKG_NAME%"=="([^"]+)" goto', (RECIPE / "bld.bat").read_text(),
+                             flags=re.M))
+    assert script_outputs("bld.bat") <= handled
+
+
+def test_bld_bat_rejects_unknown_pkg_name_with_one_line_naming_the_file():
+    text = (RECIPE / "bld.bat").read_text()
+    dispatch = text[text.index('if "%PKG_NAME%"=='):]
+    error = dispatch.splitlines()[len(script_outputs("bld.bat"))]
+    assert "PKG_NAME='%PKG_NAME%'" in error and "%RECIPE_FILE%" in error and error.endswith("1>&2")
+
+
+def test_build_sh_dispatches_every_unix_output():
+    text = (RECIPE / "build.sh").read_text()
+    dispatch = text[text.rindex('case "${PKG_NAME}" in'):]
+    handled = set(re.findall(r"^\s+([\w-]+)\)", dispatch, flags=re.M))
+    assert script_outputs("build.sh") <= handled
+
+
+@pytest.mark.parametrize("script", ["build.sh", "bld.bat"])
+def test_build_scripts_never_name_an_output_only_variant_key(script: str):
+    # conda-build scans build scripts for variant names; a script mentioning one would make
+    # every output that runs it vary (and split the CI jobs) by that key.
+    text = (RECIPE / script).read_text()
+    assert "cuda_linalg_flavor" not in text
+
+
+def test_megabuild_python_is_named_once():
+    text = meta_text()
+    (value,) = re.findall(r'^\{% set megabuild_python = "(\d+\.\d+)" %\}$', text, flags=re.M)
+    literal = re.compile(rf"(?<![\d.]){re.escape(value)}(?![\d])")
+    assert len(literal.findall(text)) == 1
+    for script in ("build.sh", "bld.bat"):
+        assert not literal.search((RECIPE / script).read_text()), f"{script} names {value}"
+
+
+def test_linalg_flavour_reaches_build_sh_only_through_script_env():
+    assert "- CF_TORCH_LINALG_FLAVOR={{ cuda_linalg_flavor }}" in meta_text()
+
+
+def test_conda_build_config_offers_both_linalg_flavours():
+    cbc = YAML(typ="safe").load((RECIPE / "conda_build_config.yaml").read_text())
+    assert cbc["cuda_linalg_flavor"] == ["magma", "nomagma"]
+
+
+def test_rc_and_channel_targets_are_zipped():
+    cbc = YAML(typ="safe").load((RECIPE / "conda_build_config.yaml").read_text())
+    assert ["channel_targets", "is_rc"] in cbc["zip_keys"]
+    assert dict(zip(cbc["channel_targets"], cbc["is_rc"])) == {
+        "conda-forge main": "False", "conda-forge pytorch_rc": "True"}
+
+
+def test_readme_documents_the_nomagma_install_command():
+    readme = (RECIPE / "README.md").read_text()
+    assert 'conda install -c conda-forge pytorch "libtorch-cuda-linalg=*=*nomagma*"' in readme
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in MIGRATIONS.glob("*.yaml")))
+def test_migration_is_identical_to_the_pinnings_copy(name: str, pinning_dir: Path):
+    upstream = pinning_dir / "share" / "conda-forge" / "migrations" / name
+    assert upstream.is_file(), f"{name} is not (or no longer) a conda-forge migration"
+    assert (MIGRATIONS / name).read_bytes() == upstream.read_bytes()
+
+
+def test_cmake_test_project_is_shipped_to_the_tests():
+    shipped = re.findall(r"^\s+- cmake_test/$", meta_text(), flags=re.M)
+    assert len(shipped) == 2  # the libtorch and the pytorch tests
+    assert (RECIPE / "cmake_test" / "CMakeLists.txt").is_file()
