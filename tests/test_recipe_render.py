@@ -1,0 +1,220 @@
+"""What every CI config of the recipe renders to: outputs, pins, exclusions, build numbers.
+
+Each test renders every `.ci_support` config with the toolkit (`tools.render`) and checks
+one property of the recipe against what the config's own variant values say it must be.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import rattler
+from ruamel.yaml import YAML
+
+from tools.render import RenderedOutput, list_configs, render_config
+
+VERSION = "2.13.0"
+MEGABUILD_PYTHON = "3.12"
+CONFIGS = list_configs()
+
+
+def built(config: str) -> list[RenderedOutput]:
+    return [o for o in render_config(config) if not o.skip]
+
+
+def config_values(config: str) -> dict:
+    root = Path(__file__).resolve().parent.parent
+    return YAML(typ="safe").load((root / ".ci_support" / f"{config}.yaml").read_text())
+
+
+def is_cuda(config: str) -> bool:
+    return config_values(config)["cuda_compiler_version"][0] != "None"
+
+
+def variant_tag(config: str) -> str:
+    cuda = config_values(config)["cuda_compiler_version"][0]
+    return "cpu" if cuda == "None" else "cuda" + cuda.replace(".", "")
+
+
+def blas(config: str) -> str:
+    return config_values(config)["blas_impl"][0]
+
+
+def base_number(config: str) -> int:
+    return 200 * is_cuda(config) + 100 * (blas(config) == "mkl")
+
+
+def has_linalg(config: str) -> bool:
+    return config.startswith("linux") and is_cuda(config)
+
+
+def only(outputs: list[RenderedOutput], name: str) -> RenderedOutput:
+    (output,) = [o for o in outputs if o.name == name]
+    return output
+
+
+def record(output: RenderedOutput) -> rattler.PackageRecord:
+    return rattler.PackageRecord(name=output.name, version=output.version,
+                                 build=rattler.BuildString(output.build_string),
+                                 build_number=output.build_number, subdir=output.subdir)
+
+
+def matches(spec: str, output: RenderedOutput) -> bool:
+    return rattler.MatchSpec(spec).matches(record(output))
+
+
+def specs_named(specs, name: str) -> list[str]:
+    return [s for s in specs if s.split()[0] == name]
+
+
+def test_there_are_ci_configs_to_check():
+    assert len(CONFIGS) >= 15
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_outputs_are_exactly_libtorch_linalg_flavours_pytorch_per_python_and_a_metapackage(config):
+    pythons = config_values(config)["python"]
+    expected = Counter({"libtorch": 1, "pytorch": len(pythons),
+                        "pytorch-gpu" if is_cuda(config) else "pytorch-cpu": 1})
+    if has_linalg(config):
+        expected["libtorch-cuda-linalg"] = 2
+    assert Counter(o.name for o in built(config)) == expected
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_one_pytorch_per_python_of_the_config(config):
+    pythons = config_values(config)["python"]
+    pytorch = [o for o in built(config) if o.name == "pytorch"]
+    assert sorted(o.variant["python"] for o in pytorch) == sorted(pythons)
+    assert sorted(re.search(r"_py(\d+)_", o.build_string).group(1) for o in pytorch) == sorted(
+        p.split()[0].replace(".*", "").replace(".", "") for p in pythons)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_libtorch_is_compiled_once_against_the_megabuild_python(config):
+    libtorch = only(built(config), "libtorch")
+    assert f"python {MEGABUILD_PYTHON}.*" in libtorch.requirements["host"]
+    assert "python" not in libtorch.used_vars
+    assert "python_abi" not in " ".join(libtorch.requirements.get("run", ()))
+
+
+@pytest.mark.parametrize("config", [c for c in CONFIGS if has_linalg(c)])
+def test_linalg_comes_in_a_magma_and_a_nomagma_flavour(config):
+    linalg = [o for o in built(config) if o.name == "libtorch-cuda-linalg"]
+    assert sorted(o.variant["cuda_linalg_flavor"] for o in linalg) == ["magma", "nomagma"]
+
+
+@pytest.mark.parametrize("config", [c for c in CONFIGS if not has_linalg(c)])
+def test_no_linalg_package_outside_linux_cuda(config):
+    assert not [o for o in built(config) if o.name == "libtorch-cuda-linalg"]
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_pytorch_pins_exactly_the_libtorch_of_its_config(config):
+    outputs = built(config)
+    libtorch = only(outputs, "libtorch")
+    exact = f"libtorch {libtorch.version} {libtorch.build_string}"
+    for pytorch in (o for o in outputs if o.name == "pytorch"):
+        assert exact in pytorch.requirements["host"]
+        assert exact in pytorch.requirements["run"]
+
+
+@pytest.mark.parametrize("config", [c for c in CONFIGS if has_linalg(c)])
+def test_libtorch_requires_a_linalg_of_its_own_config_in_either_flavour(config):
+    outputs = built(config)
+    (spec,) = specs_named(only(outputs, "libtorch").requirements["run"], "libtorch-cuda-linalg")
+    linalg = [o for o in outputs if o.name == "libtorch-cuda-linalg"]
+    assert len(linalg) == 2 and all(matches(spec, o) for o in linalg)
+
+
+@pytest.mark.parametrize("config", [c for c in CONFIGS if has_linalg(c)])
+def test_each_linalg_flavour_pins_back_its_exact_libtorch(config):
+    outputs = built(config)
+    libtorch = only(outputs, "libtorch")
+    for linalg in (o for o in outputs if o.name == "libtorch-cuda-linalg"):
+        (spec,) = specs_named(linalg.requirements["run_constrained"], "libtorch")
+        assert spec == f"libtorch {libtorch.version} {libtorch.build_string}"
+        assert not specs_named(linalg.requirements.get("run", ()), "libtorch")
+
+
+@pytest.mark.parametrize("config", [c for c in CONFIGS if has_linalg(c)])
+def test_nomagma_keeps_libmagma_out_and_magma_does_not(config):
+    for linalg in (o for o in built(config) if o.name == "libtorch-cuda-linalg"):
+        constrained = linalg.requirements.get("run_constrained", ())
+        blocked = "libmagma <0.0a0" in constrained
+        assert blocked == (linalg.variant["cuda_linalg_flavor"] == "nomagma")
+        devel = bool(specs_named(linalg.requirements["host"], "libmagma-devel"))
+        assert devel == (linalg.variant["cuda_linalg_flavor"] == "magma")
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_cpu_and_gpu_packages_exclude_each_other(config):
+    outputs = built(config)
+    other = "pytorch-cpu" if is_cuda(config) else "pytorch-gpu"
+    for output in outputs:
+        if output.name in ("pytorch", "pytorch-cpu", "pytorch-gpu"):
+            assert f"{other} <0.0a0" in output.requirements["run_constrained"], output.dist
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_metapackage_requires_exactly_this_configs_pytorch_builds(config):
+    outputs = built(config)
+    meta = only(outputs, "pytorch-gpu" if is_cuda(config) else "pytorch-cpu")
+    (spec,) = specs_named(meta.requirements["run"], "pytorch")
+    pytorch = [o for o in outputs if o.name == "pytorch"]
+    assert pytorch and all(matches(spec, o) for o in pytorch)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_cuda_packages_need_a_gpu_driver(config):
+    outputs = built(config)
+    for output in outputs:
+        if output.name in ("pytorch", "pytorch-gpu"):
+            assert ("__cuda" in output.requirements["run"]) == is_cuda(config)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_build_numbers_prefer_cuda_then_mkl_then_magma(config):
+    base = base_number(config)
+    for output in built(config):
+        magma = output.name == "libtorch-cuda-linalg" and output.variant["cuda_linalg_flavor"] == "magma"
+        assert output.build_number == base + 50 * magma, output.dist
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_build_strings_carry_variant_blas_python_hash_and_number(config):
+    tag, blas_impl = variant_tag(config), blas(config)
+    for output in built(config):
+        number = output.build_number
+        if output.name == "pytorch":
+            pattern = rf"{tag}_{blas_impl}_py3\d+_h[0-9a-f]{{7}}_{number}"
+        elif output.name == "libtorch-cuda-linalg":
+            pattern = rf"{tag}_{output.variant['cuda_linalg_flavor']}_{blas_impl}_h[0-9a-f]{{7}}_{number}"
+        else:
+            pattern = rf"{tag}_{blas_impl}_h[0-9a-f]{{7}}_{number}"
+        assert re.fullmatch(pattern, output.build_string), output.dist
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_every_output_has_the_recipe_version(config):
+    assert {o.version for o in built(config)} == {VERSION}
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_final_release_configs_go_to_the_main_label(config):
+    values = config_values(config)
+    assert values["is_rc"] == ["False"] and values["channel_targets"] == ["conda-forge main"]
+
+
+def test_an_rc_config_builds_nothing_for_a_final_release(tmp_path):
+    source = Path(__file__).resolve().parent.parent / ".ci_support" / f"{CONFIGS[0]}.yaml"
+    rc_config = tmp_path / "rc.yaml"
+    text = source.read_text()
+    text = text.replace("- conda-forge main", "- conda-forge pytorch_rc").replace("- 'False'", "- 'True'")
+    rc_config.write_text(text)
+    assert "pytorch_rc" in text
+    outputs = render_config(rc_config)
+    assert outputs and all(o.skip for o in outputs)
