@@ -534,18 +534,19 @@ class Recipe:
             rendered = jinja.render_conditional(template, selections, names, variant, info, extra=extra)
         except Exception:
             return None  # the slow path reports the error with its line
-        return select_lines(rendered, names, source=self.source.path).text
+        return rendered
 
     def _render_once(self, names: dict[str, Any], variant: Mapping[str, Any],
                      extra: dict[str, Any]) -> dict[str, Any]:
         fast = self._rendered_text(names, variant, extra)
+        data = None
         if fast is not None:
             try:
-                data = _load_yaml(fast)
+                data = _load_chunked(fast, names, self.source.path)
             except (_DuplicateKey, yaml.YAMLError):
-                data = self._slow(names, variant, extra)  # raises with the source line
-        else:
-            data = self._slow(names, variant, extra)
+                data = None
+        if data is None:
+            data = self._slow(names, variant, extra)  # also raises errors with their source line
         return self._check(data)
 
     def _slow(self, names: dict[str, Any], variant: Mapping[str, Any], extra: dict[str, Any]) -> Any:
@@ -588,6 +589,58 @@ class Recipe:
                     continue
                 raise RecipeError(path, f"the {section} section must be a mapping")
         return data
+
+
+def _split_outputs(text: str) -> tuple[str, list[str]] | None:
+    """Rendered meta.yaml as (everything but ``outputs:``, one text per output item)."""
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if line.rstrip() == "outputs:"), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i][:1] not in ("", " ", "\t", "#")),
+               len(lines))
+    body = lines[start + 1:end]
+    first = next((i for i, line in enumerate(body) if line.strip()), None)
+    if first is None or not body[first].lstrip().startswith("- "):
+        return None
+    indent = len(body[first]) - len(body[first].lstrip())
+    prefix = " " * indent + "- "
+    starts = []
+    for index, line in enumerate(body):
+        if not line.strip():
+            continue
+        if line.startswith(prefix):
+            starts.append(index)
+        elif len(line) - len(line.lstrip()) <= indent:
+            return None  # not a plain list of mappings at one indentation
+    blocks = ["\n".join(body[a:b]) for a, b in zip(starts, [*starts[1:], len(body)])]
+    return "\n".join(lines[:start] + lines[end:]), blocks
+
+
+def _load_chunked(rendered: str, names: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """Select and parse the top level and each output separately, caching each piece.
+
+    Variants of one config differ in a few outputs only (the Python of ``pytorch``, the
+    flavour of a library), so most pieces are parsed once.  Selection is line-local and
+    every piece ends at a line boundary, so the result equals selecting and parsing the
+    whole text; anything unusual returns None and the caller parses the whole text.
+    """
+    split = _split_outputs(rendered)
+    if split is None:
+        return _load_yaml(select_lines(rendered, names, source=source).text)
+    head, blocks = split
+    data = _load_yaml(select_lines(head, names, source=source).text)
+    if not isinstance(data, dict) or "outputs" in data:
+        return None
+    items = []
+    for block in blocks:
+        parsed = _load_yaml("outputs:\n" + select_lines(block + "\n", names, source=source).text)
+        if not isinstance(parsed, dict) or not isinstance(parsed.get("outputs"), list) or len(parsed["outputs"]) != 1:
+            return None
+        items.append(parsed["outputs"][0])
+    data = dict(data)
+    data["outputs"] = items
+    return data
 
 
 def _identity(text: str) -> tuple[int, ...]:
