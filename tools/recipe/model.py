@@ -477,9 +477,18 @@ class Recipe:
         self._names: dict[tuple, dict[str, Any]] = {}
         self._parsed: dict[tuple, dict[str, Any]] = {}
         self._selected: dict[tuple, str] = {}
+        self._keys: dict[int, tuple[Mapping[str, Any], tuple]] = {}
+
+    def key(self, variant: Mapping[str, Any]) -> tuple:
+        """A hashable identity of ``variant`` (computed once per dict; the dict is kept alive)."""
+        found = self._keys.get(id(variant))
+        if found is None or found[0] is not variant:
+            found = (variant, _freeze(variant))
+            self._keys[id(variant)] = found
+        return found[1]
 
     def names(self, variant: Mapping[str, Any]) -> dict[str, Any]:
-        key = _freeze(variant)
+        key = self.key(variant)
         found = self._names.get(key)
         if found is None:
             found = selector_namespace(self.target.subdir, variant, build_subdir=self.target.build,
@@ -488,7 +497,7 @@ class Recipe:
         return found
 
     def select(self, raw: str, variant: Mapping[str, Any]) -> str:
-        key = (raw, _freeze(variant))
+        key = (raw, self.key(variant))
         found = self._selected.get(key)
         if found is None:
             found = select_lines(raw, self.names(variant), source=self.source.path).text
@@ -496,7 +505,7 @@ class Recipe:
         return found
 
     def parse(self, variant: Mapping[str, Any]) -> dict[str, Any]:
-        key = _freeze(variant)
+        key = self.key(variant)
         found = self._parsed.get(key)
         if found is None:
             found = self._parse(variant)

@@ -102,9 +102,10 @@ def _used_in_text(keys: tuple[str, ...], text: str, selectors_only: bool) -> fro
     for key in keys:
         pattern, needles = _key_pattern(key, selectors_only)
         if needles and not selectors_only:
-            if not any(n in text for n in needles):
+            first, second = needles
+            if first not in text and second not in text:
                 continue
-            candidates = [ln for ln in lines if any(n in ln for n in needles)]
+            candidates = [ln for ln in lines if first in ln or second in ln]
         else:
             if key not in joined:
                 continue
