@@ -113,8 +113,13 @@ def load_forge_yml(root: Path) -> dict[str, Any]:
     path = root / "conda-forge.yml"
     if not path.is_file():
         return {}
+    return dict(_parse_forge_yml(str(path), _read(path)))
+
+
+@lru_cache(maxsize=8)
+def _parse_forge_yml(path: str, text: str) -> dict[str, Any]:
     try:
-        data = YAML(typ="safe", pure=True).load(_read(path)) or {}
+        data = YAML(typ="safe", pure=True).load(text) or {}
     except Exception as exc:
         raise UserError(f"{path}: not valid YAML ({exc.__class__.__name__})") from exc
     if not isinstance(data, dict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -33,7 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", metavar="CONFIG", help=".ci_support config name or variant YAML path")
     parser.add_argument("--output", metavar="NAME", help="only this output (package name)")
     parser.add_argument("--json", action="store_true", help="machine-readable output (see below)")
-    parser.add_argument("--skipped", action="store_true", help="also show outputs the recipe skips")
+    parser.add_argument("--built-only", action="store_true", help="leave out outputs the recipe skips here")
     parser.add_argument("--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)")
 
 
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         outputs = [o for o in outputs if o.name == args.output]
         if not outputs:
             raise UserError(f"{args.config}: no output named {args.output!r} (outputs: {', '.join(names)})")
-    if not args.skipped:
+    if args.built_only:
         outputs = [o for o in outputs if not o.skip]
     if args.json:
         json.dump([o.to_json() for o in outputs], sys.stdout, indent=2)
@@ -65,8 +66,9 @@ def _describe(out) -> str:
     lines = [f"{out.name}-{out.version}-{out.build_string}  ({out.subdir}"
              + (f", built on {out.build_platform}" if out.build_platform != out.subdir else "")
              + (", SKIPPED" if out.skip else "") + ")"]
-    loops = {k: out.variant[k] for k in ("python", "cuda_compiler_version", "blas_impl", "cuda_linalg_flavor")
-             if k in out.variant and k in out.used_vars}
+    # compiler/stdlib keys show in the build requirements; the rest says which variant this is
+    toolchain = re.compile(r".*_(compiler|stdlib)(_version)?$|target_platform$|channel_targets$")
+    loops = {k: out.variant[k] for k in out.used_vars if k in out.variant and not toolchain.match(k)}
     if loops:
         lines.append("  variant: " + ", ".join(f"{k}={v}" for k, v in loops.items()))
     for kind in ("build", "host", "run", "run_constrained"):

@@ -149,6 +149,7 @@ def expand_requirements(entry: Any) -> dict[str, list[str]]:
 
 
 _BARE_RE = re.compile(r"^(\S+)\s*$")
+_XX_RE = re.compile(r"([0-9a-zA-Z\.\-\_]+)\s+x\.x")
 
 
 def insert_variant_versions(reqs: dict[str, list[str]], variant: Mapping[str, Any], env: str) -> None:
@@ -171,9 +172,8 @@ def insert_variant_versions(reqs: dict[str, list[str]], variant: Mapping[str, An
             value = variant[key]
             pin = value if isinstance(value, str) else value[0]
             items[index] = jinja.ensure_valid_spec(f"{name} {pin}")
-    xx = re.compile(r"([0-9a-zA-Z\.\-\_]+)\s+x\.x")
     for index, item in enumerate(items):
-        match = xx.match(item)
+        match = _XX_RE.match(item)
         if match and variant.get(match.group(1)):
             items[index] = jinja.ensure_valid_spec(f"{match.group(1)} {variant[match.group(1)]}")
     reqs[env] = items
