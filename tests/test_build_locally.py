@@ -47,7 +47,8 @@ def feedstock(tmp_path: Path) -> Path:
     (ci / "migrations" / "cuda130.yaml").write_text("__migrator: {}\n")
     for name in CONFIGS:
         (ci / f"{name}.yaml").write_text(
-            "docker_image:\n- quay.io/condaforge/linux-anvil-x86_64:alma10\ntarget_platform:\n- linux-64\n")
+            "docker_image:\n- quay.io/condaforge/linux-anvil-x86_64:alma10\ntarget_platform:\n- linux-64\n"
+        )
     return tmp_path
 
 
@@ -57,6 +58,7 @@ def options_for(root: Path, *argv: str, env: dict[str, str] | None = None, inter
 
 
 # ---------------------------------------------------------------- selection
+
 
 def test_select_keeps_exact_names_in_the_order_given() -> None:
     assert select(CONFIGS, [CONFIGS[2], CONFIGS[0]]) == (CONFIGS[2], CONFIGS[0])
@@ -136,6 +138,7 @@ def test_unreadable_config_yaml_is_a_user_error(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- options
 
+
 def test_output_id_without_debug_is_refused(feedstock: Path) -> None:
     with pytest.raises(UserError, match="--debug"):
         options_for(feedstock, "--output-id", "pytorch", CONFIGS[0])
@@ -167,10 +170,13 @@ def test_ccache_dir_with_whitespace_is_refused(feedstock: Path) -> None:
 
 # ---------------------------------------------------------------- plans
 
+
 def plan(feedstock: Path, *argv: str, env=None, host=LINUX_HOST, name=CONFIGS[0]):
     options = options_for(feedstock, *argv, name, env=env)
     engine = ContainerEngine.from_env(options.env)
-    return plan_build(options, Config(name, feedstock / ".ci_support" / f"{name}.yaml"), engine, host)
+    return plan_build(
+        options, Config(name, feedstock / ".ci_support" / f"{name}.yaml"), engine, host
+    )
 
 
 def test_plan_sets_conda_smithys_environment_contract(feedstock: Path) -> None:
@@ -187,7 +193,9 @@ def test_plan_with_debug_and_output_id(feedstock: Path) -> None:
     result = plan(feedstock, "--debug", "--output-id", "pytorch")
     assert result.changes["BUILD_WITH_CONDA_DEBUG"] == "1"
     assert result.changes["BUILD_OUTPUT_ID"] == "pytorch"
-    assert "--rm" not in result.changes["CONDA_FORGE_DOCKER_RUN_ARGS"]  # keep the container to poke at
+    assert (
+        "--rm" not in result.changes["CONDA_FORGE_DOCKER_RUN_ARGS"]
+    )  # keep the container to poke at
 
 
 def test_plan_names_and_labels_its_container_after_the_users_run_args(feedstock: Path) -> None:
@@ -205,13 +213,20 @@ def test_docker_image_env_overrides_the_config(feedstock: Path) -> None:
 
 def test_ccache_is_mounted_and_announced_to_the_container(feedstock: Path, tmp_path: Path) -> None:
     result = plan(feedstock, "--ccache", str(tmp_path / "cache"))
-    assert f"-v {tmp_path / 'cache'}:/home/conda/ccache:rw" in result.changes["CONDA_FORGE_DOCKER_RUN_ARGS"]
+    assert (
+        f"-v {tmp_path / 'cache'}:/home/conda/ccache:rw"
+        in result.changes["CONDA_FORGE_DOCKER_RUN_ARGS"]
+    )
     assert "-e CCACHE_DIR=/home/conda/ccache" in result.changes["CONDA_FORGE_DOCKER_RUN_ARGS"]
 
 
-def test_podman_ccache_volume_skips_selinux_relabel_when_selinux_is_off(feedstock: Path, tmp_path: Path) -> None:
+def test_podman_ccache_volume_skips_selinux_relabel_when_selinux_is_off(
+    feedstock: Path, tmp_path: Path
+) -> None:
     cache = str(tmp_path / "cache")
-    podman = plan(feedstock, "--ccache", cache, env={"PATH": "/usr/bin", "DOCKER_EXECUTABLE": "podman"})
+    podman = plan(
+        feedstock, "--ccache", cache, env={"PATH": "/usr/bin", "DOCKER_EXECUTABLE": "podman"}
+    )
     docker = plan(feedstock, "--ccache", cache)
     assert podman.mounts[-1].options == "rw" and docker.mounts[-1].options == "rw,z"
     assert f"{cache}:/home/conda/ccache:rw " in podman.changes["CONDA_FORGE_DOCKER_RUN_ARGS"]
@@ -230,7 +245,9 @@ def test_osx_configs_on_a_mac_need_the_sdk_dir(feedstock: Path) -> None:
     mac = HostFacts(os="osx", selinux_enforcing=False, pid=1)
     with pytest.raises(UserError, match="OSX_SDK_DIR"):
         plan(feedstock, name=CONFIGS[3], host=mac)
-    ready = plan(feedstock, name=CONFIGS[3], host=mac, env={"PATH": "/usr/bin", "OSX_SDK_DIR": "/sdk"})
+    ready = plan(
+        feedstock, name=CONFIGS[3], host=mac, env={"PATH": "/usr/bin", "OSX_SDK_DIR": "/sdk"}
+    )
     assert ready.argv[-1].endswith("run_osx_build.sh") and not ready.script_writes_marker
 
 
@@ -244,8 +261,9 @@ def test_native_runs_build_steps_on_the_host(feedstock: Path) -> None:
 def test_dry_run_description_shows_command_env_mounts_and_withheld_tokens(feedstock: Path) -> None:
     env = {"PATH": "/usr/bin", "BINSTAR_TOKEN": "tok-123456"}
     result = plan(feedstock, env=env)
-    text = describe(result, status="would build", engine=ContainerEngine.from_env(env),
-                    secrets=("tok-123456",))
+    text = describe(
+        result, status="would build", engine=ContainerEngine.from_env(env), secrets=("tok-123456",)
+    )
     assert "run_docker_build.sh" in text and f"CONFIG={CONFIGS[0]}" in text
     assert f"{feedstock} -> /home/conda/feedstock_root" in text
     assert "withheld: BINSTAR_TOKEN" in text and "tok-123456" not in text
@@ -253,9 +271,15 @@ def test_dry_run_description_shows_command_env_mounts_and_withheld_tokens(feedst
 
 # ---------------------------------------------------------------- engine
 
-@pytest.mark.parametrize(("executable", "name"), [
-    ("docker", "docker"), ("podman", "podman"), ("/usr/local/bin/podman-remote", "podman"),
-])
+
+@pytest.mark.parametrize(
+    ("executable", "name"),
+    [
+        ("docker", "docker"),
+        ("podman", "podman"),
+        ("/usr/local/bin/podman-remote", "podman"),
+    ],
+)
 def test_engine_follows_docker_executable(executable: str, name: str) -> None:
     engine = ContainerEngine.from_env({"DOCKER_EXECUTABLE": executable})
     assert engine.name == name and engine.executable == executable
@@ -274,6 +298,7 @@ def test_prune_only_touches_our_labelled_containers() -> None:
 
 
 # ---------------------------------------------------------------- log lines
+
 
 def test_log_lines_keep_what_a_terminal_shows_last() -> None:
     assert clean("\x1b[32mok\x1b[0m") == "ok"
@@ -294,15 +319,18 @@ def test_scrub_redacts_known_values_and_github_token_shapes() -> None:
     assert scrub(f"value tok-123456 and {token}", ["tok-123456"]) == "value *** and ***"
 
 
-@pytest.mark.parametrize(("line", "phase"), [
-    ("::group::Configuring conda", "Configuring conda"),
-    ("##[group]Inspecting artifacts", "Inspecting artifacts"),
-    ("==> Running conda-build for x", "Running conda-build for x"),
-    ("Configuring conda", "Configuring conda"),
-    ("BUILD START: ['libtorch-2.13.0-h1_0.conda']", "build start 'libtorch-2.13.0-h1_0.conda'"),
-    ("[12/9000] Building CXX object x.o", None),
-    ("plain output", None),
-])
+@pytest.mark.parametrize(
+    ("line", "phase"),
+    [
+        ("::group::Configuring conda", "Configuring conda"),
+        ("##[group]Inspecting artifacts", "Inspecting artifacts"),
+        ("==> Running conda-build for x", "Running conda-build for x"),
+        ("Configuring conda", "Configuring conda"),
+        ("BUILD START: ['libtorch-2.13.0-h1_0.conda']", "build start 'libtorch-2.13.0-h1_0.conda'"),
+        ("[12/9000] Building CXX object x.o", None),
+        ("plain output", None),
+    ],
+)
 def test_phase_of_recognises_group_markers(line: str, phase: str | None) -> None:
     assert phase_of(line) == phase
 
@@ -321,6 +349,7 @@ def test_log_sink_timestamps_and_redacts(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- artifacts
 
+
 def test_produced_packages_are_new_or_changed_ones() -> None:
     before = {"linux-64/a.conda": (1, 1), "linux-64/b.conda": (1, 1)}
     after = {"linux-64/a.conda": (1, 1), "linux-64/b.conda": (2, 5), "noarch/c.tar.bz2": (1, 1)}
@@ -335,7 +364,8 @@ def test_sha256sums_lists_packages_in_channel_folders_only(tmp_path: Path) -> No
     art.write_sha256sums(tmp_path)
     assert (tmp_path / "SHA256SUMS").read_text() == (
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  "
-        "linux-64/libtorch-2.13.0-h0_0.conda\n")
+        "linux-64/libtorch-2.13.0-h0_0.conda\n"
+    )
     assert not list(tmp_path.glob(".SHA256SUMS*"))
 
 
@@ -344,7 +374,8 @@ def test_work_dirs_are_conda_build_timestamped_folders(tmp_path: Path) -> None:
         (tmp_path / name).mkdir()
     assert art.work_dirs(tmp_path) == {"libtorch_1732000000123"}
     assert art.remove_work_dirs(tmp_path, ["libtorch_1732000000123", "../etc_1732000000123"]) == [
-        "libtorch_1732000000123"]
+        "libtorch_1732000000123"
+    ]
 
 
 def test_earlier_log_is_set_aside_not_overwritten(tmp_path: Path) -> None:
@@ -363,6 +394,7 @@ def test_unreadable_summary_is_treated_as_absent(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- ccache and summary
 
+
 def test_ccache_print_stats_hits_are_direct_plus_preprocessed() -> None:
     stats = parse_stats("direct_cache_hit\t7\npreprocessed_cache_hit\t1\ncache_miss\t2\n")
     assert stats == CcacheStats(hits=8, misses=2) and stats.describe() == "80%"
@@ -372,21 +404,31 @@ def test_ccache_stats_without_counters_are_unknown() -> None:
     assert parse_stats("not ccache output") is None
 
 
-@pytest.mark.parametrize(("returncode", "interrupted", "marker", "status"), [
-    (0, False, True, "done"),
-    (0, False, False, "failed"),   # the script ended early without failing: not done
-    (1, False, False, "failed"),
-    (130, True, False, "interrupted"),
-    (0, True, True, "interrupted"),
-])
-def test_classify_counts_only_a_clean_exit_with_marker_as_done(returncode, interrupted, marker, status) -> None:
+@pytest.mark.parametrize(
+    ("returncode", "interrupted", "marker", "status"),
+    [
+        (0, False, True, "done"),
+        (0, False, False, "failed"),  # the script ended early without failing: not done
+        (1, False, False, "failed"),
+        (130, True, False, "interrupted"),
+        (0, True, True, "interrupted"),
+    ],
+)
+def test_classify_counts_only_a_clean_exit_with_marker_as_done(
+    returncode, interrupted, marker, status
+) -> None:
     assert classify(returncode, interrupted, marker)[0] == status
 
 
 def test_summary_table_lists_every_config_with_its_status() -> None:
     results = [
-        ConfigResult("cfg_a", "done", seconds=3725, packages=(art.Package("linux-64/a.conda", "0" * 64, 1),),
-                     ccache=CcacheStats(3, 1)),
+        ConfigResult(
+            "cfg_a",
+            "done",
+            seconds=3725,
+            packages=(art.Package("linux-64/a.conda", "0" * 64, 1),),
+            ccache=CcacheStats(3, 1),
+        ),
         ConfigResult("cfg_b", "failed", seconds=60),
         ConfigResult("cfg_c", "pending"),
     ]
@@ -398,12 +440,20 @@ def test_summary_table_lists_every_config_with_its_status() -> None:
 
 
 def test_parser_accepts_conda_smithys_command_line() -> None:
-    args = build_parser().parse_args(["--filter", "linux_*", "--debug", "--output-id", "pytorch", "cfg"])
+    args = build_parser().parse_args(
+        ["--filter", "linux_*", "--debug", "--output-id", "pytorch", "cfg"]
+    )
     assert isinstance(args, argparse.Namespace)
-    assert (args.config, args.filter_glob, args.debug, args.output_id) == (["cfg"], "linux_*", True, "pytorch")
+    assert (args.config, args.filter_glob, args.debug, args.output_id) == (
+        ["cfg"],
+        "linux_*",
+        True,
+        "pytorch",
+    )
 
 
 # ---------------------------------------------------------------- progress and CFEP-03 request
+
 
 def test_progress_redraws_one_status_line_on_a_terminal() -> None:
     now = [100.0]
@@ -438,16 +488,30 @@ def test_cfep3_request_names_each_package_with_its_digest(tmp_path: Path) -> Non
     from ruamel.yaml import YAML
 
     sums = tmp_path / "SHA256SUMS"
-    sums.write_text(f"{'a' * 64}  linux-64/libtorch-2.13.0-cuda129_h1_302.conda\n"
-                    f"{'b' * 64}  noarch/pytorch-gpu-2.13.0-cuda129_h2_302.conda\n")
+    sums.write_text(
+        f"{'a' * 64}  linux-64/libtorch-2.13.0-cuda129_h1_302.conda\n"
+        f"{'b' * 64}  noarch/pytorch-gpu-2.13.0-cuda129_h2_302.conda\n"
+    )
     text = request_yaml("jdoe/label/cfep03", read_sums(sums))
     assert YAML(typ="safe").load(text) == {
         "action": "cfep3_copy",
         "anaconda_org_packages": [
-            {"package": "jdoe/label/cfep03/linux-64/libtorch-2.13.0-cuda129_h1_302.conda", "sha256": "a" * 64},
-            {"package": "jdoe/label/cfep03/noarch/pytorch-gpu-2.13.0-cuda129_h2_302.conda", "sha256": "b" * 64},
+            {
+                "package": "jdoe/label/cfep03/linux-64/libtorch-2.13.0-cuda129_h1_302.conda",
+                "sha256": "a" * 64,
+            },
+            {
+                "package": "jdoe/label/cfep03/noarch/pytorch-gpu-2.13.0-cuda129_h2_302.conda",
+                "sha256": "b" * 64,
+            },
         ],
     }
+
+
+def test_cfep3_request_keeps_long_package_names_on_one_line() -> None:
+    name = "linux-64/libtorch-2.13.0-" + "x" * 200 + ".conda"
+    text = request_yaml("jdoe/label/cfep03", [("c" * 64, name)])
+    assert f"- package: jdoe/label/cfep03/{name}\n" in text
 
 
 def test_cfep3_request_rejects_a_malformed_checksum_line(tmp_path: Path) -> None:

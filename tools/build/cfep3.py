@@ -50,5 +50,6 @@ def request_yaml(channel: str, sums: list[tuple[str, str]]) -> str:
     stream = io.StringIO()
     yaml = YAML()
     yaml.default_flow_style = False
+    yaml.width = 4096  # one package per line, however long conda-smithy's config names get
     yaml.dump(document, stream)
     return stream.getvalue()
