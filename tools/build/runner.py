@@ -127,7 +127,7 @@ def _signal_group(proc: subprocess.Popen, signum: int) -> None:
 
 
 def _stop(plan: BuildPlan, proc: subprocess.Popen, engine: ContainerEngine | None,
-          say: Callable[[str], None]) -> None:
+          say: Callable[[str], None], wait: Callable[[float], bool]) -> None:
     """Container first (it holds the build), then the script's process group.
 
     Signalling only the engine's client is not enough: with a terminal attached,
@@ -147,25 +147,17 @@ def _stop(plan: BuildPlan, proc: subprocess.Popen, engine: ContainerEngine | Non
     if plan.container and engine is not None:
         say(f"stopping container {plan.container}")
         stopped = engine_command(engine.stop_argv(plan.container))
-        if stopped and not _wait(proc, 15.0):
+        if stopped and not wait(15.0):
             engine_command(engine.kill_argv(plan.container))
-            _wait(proc, 5.0)
+            wait(5.0)
     for signum, grace in ((signal.SIGINT, 10.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
         if proc.poll() is not None:
             break
         _signal_group(proc, signum)
-        if _wait(proc, grace):
+        if wait(grace):
             break
     if plan.container and engine is not None and not stopped:
         engine_command(engine.stop_argv(plan.container))
-
-
-def _wait(proc: subprocess.Popen, seconds: float) -> bool:
-    try:
-        proc.wait(timeout=seconds)
-        return True
-    except subprocess.TimeoutExpired:
-        return False
 
 
 def run(plan: BuildPlan, sink: LogSink, progress: Progress,
@@ -178,6 +170,17 @@ def run(plan: BuildPlan, sink: LogSink, progress: Progress,
     def emit(lines: list[str]) -> None:
         for text in lines:
             progress.line(sink.line(text))
+
+    def wait(seconds: float) -> bool:
+        """Wait for the script to end, still reading its output so it never blocks on a full pty."""
+        deadline = time.monotonic() + seconds
+        while proc.poll() is None and time.monotonic() < deadline:
+            data = _read(fd, 0.2)
+            if data:
+                emit(splitter.feed(data))
+            elif data == b"":
+                time.sleep(0.1)
+        return proc.poll() is not None
 
     try:
         with _sigterm_as_interrupt():
@@ -201,7 +204,7 @@ def run(plan: BuildPlan, sink: LogSink, progress: Progress,
                 sink.note("interrupted; stopping the build (rerun the same command to resume)")
                 progress.message("interrupted: stopping the build...")
                 try:
-                    _stop(plan, proc, engine, lambda m: (sink.note(m), progress.message(m)))
+                    _stop(plan, proc, engine, lambda m: (sink.note(m), progress.message(m)), wait)
                 except (KeyboardInterrupt, _Interrupt):
                     _signal_group(proc, signal.SIGKILL)
                 # Whatever the build printed while stopping belongs in its log.
