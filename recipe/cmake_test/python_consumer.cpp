@@ -1,11 +1,11 @@
 // Uses symbols only libtorch_python exports (THPVariable_Wrap and friends), so a missing or
 // unlinkable libtorch_python fails at link time, not at some user's import time.
+#include <ATen/ATen.h>
 #include <torch/csrc/autograd/python_variable.h>
-#include <torch/extension.h>
 
 namespace {
 PyObject* make_tensor(PyObject* /*self*/, PyObject* /*args*/) {
-  return THPVariable_Wrap(torch::arange(4));
+  return THPVariable_Wrap(at::arange(4));
 }
 
 PyMethodDef methods[] = {
