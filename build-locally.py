@@ -14,8 +14,10 @@ from pathlib import Path
 try:
     import ruamel.yaml  # noqa: F401  (reads the .ci_support configs)
 except ImportError:
-    print("error: build-locally.py needs ruamel.yaml: `python -m pip install -r requirements.txt`",
-          file=sys.stderr)
+    print(
+        "error: build-locally.py needs ruamel.yaml: `python -m pip install -r requirements.txt`",
+        file=sys.stderr,
+    )
     sys.exit(2)
 
 ROOT = Path(__file__).resolve().parent

@@ -31,9 +31,11 @@ TOKEN = "tok-5b1d0e9a77c3"
 
 
 def _config_yaml(target: str, cuda: str) -> str:
-    return (f"channel_sources:\n- conda-forge\ncuda_compiler_version:\n- '{cuda}'\n"
-            f"docker_image:\n- quay.io/condaforge/linux-anvil-x86_64:alma10\n"
-            f"target_platform:\n- {target}\n")
+    return (
+        f"channel_sources:\n- conda-forge\ncuda_compiler_version:\n- '{cuda}'\n"
+        f"docker_image:\n- quay.io/condaforge/linux-anvil-x86_64:alma10\n"
+        f"target_platform:\n- {target}\n"
+    )
 
 
 @dataclass
@@ -63,17 +65,34 @@ class Feedstock:
         self.bin.mkdir()
         for engine in ("docker", "podman"):
             (self.bin / engine).symlink_to(FAKE_DOCKER)
-        self.env = {k: v for k, v in os.environ.items()
-                    if k not in ("CI", "GITHUB_ACTIONS", "TF_BUILD", "DOCKER_EXECUTABLE", "DOCKER_IMAGE",
-                                 "CONDA_FORGE_DOCKER_RUN_ARGS", "BINSTAR_TOKEN", "GITHUB_TOKEN")}
-        self.env.update(PATH=f"{self.bin}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(REPO),
-                        FAKE_DOCKER_STATE=str(self.state), HOME=str(tmp / "home"))
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if k
+            not in (
+                "CI",
+                "GITHUB_ACTIONS",
+                "TF_BUILD",
+                "DOCKER_EXECUTABLE",
+                "DOCKER_IMAGE",
+                "CONDA_FORGE_DOCKER_RUN_ARGS",
+                "BINSTAR_TOKEN",
+                "GITHUB_TOKEN",
+            )
+        }
+        self.env.update(
+            PATH=f"{self.bin}{os.pathsep}{os.environ['PATH']}",
+            PYTHONPATH=str(REPO),
+            FAKE_DOCKER_STATE=str(self.state),
+            HOME=str(tmp / "home"),
+        )
 
     def set_forge_config(self, tool: str) -> None:
         (self.root / "conda-forge.yml").write_text(
             "conda_build:\n  pkg_format: '2'\n  zstd_compression_level: 19\n"
             f"conda_build_tool: {tool}  # what build_steps.sh must use\n"
-            "conda_forge_output_validation: true\ntest: native_and_emulated\n")
+            "conda_forge_output_validation: true\ntest: native_and_emulated\n"
+        )
 
     @property
     def artifacts(self) -> Path:
@@ -83,14 +102,23 @@ class Feedstock:
         return [sys.executable, str(self.root / "build-locally.py"), *args]
 
     def run(self, *args: str, **env: str) -> Run:
-        result = subprocess.run(self.command(*args), cwd=self.root, env={**self.env, **env},
-                                capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-                                check=False)
+        result = subprocess.run(
+            self.command(*args),
+            cwd=self.root,
+            env={**self.env, **env},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
         return Run(result.returncode, result.stdout, result.stderr)
 
     def calls(self, kind: str | None = None) -> list[dict]:
         path = self.state / "calls.jsonl"
-        entries = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        entries = (
+            [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        )
         return [e for e in entries if kind is None or e["kind"] == kind]
 
     def builds(self) -> list[dict]:
@@ -125,6 +153,7 @@ def batch(tmp_path_factory) -> tuple[Feedstock, Run]:
 
 # ---------------------------------------------------------------- one config
 
+
 def test_single_config_succeeds_and_leaves_the_done_marker(single) -> None:
     fs, run = single
     assert run.returncode == 0, run.stderr
@@ -144,8 +173,14 @@ def test_single_config_passes_the_local_build_contract_into_the_container(single
     fs, _ = single
     [call] = fs.calls("run")
     inside = call["container_env"]
-    assert (inside["CONFIG"], inside["UPLOAD_PACKAGES"], inside["IS_PR_BUILD"]) == (CPU, "False", "True")
-    assert "-it" in call["argv"]  # build-locally gives the script a terminal, as a user's shell would
+    assert (inside["CONFIG"], inside["UPLOAD_PACKAGES"], inside["IS_PR_BUILD"]) == (
+        CPU,
+        "False",
+        "True",
+    )
+    assert (
+        "-it" in call["argv"]
+    )  # build-locally gives the script a terminal, as a user's shell would
 
 
 def test_build_steps_calls_conda_build_with_the_config_and_never_uploads(single) -> None:
@@ -208,6 +243,7 @@ def test_cuda_config_gets_conda_override_cuda(feedstock: Feedstock) -> None:
 
 # ---------------------------------------------------------------- batches
 
+
 def test_batch_exit_status_is_one_when_a_config_failed(batch) -> None:
     _, run = batch
     assert run.returncode == 1
@@ -218,13 +254,20 @@ def test_batch_goes_on_after_a_failure_and_records_each_status(batch) -> None:
     fs, _ = batch
     configs = fs.summary()["configs"]
     assert {name: rec["status"] for name, rec in configs.items()} == {
-        CUDA: "done", CPU: "done", ARM: "failed"}
+        CUDA: "done",
+        CPU: "done",
+        ARM: "failed",
+    }
     assert not fs.marker(ARM).exists()
 
 
 def test_batch_prints_a_summary_table(batch) -> None:
     _, run = batch
-    rows = {line.split()[-1]: line.split()[0] for line in run.stdout.splitlines() if line.startswith(("done", "FAILED"))}
+    rows = {
+        line.split()[-1]: line.split()[0]
+        for line in run.stdout.splitlines()
+        if line.startswith(("done", "FAILED"))
+    }
     assert rows == {CUDA: "done", CPU: "done", ARM: "FAILED"}
 
 
@@ -241,7 +284,9 @@ def test_summary_lists_each_configs_packages_with_digests(batch) -> None:
     fs, _ = batch
     packages = fs.summary()["configs"][CPU]["packages"]
     assert sorted(p["path"] for p in packages) == [
-        "linux-64/libtorch-2.13.0-versionNone_34.conda", "linux-64/pytorch-2.13.0-versionNone_34.conda"]
+        "linux-64/libtorch-2.13.0-versionNone_34.conda",
+        "linux-64/pytorch-2.13.0-versionNone_34.conda",
+    ]
     sums = (fs.artifacts / "SHA256SUMS").read_text()
     assert all(f"{p['sha256']}  {p['path']}" in sums for p in packages)
 
@@ -293,7 +338,9 @@ def test_prune_removes_our_containers_and_finished_work_folders_only(feedstock: 
     run = feedstock.run(CPU, ARM, "--prune", FAKE_BUILD_FAIL="*aarch64*")
     assert run.returncode == 1
     prunes = feedstock.calls("container")
-    assert len(prunes) == 2 and all("label=org.conda-forge.build-locally=1" in c["argv"] for c in prunes)
+    assert len(prunes) == 2 and all(
+        "label=org.conda-forge.build-locally=1" in c["argv"] for c in prunes
+    )
     assert not [p for p in feedstock.artifacts.iterdir() if p.name.startswith("libtorch_")]
     assert list((feedstock.artifacts / "linux-64").glob("*.conda"))  # packages stay
 
@@ -302,7 +349,11 @@ def test_ccache_statistics_reach_the_summary(feedstock: Feedstock, tmp_path: Pat
     cache = tmp_path / "ccache"
     run = feedstock.run(CPU, "--ccache", str(cache))
     assert run.returncode == 0, run.stderr
-    assert feedstock.summary()["configs"][CPU]["ccache"] == {"hits": 8, "misses": 2, "hit_rate": 0.8}
+    assert feedstock.summary()["configs"][CPU]["ccache"] == {
+        "hits": 8,
+        "misses": 2,
+        "hit_rate": 0.8,
+    }
     [build] = feedstock.builds()
     assert "--no-build-id" in build["argv"] and build["env"]["CCACHE_DIR"] == str(cache)
     conf = (feedstock.state / "home" / ".config" / "ccache" / "ccache.conf").read_text()
@@ -333,6 +384,7 @@ def test_unknown_build_tool_fails_the_config_with_a_clear_line(feedstock: Feedst
 
 # ---------------------------------------------------------------- safety
 
+
 def test_tokens_are_not_forwarded_and_are_redacted_from_logs(feedstock: Feedstock) -> None:
     run = feedstock.run(CPU, BINSTAR_TOKEN=TOKEN, FAKE_BUILD_PRINT=f"leaked {TOKEN} here")
     assert run.returncode == 0, run.stderr
@@ -346,11 +398,18 @@ def test_tokens_are_not_forwarded_and_are_redacted_from_logs(feedstock: Feedstoc
     assert TOKEN not in run.stdout + run.stderr
 
 
-def test_sigint_stops_the_container_marks_interrupted_and_the_next_run_resumes(feedstock: Feedstock) -> None:
-    proc = subprocess.Popen(feedstock.command(CPU, ARM), cwd=feedstock.root,
-                            env={**feedstock.env, "FAKE_BUILD_HANG": "*aarch64*"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL)
+def test_sigint_stops_the_container_marks_interrupted_and_the_next_run_resumes(
+    feedstock: Feedstock,
+) -> None:
+    proc = subprocess.Popen(
+        feedstock.command(CPU, ARM),
+        cwd=feedstock.root,
+        env={**feedstock.env, "FAKE_BUILD_HANG": "*aarch64*"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     log = feedstock.artifacts / f"{ARM}-log.txt"
     deadline = time.monotonic() + 30
     while not (log.exists() and "compiling forever" in log.read_text()):
@@ -365,20 +424,31 @@ def test_sigint_stops_the_container_marks_interrupted_and_the_next_run_resumes(f
     assert stop["argv"][-1] == feedstock.calls("run")[-1]["name"]
     assert "interrupted" in log.read_text()
     assert {k: v["status"] for k, v in feedstock.summary()["configs"].items()} == {
-        CPU: "done", ARM: "interrupted"}
+        CPU: "done",
+        ARM: "interrupted",
+    }
     assert not feedstock.marker(ARM).exists()
     assert not list((feedstock.state / "containers").iterdir())  # the fake container is gone
     resumed = feedstock.run(CPU, ARM)
     assert resumed.returncode == 0, resumed.stderr
     assert [c["container_env"]["CONFIG"] for c in feedstock.calls("run")] == [CPU, ARM, ARM]
-    assert list((feedstock.artifacts / "old-logs").glob(f"{ARM}-log-*.txt"))  # the interrupted log is kept
+    assert list(
+        (feedstock.artifacts / "old-logs").glob(f"{ARM}-log-*.txt")
+    )  # the interrupted log is kept
 
 
-def test_sigint_before_the_container_exists_stops_the_script_and_looks_again(feedstock: Feedstock) -> None:
-    proc = subprocess.Popen(feedstock.command(CPU), cwd=feedstock.root,
-                            env={**feedstock.env, "FAKE_DOCKER_PULL_HANG": "1"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL)
+def test_sigint_before_the_container_exists_stops_the_script_and_looks_again(
+    feedstock: Feedstock,
+) -> None:
+    proc = subprocess.Popen(
+        feedstock.command(CPU),
+        cwd=feedstock.root,
+        env={**feedstock.env, "FAKE_DOCKER_PULL_HANG": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while not feedstock.calls("pull"):
         if time.monotonic() > deadline or proc.poll() is not None:
@@ -394,6 +464,7 @@ def test_sigint_before_the_container_exists_stops_the_script_and_looks_again(fee
 
 
 # ---------------------------------------------------------------- user errors and modes
+
 
 def test_dry_run_prints_everything_and_runs_nothing(feedstock: Feedstock) -> None:
     run = feedstock.run("--all", "--dry-run", BINSTAR_TOKEN=TOKEN)
@@ -481,10 +552,12 @@ def test_conda_smithy_style_scripts_work_through_the_same_interface(feedstock: F
     # Any run_docker_build.sh that honours the shared contract works: this one only passes
     # CONFIG through, as a freshly rerendered script would, and the engine does the rest.
     script = feedstock.root / ".scripts" / "run_docker_build.sh"
-    script.write_text('#!/usr/bin/env bash\nset -euo pipefail\n'
-                      '${DOCKER_EXECUTABLE:-docker} run ${CONDA_FORGE_DOCKER_RUN_ARGS} '
-                      '-v "$(pwd):/home/conda/feedstock_root:rw,z" -e CONFIG -e UPLOAD_PACKAGES '
-                      'quay.io/condaforge/linux-anvil-comp7 bash\n')
+    script.write_text(
+        "#!/usr/bin/env bash\nset -euo pipefail\n"
+        "${DOCKER_EXECUTABLE:-docker} run ${CONDA_FORGE_DOCKER_RUN_ARGS} "
+        '-v "$(pwd):/home/conda/feedstock_root:rw,z" -e CONFIG -e UPLOAD_PACKAGES '
+        "quay.io/condaforge/linux-anvil-comp7 bash\n"
+    )
     run = feedstock.run(CPU, FAKE_DOCKER_MODE="simulate")
     assert run.returncode == 0, run.stderr
     [call] = feedstock.calls("run")
@@ -496,8 +569,15 @@ def test_no_config_on_a_terminal_offers_conda_smithys_numbered_menu(feedstock: F
     import pty
 
     master, slave = pty.openpty()
-    proc = subprocess.Popen(feedstock.command(), cwd=feedstock.root, env=feedstock.env,
-                            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        feedstock.command(),
+        cwd=feedstock.root,
+        env=feedstock.env,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     os.close(slave)
     try:
         os.write(master, b"2\n")
@@ -513,7 +593,12 @@ def test_list_shows_the_real_ci_support_configs(repo_root: Path) -> None:
     real = sorted(p.stem for p in (repo_root / ".ci_support").glob("*.yaml"))
     if not real:
         pytest.skip(".ci_support/ holds no configs yet (python -m tools matrix --write makes them)")
-    result = subprocess.run([sys.executable, str(repo_root / "build-locally.py"), "--list"],
-                            capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        [sys.executable, str(repo_root / "build-locally.py"), "--list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == real

@@ -17,12 +17,23 @@ def test_script_passes_shellcheck(script: Path) -> None:
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
         pytest.skip("shellcheck is not installed (apt-get install shellcheck)")
-    result = subprocess.run([shellcheck, "--external-sources", "--severity=style", str(script)],
-                            cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        [shellcheck, "--external-sources", "--severity=style", str(script)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout
 
 
 def test_every_script_build_locally_needs_exists() -> None:
     names = {p.name for p in (REPO / ".scripts").iterdir()}
-    assert {"build_steps.sh", "run_docker_build.sh", "run_osx_build.sh", "run_win_build.bat",
-            "logging_utils.sh"} <= names
+    assert {
+        "build_steps.sh",
+        "run_docker_build.sh",
+        "run_osx_build.sh",
+        "run_win_build.bat",
+        "logging_utils.sh",
+    } <= names

@@ -37,7 +37,7 @@ def log_path(artifacts: Path, config: str) -> Path:
 
 @dataclass(frozen=True)
 class Package:
-    path: str      # relative to build_artifacts, e.g. linux-64/libtorch-2.13.0-....conda
+    path: str  # relative to build_artifacts, e.g. linux-64/libtorch-2.13.0-....conda
     sha256: str
     size: int
 
@@ -54,8 +54,11 @@ def package_files(artifacts: Path) -> list[Path]:
     found = []
     for subdir in sorted(artifacts.iterdir()):
         if subdir.is_dir() and SUBDIR.match(subdir.name):
-            found.extend(sorted(p for p in subdir.iterdir()
-                                if p.is_file() and p.name.endswith(PACKAGE_SUFFIXES)))
+            found.extend(
+                sorted(
+                    p for p in subdir.iterdir() if p.is_file() and p.name.endswith(PACKAGE_SUFFIXES)
+                )
+            )
     return found
 
 
@@ -111,7 +114,9 @@ def write_sha256sums(artifacts: Path) -> Path:
     Every package in the channel folders is listed, including ones built by earlier
     (resumed) runs: that is the set a CFEP-03 copy request names.
     """
-    lines = [f"{sha256_of(p)}  {p.relative_to(artifacts).as_posix()}\n" for p in package_files(artifacts)]
+    lines = [
+        f"{sha256_of(p)}  {p.relative_to(artifacts).as_posix()}\n" for p in package_files(artifacts)
+    ]
     target = artifacts / "SHA256SUMS"
     atomic_write_text(target, "".join(lines))
     return target
@@ -162,7 +167,12 @@ def remove_work_dirs(artifacts: Path, names: Iterable[str]) -> list[str]:
     removed = []
     for name in sorted(names):
         path = artifacts / name
-        if WORK_DIR.match(name) and path.parent == artifacts and path.is_dir() and not path.is_symlink():
+        if (
+            WORK_DIR.match(name)
+            and path.parent == artifacts
+            and path.is_dir()
+            and not path.is_symlink()
+        ):
             shutil.rmtree(path)
             removed.append(name)
     return removed
@@ -175,7 +185,11 @@ def read_summary(artifacts: Path) -> dict[str, dict[str, object]]:
     except (OSError, ValueError):
         return {}
     configs = data.get("configs") if isinstance(data, dict) else None
-    return {k: v for k, v in configs.items() if isinstance(v, dict)} if isinstance(configs, dict) else {}
+    return (
+        {k: v for k, v in configs.items() if isinstance(v, dict)}
+        if isinstance(configs, dict)
+        else {}
+    )
 
 
 def write_summary(artifacts: Path, document: Mapping[str, object]) -> Path:

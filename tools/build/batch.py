@@ -52,9 +52,13 @@ class ConfigResult:
             "returncode": self.returncode,
             "log": self.log,
             "packages": [p.to_json() for p in self.packages],
-            "ccache": None if self.ccache is None else {
-                "hits": self.ccache.hits, "misses": self.ccache.misses,
-                "hit_rate": self.ccache.hit_rate},
+            "ccache": None
+            if self.ccache is None
+            else {
+                "hits": self.ccache.hits,
+                "misses": self.ccache.misses,
+                "hit_rate": self.ccache.hit_rate,
+            },
             "note": self.note,
         }
 
@@ -78,8 +82,12 @@ def _utc(seconds: float | None = None) -> str:
 
 def choose(options: Options, console: Console) -> tuple[str, ...]:
     available = discover(options.root)
-    selected = select(available, options.requested, all_configs=options.all_configs,
-                      filter_glob=options.filter_glob)
+    selected = select(
+        available,
+        options.requested,
+        all_configs=options.all_configs,
+        filter_glob=options.filter_glob,
+    )
     if selected:
         return selected
     pool = select(available, (), all_configs=True, filter_glob=options.filter_glob)
@@ -88,15 +96,19 @@ def choose(options: Options, console: Console) -> tuple[str, ...]:
     if len(pool) == 1:
         return pool
     if not options.interactive:
-        raise UserError(f"{len(pool)} configs match; name one or more (globs work), or use --all "
-                        "(`--list` shows them)")
+        raise UserError(
+            f"{len(pool)} configs match; name one or more (globs work), or use --all "
+            "(`--list` shows them)"
+        )
     return (choose_interactively(pool, console.ask, console.say),)
 
 
 def _check_engine(engine: ContainerEngine, env) -> None:
     engine.resolve(env)
     try:
-        result = call(*engine.info_argv(), env=env, capture=True, check=False, quiet=True, timeout=60)
+        result = call(
+            *engine.info_argv(), env=env, capture=True, check=False, quiet=True, timeout=60
+        )
     except CommandError as exc:
         raise engine.not_running(str(exc)) from None
     if result.returncode != 0:
@@ -106,13 +118,20 @@ def _check_engine(engine: ContainerEngine, env) -> None:
 
 def _check_native(env) -> None:
     if shutil.which("conda-build", path=env.get("PATH")) is None:
-        raise UserError("--native needs conda-build on PATH: `conda env create -f environment.yml` "
-                        "then `conda activate pytorch-feedstock-build`")
+        raise UserError(
+            "--native needs conda-build on PATH: `conda env create -f environment.yml` "
+            "then `conda activate pytorch-feedstock-build`"
+        )
 
 
-def _header(plan: BuildPlan, engine: ContainerEngine, secrets: Sequence[str]) -> list[tuple[str, str]]:
-    fields = [("config", plan.config), ("command", format_command(plan.argv)),
-              ("where", plan.dispatch)]
+def _header(
+    plan: BuildPlan, engine: ContainerEngine, secrets: Sequence[str]
+) -> list[tuple[str, str]]:
+    fields = [
+        ("config", plan.config),
+        ("command", format_command(plan.argv)),
+        ("where", plan.dispatch),
+    ]
     if plan.image:
         fields += [("engine", engine.executable), ("image", plan.image)]
     fields += [(f"env {k}", redact(v, secrets)) for k, v in sorted(plan.changes.items())]
@@ -132,8 +151,9 @@ def classify(returncode: int | None, interrupted: bool, marker: bool) -> tuple[s
     return FAILED, f"exit status {returncode}"
 
 
-def build_one(plan: BuildPlan, options: Options, engine: ContainerEngine,
-              progress: Progress) -> ConfigResult:
+def build_one(
+    plan: BuildPlan, options: Options, engine: ContainerEngine, progress: Progress
+) -> ConfigResult:
     artifacts = options.artifacts
     plan.marker.unlink(missing_ok=True)  # --force, or a stale marker the script would drop anyway
     ccache.stats_file(artifacts, plan.config).unlink(missing_ok=True)
@@ -145,10 +165,12 @@ def build_one(plan: BuildPlan, options: Options, engine: ContainerEngine,
     try:
         sink.header(_header(plan, engine, options.secrets))
         outcome = run(plan, sink, progress, engine if plan.dispatch == "docker" else None)
-        if (outcome.returncode == 0 and not outcome.interrupted and not plan.script_writes_marker):
+        if outcome.returncode == 0 and not outcome.interrupted and not plan.script_writes_marker:
             plan.marker.touch()  # run_osx_build.sh / run_win_build.bat leave none (as conda-smithy's)
         status, note = classify(outcome.returncode, outcome.interrupted, plan.marker.exists())
-        sink.note(f"{status} after {format_duration(outcome.seconds)}" + (f" ({note})" if note else ""))
+        sink.note(
+            f"{status} after {format_duration(outcome.seconds)}" + (f" ({note})" if note else "")
+        )
     finally:
         sink.close()
     packages = art.describe_packages(artifacts, art.produced(before, art.snapshot(artifacts)))
@@ -158,8 +180,14 @@ def build_one(plan: BuildPlan, options: Options, engine: ContainerEngine,
         detail += f", ccache hits {stats.describe()}"
     progress.end(status.upper() if status != DONE else status, outcome.seconds, detail)
     return ConfigResult(
-        config=plan.config, status=status, seconds=outcome.seconds, returncode=outcome.returncode,
-        started=_utc(started), packages=packages, ccache=stats, note=note,
+        config=plan.config,
+        status=status,
+        seconds=outcome.seconds,
+        returncode=outcome.returncode,
+        started=_utc(started),
+        packages=packages,
+        ccache=stats,
+        note=note,
         log=plan.log.relative_to(options.root).as_posix(),
     )
 
@@ -174,18 +202,33 @@ def _skipped(plan: BuildPlan, previous: dict[str, object], root: Path) -> Config
     )
     seconds = previous.get("duration_seconds")
     return ConfigResult(
-        config=plan.config, status=SKIPPED, packages=packages,
+        config=plan.config,
+        status=SKIPPED,
+        packages=packages,
         seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
         note="done marker exists; --force rebuilds",
         log=plan.log.relative_to(root).as_posix() if plan.log.exists() else None,
     )
 
 
-def _prune(options: Options, engine: ContainerEngine, plan: BuildPlan, result: ConfigResult,
-           work_before: set[str], progress: Progress) -> None:
+def _prune(
+    options: Options,
+    engine: ContainerEngine,
+    plan: BuildPlan,
+    result: ConfigResult,
+    work_before: set[str],
+    progress: Progress,
+) -> None:
     if plan.dispatch == "docker":
         try:
-            call(*engine.prune_argv(), env=plan.env, capture=True, check=False, quiet=True, timeout=300)
+            call(
+                *engine.prune_argv(),
+                env=plan.env,
+                capture=True,
+                check=False,
+                quiet=True,
+                timeout=300,
+            )
         except CommandError as exc:
             progress.message(f"prune: {exc}")
     if result.status == DONE:  # a failed build's work folder is what you debug with
@@ -198,13 +241,15 @@ def _prune(options: Options, engine: ContainerEngine, plan: BuildPlan, result: C
 def summary_table(results: Sequence[ConfigResult]) -> str:
     rows = [("status", "time", "pkgs", "ccache", "config")]
     for r in results:
-        rows.append((
-            r.status.upper() if r.status in (FAILED, INTERRUPTED) else r.status,
-            "-" if r.seconds is None or r.status == SKIPPED else format_duration(r.seconds),
-            str(len(r.packages)) if r.status in (DONE, SKIPPED) else "-",
-            r.ccache.describe() if r.ccache else "-",
-            r.config,
-        ))
+        rows.append(
+            (
+                r.status.upper() if r.status in (FAILED, INTERRUPTED) else r.status,
+                "-" if r.seconds is None or r.status == SKIPPED else format_duration(r.seconds),
+                str(len(r.packages)) if r.status in (DONE, SKIPPED) else "-",
+                r.ccache.describe() if r.ccache else "-",
+                r.config,
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     return "\n".join(
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4]
@@ -212,8 +257,9 @@ def summary_table(results: Sequence[ConfigResult]) -> str:
     )
 
 
-def _finish(options: Options, results: Sequence[ConfigResult], started: float,
-            console: Console) -> None:
+def _finish(
+    options: Options, results: Sequence[ConfigResult], started: float, console: Console
+) -> None:
     artifacts = options.artifacts
     records = art.read_summary(artifacts)
     for result in results:
@@ -238,8 +284,9 @@ def _finish(options: Options, results: Sequence[ConfigResult], started: float,
     def rel(path: Path) -> str:
         return path.relative_to(options.root).as_posix()
 
-    console.say(f"summary: {rel(artifacts / 'summary.json')}; checksums: {rel(sums)}; "
-                f"logs: {rel(zipped)}")
+    console.say(
+        f"summary: {rel(artifacts / 'summary.json')}; checksums: {rel(sums)}; logs: {rel(zipped)}"
+    )
 
 
 def run_batch(options: Options, console: Console, host: HostFacts | None = None) -> int:
@@ -249,20 +296,26 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
         console.out.write(cfep3.request_yaml(options.cfep3_channel, sums))
         return 0
     if options.list_only:
-        for name in select(discover(options.root), (), all_configs=True,
-                           filter_glob=options.filter_glob):
+        for name in select(
+            discover(options.root), (), all_configs=True, filter_glob=options.filter_glob
+        ):
             console.say(name)
         return 0
     names = choose(options, console)
     engine = ContainerEngine.from_env(options.env)
     configs = [Config(n, options.root / ".ci_support" / f"{n}.yaml") for n in names]
-    plans = [plan_build(options, c, engine, host, index=i, total=len(configs))
-             for i, c in enumerate(configs, start=1)]
+    plans = [
+        plan_build(options, c, engine, host, index=i, total=len(configs))
+        for i, c in enumerate(configs, start=1)
+    ]
     if options.dry_run:
         console.say(f"dry run: {len(plans)} config(s); nothing is started, written or deleted")
         for plan in plans:
-            status = ("would skip: done marker exists (--force rebuilds)"
-                      if plan.marker.exists() and not options.force else "would build")
+            status = (
+                "would skip: done marker exists (--force rebuilds)"
+                if plan.marker.exists() and not options.force
+                else "would build"
+            )
             console.say(describe(plan, status=status, engine=engine, secrets=options.secrets))
         return 0
     if any(p.dispatch == "docker" for p in plans):
@@ -284,8 +337,9 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
             license_copy.unlink(missing_ok=True)
 
 
-def _loop(options: Options, plans: Sequence[BuildPlan], engine: ContainerEngine,
-          console: Console) -> int:
+def _loop(
+    options: Options, plans: Sequence[BuildPlan], engine: ContainerEngine, console: Console
+) -> int:
     started = time.time()
     previous = art.read_summary(options.artifacts)
     progress = Progress(console.err, is_tty=console.err.isatty())
@@ -322,6 +376,8 @@ def _loop(options: Options, plans: Sequence[BuildPlan], engine: ContainerEngine,
         return EXIT_INTERRUPTED
     failed = [r.config for r in results if r.status == FAILED]
     if failed:
-        raise ProblemsFound(f"{len(failed)} of {len(results)} config(s) failed: {', '.join(failed)} "
-                            "(logs in build_artifacts/<config>-log.txt)")
+        raise ProblemsFound(
+            f"{len(failed)} of {len(results)} config(s) failed: {', '.join(failed)} "
+            "(logs in build_artifacts/<config>-log.txt)"
+        )
     return 0

@@ -49,7 +49,12 @@ def stats_file(artifacts: Path, config: str) -> Path:
 
 
 def docker_args(host_dir: Path, volume_options: str) -> list[str]:
-    return ["-v", f"{host_dir}:{CONTAINER_DIR}:{volume_options}", "-e", f"CCACHE_DIR={CONTAINER_DIR}"]
+    return [
+        "-v",
+        f"{host_dir}:{CONTAINER_DIR}:{volume_options}",
+        "-e",
+        f"CCACHE_DIR={CONTAINER_DIR}",
+    ]
 
 
 def parse_stats(text: str) -> CcacheStats | None:

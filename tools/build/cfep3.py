@@ -14,7 +14,9 @@ from pathlib import Path
 
 from tools.errors import UserError
 
-_LINE = re.compile(r"^([0-9a-f]{64})  ((?:noarch|linux-[a-z0-9]+|osx-[a-z0-9]+|win-[a-z0-9]+)/[^/\s]+)$")
+_LINE = re.compile(
+    r"^([0-9a-f]{64})  ((?:noarch|linux-[a-z0-9]+|osx-[a-z0-9]+|win-[a-z0-9]+)/[^/\s]+)$"
+)
 _CHANNEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(?:/label/[A-Za-z0-9_.-]+)?$")
 
 
@@ -23,7 +25,9 @@ def read_sums(path: Path) -> list[tuple[str, str]]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:
-        raise UserError(f"{path}: not found; build something first (it is written after every run)") from None
+        raise UserError(
+            f"{path}: not found; build something first (it is written after every run)"
+        ) from None
     pairs = []
     for number, line in enumerate(text.splitlines(), start=1):
         match = _LINE.match(line)
@@ -38,14 +42,17 @@ def read_sums(path: Path) -> list[tuple[str, str]]:
 def request_yaml(channel: str, sums: list[tuple[str, str]]) -> str:
     """YAML for ``requests/<name>.yml`` in conda-forge/admin-requests (action cfep3_copy)."""
     if not _CHANNEL.match(channel):
-        raise UserError(f"--cfep3-request {channel!r}: expected an anaconda.org channel such as "
-                        "'jdoe/label/cfep03'")
+        raise UserError(
+            f"--cfep3-request {channel!r}: expected an anaconda.org channel such as "
+            "'jdoe/label/cfep03'"
+        )
     from ruamel.yaml import YAML
 
     document = {
         "action": "cfep3_copy",
-        "anaconda_org_packages": [{"package": f"{channel}/{name}", "sha256": digest}
-                                  for digest, name in sums],
+        "anaconda_org_packages": [
+            {"package": f"{channel}/{name}", "sha256": digest} for digest, name in sums
+        ],
     }
     stream = io.StringIO()
     yaml = YAML()

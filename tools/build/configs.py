@@ -100,8 +100,10 @@ def select(
         if _is_glob(name):
             matches = [n for n in pool if fnmatch.fnmatchcase(n, name)]
             if not matches:
-                raise UserError(f"pattern {name!r} matches no config" + (
-                    f" (after --filter {filter_glob!r})" if filter_glob else ""))
+                raise UserError(
+                    f"pattern {name!r} matches no config"
+                    + (f" (after --filter {filter_glob!r})" if filter_glob else "")
+                )
         elif name in pool:
             matches = [name]
         elif name in available:

@@ -20,7 +20,9 @@ EngineName = Literal["docker", "podman"]
 # Containers we start carry this label, so `--prune` removes ours and nobody else's.
 LABEL = "org.conda-forge.build-locally=1"
 
-NO_ENGINE_HINT = "use --native to build with a local conda-build, or --dry-run to see what would run"
+NO_ENGINE_HINT = (
+    "use --native to build with a local conda-build, or --dry-run to see what would run"
+)
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,9 @@ class ContainerEngine:
         """The engine's full path, or a UserError saying there is no engine."""
         found = shutil.which(self.executable, path=env.get("PATH"))
         if found is None:
-            raise UserError(f"no container engine: `{self.executable}` is not on PATH; {NO_ENGINE_HINT}")
+            raise UserError(
+                f"no container engine: `{self.executable}` is not on PATH; {NO_ENGINE_HINT}"
+            )
         return found
 
     def info_argv(self) -> list[str]:
@@ -49,8 +53,10 @@ class ContainerEngine:
     def not_running(self, detail: str) -> UserError:
         what = "Docker daemon is not reachable" if self.name == "docker" else "podman does not work"
         tail = f" ({detail})" if detail else ""
-        return UserError(f"no container engine: `{self.executable} info` failed, the {what}{tail}; "
-                         f"{NO_ENGINE_HINT}")
+        return UserError(
+            f"no container engine: `{self.executable} info` failed, the {what}{tail}; "
+            f"{NO_ENGINE_HINT}"
+        )
 
     def run_args(self, container: str, *, remove: bool) -> list[str]:
         """Extra `run` options, handed over through CONDA_FORGE_DOCKER_RUN_ARGS.

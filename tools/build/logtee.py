@@ -59,10 +59,17 @@ class LineSplitter:
 # Group markers: GitHub Actions, Azure, our logging_utils.sh when run locally.
 _GROUP = re.compile(r"^(?:::group::|##\[group\]|==> )(.+)$")
 # conda-smithy's logging_utils prints bare titles outside CI; these are its phases.
-_SMITHY_TITLES = frozenset({
-    "Configure Docker", "Start Docker", "Configuring conda", "Inspecting artifacts",
-    "Validating outputs", "Uploading packages", "Final checks",
-})
+_SMITHY_TITLES = frozenset(
+    {
+        "Configure Docker",
+        "Start Docker",
+        "Configuring conda",
+        "Inspecting artifacts",
+        "Validating outputs",
+        "Uploading packages",
+        "Final checks",
+    }
+)
 _CONDA_BUILD = re.compile(r"^(?:BUILD START|TEST START|Packaging|Running conda) ?:? ?(.*)$")
 _NINJA = re.compile(r"^\[(\d+)/(\d+)\] ")
 

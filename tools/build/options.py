@@ -61,9 +61,9 @@ class Options:
     cfep3_channel: str | None
     ccache: Path | None
     interactive: bool
-    env: Mapping[str, str]       # what the build sees: the caller's environment minus secrets
-    secrets: tuple[str, ...]     # values to redact wherever output is written
-    withheld: tuple[str, ...]    # names of the secret variables the caller had set
+    env: Mapping[str, str]  # what the build sees: the caller's environment minus secrets
+    secrets: tuple[str, ...]  # values to redact wherever output is written
+    withheld: tuple[str, ...]  # names of the secret variables the caller had set
 
     @property
     def artifacts(self) -> Path:
@@ -72,41 +72,86 @@ class Options:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="build-locally", description=DESCRIPTION, epilog=EPILOG,
+        prog="build-locally",
+        description=DESCRIPTION,
+        epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "config", nargs="*", metavar="CONFIG",
+        "config",
+        nargs="*",
+        metavar="CONFIG",
         help="config name(s) from .ci_support/ (without .yaml), or globs; "
-             "none on a terminal shows a menu",
+        "none on a terminal shows a menu",
     )
-    parser.add_argument("--filter", dest="filter_glob", metavar="GLOB",
-                        help="only consider configs whose `<name>.yaml` matches GLOB")
-    parser.add_argument("--debug", action="store_true",
-                        help="set up the build and open a shell instead of building (conda debug)")
-    parser.add_argument("--output-id", metavar="ID",
-                        help="with --debug: the output to debug (conda debug --output-id)")
+    parser.add_argument(
+        "--filter",
+        dest="filter_glob",
+        metavar="GLOB",
+        help="only consider configs whose `<name>.yaml` matches GLOB",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="set up the build and open a shell instead of building (conda debug)",
+    )
+    parser.add_argument(
+        "--output-id",
+        metavar="ID",
+        help="with --debug: the output to debug (conda debug --output-id)",
+    )
     batch = parser.add_argument_group("batch builds (CFEP-03)")
-    batch.add_argument("--all", dest="all_configs", action="store_true",
-                       help="build every config (after --filter), one after another")
-    batch.add_argument("--force", action="store_true",
-                       help="rebuild configs whose build_artifacts/conda-forge-build-done-<config> exists")
-    batch.add_argument("--fail-fast", action="store_true",
-                       help="stop at the first failed config (default: build the rest, exit 1)")
-    batch.add_argument("--prune", action="store_true",
-                       help="between configs, remove our stopped containers and the finished "
-                            "config's conda-build work folders")
-    batch.add_argument("--ccache", metavar="DIR", type=Path,
-                       help="persistent compiler cache directory mounted into the container")
-    batch.add_argument("--native", action="store_true",
-                       help="no container: run .scripts/build_steps.sh with the conda-build on PATH")
-    batch.add_argument("--dry-run", action="store_true",
-                       help="print what would run for each config (command, environment, mounts)")
-    batch.add_argument("--list", dest="list_only", action="store_true",
-                       help="list the configs (after --filter) and exit")
-    batch.add_argument("--cfep3-request", dest="cfep3_channel", metavar="CHANNEL",
-                       help="print the conda-forge/admin-requests cfep3_copy entry for the packages "
-                            "in build_artifacts/SHA256SUMS, uploaded to CHANNEL (e.g. jdoe/label/cfep03)")
+    batch.add_argument(
+        "--all",
+        dest="all_configs",
+        action="store_true",
+        help="build every config (after --filter), one after another",
+    )
+    batch.add_argument(
+        "--force",
+        action="store_true",
+        help="rebuild configs whose build_artifacts/conda-forge-build-done-<config> exists",
+    )
+    batch.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="stop at the first failed config (default: build the rest, exit 1)",
+    )
+    batch.add_argument(
+        "--prune",
+        action="store_true",
+        help="between configs, remove our stopped containers and the finished "
+        "config's conda-build work folders",
+    )
+    batch.add_argument(
+        "--ccache",
+        metavar="DIR",
+        type=Path,
+        help="persistent compiler cache directory mounted into the container",
+    )
+    batch.add_argument(
+        "--native",
+        action="store_true",
+        help="no container: run .scripts/build_steps.sh with the conda-build on PATH",
+    )
+    batch.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would run for each config (command, environment, mounts)",
+    )
+    batch.add_argument(
+        "--list",
+        dest="list_only",
+        action="store_true",
+        help="list the configs (after --filter) and exit",
+    )
+    batch.add_argument(
+        "--cfep3-request",
+        dest="cfep3_channel",
+        metavar="CHANNEL",
+        help="print the conda-forge/admin-requests cfep3_copy entry for the packages "
+        "in build_artifacts/SHA256SUMS, uploaded to CHANNEL (e.g. jdoe/label/cfep03)",
+    )
     return parser
 
 
@@ -123,20 +168,26 @@ def from_args(
     if args.debug and args.dry_run:
         raise UserError("--debug and --dry-run exclude each other")
     if args.native and args.ccache is not None:
-        raise UserError("--ccache is wired into the container build; with --native configure ccache "
-                        "yourself (recipe/README) and drop --ccache")
+        raise UserError(
+            "--ccache is wired into the container build; with --native configure ccache "
+            "yourself (recipe/README) and drop --ccache"
+        )
     run_args = env.get("CONDA_FORGE_DOCKER_RUN_ARGS", "")
     leaked = _RUN_ARG_SECRET.search(run_args)
     if leaked:
-        raise UserError(f"CONDA_FORGE_DOCKER_RUN_ARGS forwards {leaked.group(1)}; local builds never "
-                        "upload, so remove it from there")
+        raise UserError(
+            f"CONDA_FORGE_DOCKER_RUN_ARGS forwards {leaked.group(1)}; local builds never "
+            "upload, so remove it from there"
+        )
     ccache = None
     if args.ccache is not None:
         ccache = (args.ccache if args.ccache.is_absolute() else Path.cwd() / args.ccache).resolve()
         # The .scripts pass CONDA_FORGE_DOCKER_RUN_ARGS through word splitting.
         if any(c.isspace() for c in str(ccache)) or "," in str(ccache) or ":" in str(ccache):
-            raise UserError(f"--ccache {ccache}: the path must not contain whitespace, ':' or ','; "
-                            "pick a simpler directory")
+            raise UserError(
+                f"--ccache {ccache}: the path must not contain whitespace, ':' or ','; "
+                "pick a simpler directory"
+            )
         if ccache.exists() and not ccache.is_dir():
             raise UserError(f"--ccache {ccache}: exists and is not a directory")
     clean_env = {k: v for k, v in env.items() if k not in SECRET_ENV_VARS}
@@ -162,7 +213,8 @@ def from_args(
     )
 
 
-def parse(argv: Sequence[str] | None, env: Mapping[str, str], root: Path, *,
-          interactive: bool) -> Options:
+def parse(
+    argv: Sequence[str] | None, env: Mapping[str, str], root: Path, *, interactive: bool
+) -> Options:
     args = build_parser().parse_args(argv)
     return from_args(args, env, root, interactive=interactive)

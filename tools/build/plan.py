@@ -64,22 +64,24 @@ class BuildPlan:
     dispatch: Dispatch
     argv: tuple[str, ...]
     cwd: Path
-    env: Mapping[str, str]          # the complete environment of the build process
-    changes: Mapping[str, str]      # what build-locally set on top of the caller's environment
-    withheld: tuple[str, ...]       # secret variables present in the caller's environment
+    env: Mapping[str, str]  # the complete environment of the build process
+    changes: Mapping[str, str]  # what build-locally set on top of the caller's environment
+    withheld: tuple[str, ...]  # secret variables present in the caller's environment
     image: str | None
     mounts: tuple[Mount, ...]
     container: str | None
     log: Path
     marker: Path
-    script_writes_marker: bool      # run_docker_build.sh / build_steps.sh touch it themselves
+    script_writes_marker: bool  # run_docker_build.sh / build_steps.sh touch it themselves
 
 
 def _dispatch(options: Options, config: Config, host: HostFacts) -> Dispatch:
     if options.native:
         if config.os == "win" or host.os == "win":
-            raise UserError(f"{config.name}: --native runs .scripts/build_steps.sh, which is for "
-                            "Linux and macOS; on Windows run the config without --native")
+            raise UserError(
+                f"{config.name}: --native runs .scripts/build_steps.sh, which is for "
+                "Linux and macOS; on Windows run the config without --native"
+            )
         return "native"
     if config.os == "linux":
         return "docker"
@@ -88,10 +90,14 @@ def _dispatch(options: Options, config: Config, host: HostFacts) -> Dispatch:
         return "osx" if host.os == "osx" else "docker"
     if config.os == "win":
         if host.os != "win":
-            raise UserError(f"{config.name}: Windows configs build only on Windows "
-                            "(.scripts/run_win_build.bat); leave them out with --filter")
+            raise UserError(
+                f"{config.name}: Windows configs build only on Windows "
+                "(.scripts/run_win_build.bat); leave them out with --filter"
+            )
         return "win"
-    raise UserError(f"{config.name}: cannot tell the platform from the name (linux_*, osx_*, win_*)")
+    raise UserError(
+        f"{config.name}: cannot tell the platform from the name (linux_*, osx_*, win_*)"
+    )
 
 
 def container_name(config: str, pid: int) -> str:
@@ -118,8 +124,10 @@ def plan_build(
 ) -> BuildPlan:
     dispatch = _dispatch(options, config, host)
     if dispatch == "osx" and not options.env.get("OSX_SDK_DIR"):
-        raise UserError("osx builds need the macOS SDK: run `export OSX_SDK_DIR=$PWD/SDKs` first; "
-                        "doing so means you accept Apple's SDK licence terms")
+        raise UserError(
+            "osx builds need the macOS SDK: run `export OSX_SDK_DIR=$PWD/SDKs` first; "
+            "doing so means you accept Apple's SDK licence terms"
+        )
     root = options.root
     changes: dict[str, str] = {
         "CONFIG": config.name,
@@ -149,7 +157,9 @@ def plan_build(
         changes["CONDA_FORGE_DOCKER_RUN_ARGS"] = " ".join(filter(None, [user_args, *extra]))
         argv: tuple[str, ...] = ("bash", str(root / ".scripts" / "run_docker_build.sh"))
     elif dispatch == "native":
-        changes.update(FEEDSTOCK_ROOT=str(root), RECIPE_ROOT=str(root / "recipe"), CF_BUILD_NATIVE="1")
+        changes.update(
+            FEEDSTOCK_ROOT=str(root), RECIPE_ROOT=str(root / "recipe"), CF_BUILD_NATIVE="1"
+        )
         if options.ccache is not None:
             changes["CCACHE_DIR"] = str(options.ccache)
         argv = ("bash", str(root / ".scripts" / "build_steps.sh"))
@@ -180,17 +190,22 @@ def plan_build(
     )
 
 
-def describe(plan: BuildPlan, *, status: str, engine: ContainerEngine, secrets: tuple[str, ...]) -> str:
+def describe(
+    plan: BuildPlan, *, status: str, engine: ContainerEngine, secrets: tuple[str, ...]
+) -> str:
     """The --dry-run text for one config: everything that would run, nothing hidden."""
+
     def rel(path: Path) -> str:
         try:
             return str(path.relative_to(plan.cwd))
         except ValueError:
             return str(path)
 
-    lines = [f"[{plan.index}/{plan.total}] {plan.config}: {status}",
-             f"  run:     {shlex.join(plan.argv)}",
-             f"  cwd:     {plan.cwd}"]
+    lines = [
+        f"[{plan.index}/{plan.total}] {plan.config}: {status}",
+        f"  run:     {shlex.join(plan.argv)}",
+        f"  cwd:     {plan.cwd}",
+    ]
     if plan.dispatch == "docker":
         lines.append(f"  engine:  {engine.name} (DOCKER_EXECUTABLE={engine.executable})")
         lines.append(f"  image:   {plan.image}")
@@ -205,7 +220,9 @@ def describe(plan: BuildPlan, *, status: str, engine: ContainerEngine, secrets: 
         head = "  env:     " if i == 0 else "           "
         lines.append(f"{head}{key}={redact(value, secrets)}")
     if plan.withheld:
-        lines.append(f"  withheld: {' '.join(plan.withheld)} (tokens are never forwarded to local builds)")
+        lines.append(
+            f"  withheld: {' '.join(plan.withheld)} (tokens are never forwarded to local builds)"
+        )
     lines.append(f"  log:     {rel(plan.log)}")
     lines.append(f"  marker:  {rel(plan.marker)}")
     return "\n".join(lines)

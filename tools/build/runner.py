@@ -70,8 +70,12 @@ def _spawn(plan: BuildPlan):
     if pty is None or sys.platform == "win32":
         try:
             proc = subprocess.Popen(
-                list(plan.argv), cwd=plan.cwd, env=dict(plan.env), stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                list(plan.argv),
+                cwd=plan.cwd,
+                env=dict(plan.env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
             )
         except OSError as exc:
             raise CommandError(f"{plan.argv[0]}: could not start ({exc.strerror})") from None
@@ -80,8 +84,14 @@ def _spawn(plan: BuildPlan):
     _set_window_size(slave)
     try:
         proc = subprocess.Popen(
-            list(plan.argv), cwd=plan.cwd, env=dict(plan.env),
-            stdin=slave, stdout=slave, stderr=slave, start_new_session=True, close_fds=True,
+            list(plan.argv),
+            cwd=plan.cwd,
+            env=dict(plan.env),
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+            close_fds=True,
         )
     except OSError as exc:
         os.close(master)
@@ -126,8 +136,13 @@ def _signal_group(proc: subprocess.Popen, signum: int) -> None:
             os.killpg(proc.pid, signum)
 
 
-def _stop(plan: BuildPlan, proc: subprocess.Popen, engine: ContainerEngine | None,
-          say: Callable[[str], None], wait: Callable[[float], bool]) -> None:
+def _stop(
+    plan: BuildPlan,
+    proc: subprocess.Popen,
+    engine: ContainerEngine | None,
+    say: Callable[[str], None],
+    wait: Callable[[float], bool],
+) -> None:
     """Container first (it holds the build), then the script's process group.
 
     Signalling only the engine's client is not enough: with a terminal attached,
@@ -135,6 +150,7 @@ def _stop(plan: BuildPlan, proc: subprocess.Popen, engine: ContainerEngine | Non
     unseen.  If the container did not exist yet (Ctrl-C during `docker pull`),
     it is looked for once more after the script is gone, in case it just started.
     """
+
     def engine_command(argv: list[str]) -> bool:
         try:
             result = call(*argv, env=plan.env, capture=True, check=False, quiet=True, timeout=60)
@@ -160,8 +176,9 @@ def _stop(plan: BuildPlan, proc: subprocess.Popen, engine: ContainerEngine | Non
         engine_command(engine.stop_argv(plan.container))
 
 
-def run(plan: BuildPlan, sink: LogSink, progress: Progress,
-        engine: ContainerEngine | None) -> RunOutcome:
+def run(
+    plan: BuildPlan, sink: LogSink, progress: Progress, engine: ContainerEngine | None
+) -> RunOutcome:
     start = time.monotonic()
     proc, fd = _spawn(plan)
     splitter = LineSplitter()
@@ -208,7 +225,7 @@ def run(plan: BuildPlan, sink: LogSink, progress: Progress,
                 except (KeyboardInterrupt, _Interrupt):
                     _signal_group(proc, signal.SIGKILL)
                 # Whatever the build printed while stopping belongs in its log.
-                while (data := _read(fd, 0.2)):
+                while data := _read(fd, 0.2):
                     emit(splitter.feed(data))
         emit(splitter.flush())
         returncode = proc.wait()
@@ -220,8 +237,9 @@ def run(plan: BuildPlan, sink: LogSink, progress: Progress,
             os.close(fd)
         else:
             proc.stdout.close()
-    return RunOutcome(returncode=returncode, interrupted=interrupted,
-                      seconds=time.monotonic() - start)
+    return RunOutcome(
+        returncode=returncode, interrupted=interrupted, seconds=time.monotonic() - start
+    )
 
 
 def run_attached(plan: BuildPlan) -> int:
