@@ -28,7 +28,9 @@ BASE = {
 
 
 def run(meta: str, target: Target = LINUX, scripts=(), **spec):
-    variant_spec = {k: (v if isinstance(v, list) else [v]) for k, v in BASE.items() if k not in spec}
+    variant_spec = {
+        k: (v if isinstance(v, list) else [v]) for k, v in BASE.items() if k not in spec
+    }
     variant_spec.update({k: (v if isinstance(v, list) else [v]) for k, v in spec.items()})
     for key in ("ignore_build_only_deps", "extend_keys"):
         variant_spec[key] = BASE[key]
@@ -67,8 +69,14 @@ def test_bare_requirement_named_like_a_variant_key_gets_the_pin():
 
 def test_build_string_carries_conda_builds_hash_of_the_used_keys():
     (out,) = run(SIMPLE, zlib="1.3")
-    used = {"c_compiler": "gcc", "c_compiler_version": "14", "c_stdlib": "sysroot",
-            "c_stdlib_version": "2.17", "target_platform": "linux-64", "zlib": "1.3"}
+    used = {
+        "c_compiler": "gcc",
+        "c_compiler_version": "14",
+        "c_stdlib": "sysroot",
+        "c_stdlib_version": "2.17",
+        "target_platform": "linux-64",
+        "zlib": "1.3",
+    }
     digest = hashlib.sha1(json.dumps(used, sort_keys=True).encode()).hexdigest()[:7]
     assert out.hash_input == used
     assert out.build_string == f"h{digest}_2"
@@ -128,7 +136,9 @@ def test_jinja_syntax_errors_name_the_line():
 
 def test_functions_needing_files_are_unsupported_with_their_line():
     meta = "{% set data = load_setup_py_data() %}\npackage:\n  name: pkg\n  version: 1.0\n"
-    with pytest.raises(UnsupportedConstruct, match=r"^meta.yaml:1: unsupported construct load_setup_py_data\(\)"):
+    with pytest.raises(
+        UnsupportedConstruct, match=r"^meta.yaml:1: unsupported construct load_setup_py_data\(\)"
+    ):
         run(meta)
 
 
@@ -202,7 +212,9 @@ def test_per_output_variant_reduction():
     outputs = multi()
     assert [o.name for o in outputs].count("libx") == 1
     assert sorted(o.variant["python"] for o in by_name(outputs, "py-x")) == [
-        "3.11.* *_cpython", "3.12.* *_cpython"]
+        "3.11.* *_cpython",
+        "3.12.* *_cpython",
+    ]
 
 
 def test_output_named_like_the_package_merges_top_level_requirements():
@@ -244,8 +256,14 @@ def test_python_is_in_the_hash_of_outputs_that_use_it():
 
 
 def test_output_script_variables_count_as_used():
-    outputs = run(MULTI, scripts=(("build.sh", "cmake -DX=${flavor} .\n"),), python="3.12.* *_cpython",
-                  flavor="cpu", openblas="0.3", unused="a")
+    outputs = run(
+        MULTI,
+        scripts=(("build.sh", "cmake -DX=${flavor} .\n"),),
+        python="3.12.* *_cpython",
+        flavor="cpu",
+        openblas="0.3",
+        unused="a",
+    )
     py = by_name(outputs, "py-x")[0]
     assert "flavor" in py.used_vars
 
@@ -253,3 +271,20 @@ def test_output_script_variables_count_as_used():
 def test_pin_expressions():
     assert apply_pin_expressions("2.13.0", "x.x.x.x.x.x", "x.x") == ">=2.13.0,<2.14.0a0"
     assert apply_pin_expressions("2.13.0", None, "x") == "<3.0a0"
+
+
+def test_pin_compatible_without_an_environment_leaves_the_name_for_the_variant_pin():
+    meta = """\
+    package:
+      name: pkg
+      version: 1.0
+    requirements:
+      host:
+        - numpy
+      run:
+        - {{ pin_compatible('numpy') }}
+        - {{ pin_compatible('zlib', lower_bound='1.2', upper_bound='2') }}
+    """
+    (out,) = run(meta, numpy="2")
+    assert out.requirements["host"] == ("numpy 2.*",)
+    assert out.requirements["run"] == ("numpy", "zlib >=1.2,<2")
