@@ -16,8 +16,13 @@ RECIPE_ROOT="${RECIPE_ROOT:-/home/conda/recipe_root}"
 source "${FEEDSTOCK_ROOT}/.scripts/logging_utils.sh"
 
 : "${CONFIG:?CONFIG must name a .ci_support config}"
-CONFIG_FILE="${FEEDSTOCK_ROOT}/.ci_support/${CONFIG}.yaml"
+SOURCE_CONFIG="${FEEDSTOCK_ROOT}/.ci_support/${CONFIG}.yaml"
 ARTIFACTS="${FEEDSTOCK_ROOT}/build_artifacts"
+# conda-forge-ci-setup appends to the config it is given (CI:, build_platform:) and writes
+# the clobber file next to it.  A copy under build_artifacts/ keeps the checkout clean and
+# a retried build from appending the same keys twice.
+CI_SUPPORT="${ARTIFACTS}/.ci_support"
+CONFIG_FILE="${CI_SUPPORT}/${CONFIG}.yaml"
 DONE_MARKER="${ARTIFACTS}/conda-forge-build-done-${CONFIG}"
 TOOLS_PREFIX="${TOOLS_PREFIX:-/opt/conda}"
 NATIVE="${CF_BUILD_NATIVE:-0}"
@@ -25,7 +30,7 @@ NATIVE="${CF_BUILD_NATIVE:-0}"
 # caller's own business (recipe/README explains a setup).
 USE_CCACHE=0
 if [[ -n "${CCACHE_DIR:-}" && "${NATIVE}" != 1 ]]; then USE_CCACHE=1; fi
-export PYTHONUNBUFFERED=1 CONFIG_FILE RECIPE_ROOT FEEDSTOCK_ROOT
+export PYTHONUNBUFFERED=1 CI_SUPPORT CONFIG_FILE RECIPE_ROOT FEEDSTOCK_ROOT
 
 ########################################################################
 # Readers for the two YAML files (first list item of a config key; a
@@ -66,12 +71,13 @@ host_subdir() {
 }
 
 startgroup "Configuring conda"
-if [[ ! -f "${CONFIG_FILE}" ]]; then
-    echo "error: ${CONFIG_FILE} does not exist; CONFIG must be a file name from .ci_support/ without .yaml" >&2
+if [[ ! -f "${SOURCE_CONFIG}" ]]; then
+    echo "error: ${SOURCE_CONFIG} does not exist; CONFIG must be a file name from .ci_support/ without .yaml" >&2
     exit 1
 fi
-mkdir -p "${ARTIFACTS}"
-rm -f "${DONE_MARKER}"
+mkdir -p "${ARTIFACTS}" "${CI_SUPPORT}"
+rm -f "${DONE_MARKER}" "${CI_SUPPORT}/clobber_${CONFIG}.yaml"
+cp "${SOURCE_CONFIG}" "${CONFIG_FILE}"
 
 ########################################################################
 # Build tool, as conda-forge.yml's conda_build_tool names it
@@ -189,7 +195,7 @@ if command -v make_build_number >/dev/null; then
     make_build_number "${FEEDSTOCK_ROOT}" "${RECIPE_ROOT}" "${CONFIG_FILE}"
 fi
 CLOBBER_OPTIONS=()
-CLOBBER_FILE="${FEEDSTOCK_ROOT}/.ci_support/clobber_${CONFIG}.yaml"
+CLOBBER_FILE="${CI_SUPPORT}/clobber_${CONFIG}.yaml"
 if [[ -f "${CLOBBER_FILE}" ]]; then
     CLOBBER_OPTIONS=(--clobber-file "${CLOBBER_FILE}")
 fi

@@ -188,9 +188,16 @@ def test_build_steps_calls_conda_build_with_the_config_and_never_uploads(single)
     [build] = fs.builds()
     assert build["tool"] == "conda-build"
     argv = build["argv"]
-    assert argv[argv.index("-m") + 1] == str(fs.root / ".ci_support" / f"{CPU}.yaml")
+    assert argv[argv.index("-m") + 1] == str(fs.artifacts / ".ci_support" / f"{CPU}.yaml")
     assert "--suppress-variables" in argv and "--no-test" not in argv
     assert not (fs.state / "uploads.txt").exists()
+
+
+def test_ci_setup_appends_to_a_copy_of_the_config_not_the_checkout(single) -> None:
+    fs, _ = single
+    assert (fs.root / ".ci_support" / f"{CPU}.yaml").read_text() == _config_yaml("linux-64", "None")
+    copy = (fs.artifacts / ".ci_support" / f"{CPU}.yaml").read_text()
+    assert copy == _config_yaml("linux-64", "None") + "CI:\n- fake-ci-setup\n"
 
 
 def test_build_steps_writes_a_condarc_rooted_in_build_artifacts(single) -> None:
