@@ -550,6 +550,17 @@ def test_native_runs_build_steps_with_the_local_conda_build(feedstock: Feedstock
     assert feedstock.marker(CPU).exists()
 
 
+def test_debug_sets_up_the_build_with_conda_debug_and_the_output_id(feedstock: Feedstock) -> None:
+    run = feedstock.run(CPU, "--debug", "--output-id", "pytorch")
+    assert run.returncode == 0, run.stderr
+    [call] = feedstock.calls("run")
+    assert call["container_env"]["BUILD_WITH_CONDA_DEBUG"] == "1"
+    assert "--rm" not in call["argv"]  # the container stays for poking around
+    debug = (feedstock.state / "conda.txt").read_text().split()
+    assert debug[0] == "debug" and debug[debug.index("--output-id") + 1] == "pytorch"
+    assert feedstock.builds() == [] and not feedstock.marker(CPU).exists()
+
+
 def test_several_configs_without_a_terminal_need_names_or_all(feedstock: Feedstock) -> None:
     run = feedstock.run()
     assert run.returncode == 2 and "--all" in run.stderr

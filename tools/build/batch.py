@@ -329,7 +329,11 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
     ours = not license_copy.exists()
     try:
         if options.debug:
-            return run_attached(plans[0])
+            returncode = run_attached(plans[0])
+            # conda-smithy's build_steps.sh reaches its final touch after the debug shell
+            # too; a config that was only debugged must not count as built.
+            plans[0].marker.unlink(missing_ok=True)
+            return returncode
         return _loop(options, plans, engine, console)
     finally:
         # build_steps.sh copies LICENSE.txt there for conda-build; remove it only if we made it.
