@@ -213,7 +213,19 @@ def test_single_config_log_is_timestamped_and_holds_the_build_output(single) -> 
     lines = (fs.artifacts / f"{CPU}-log.txt").read_text().splitlines()
     assert all(line[0] == "[" and line[9:11] == "] " for line in lines)
     assert any(line.endswith("BUILD START: ['libtorch-2.13.0-fake_0.conda']") for line in lines)
-    assert lines[-1].endswith("done after 0:00:00") or "done after" in lines[-1]
+    assert any(line.endswith("### build-locally: done after 0:00:00") for line in lines)
+
+
+def test_single_config_log_ends_with_the_packages_and_their_digests(single) -> None:
+    fs, _ = single
+    tail = (fs.artifacts / f"{CPU}-log.txt").read_text().splitlines()[-2:]
+    for line, package in zip(
+        tail, sorted((fs.artifacts / "linux-64").glob("*.conda")), strict=True
+    ):
+        digest = hashlib.sha256(package.read_bytes()).hexdigest()
+        assert line.endswith(
+            f"package linux-64/{package.name} sha256 {digest} ({package.stat().st_size} bytes)"
+        )
 
 
 def test_progress_shows_phases_not_every_line(single) -> None:

@@ -168,13 +168,18 @@ def build_one(
         if outcome.returncode == 0 and not outcome.interrupted and not plan.script_writes_marker:
             plan.marker.touch()  # run_osx_build.sh / run_win_build.bat leave none (as conda-smithy's)
         status, note = classify(outcome.returncode, outcome.interrupted, plan.marker.exists())
+        packages = art.describe_packages(artifacts, art.produced(before, art.snapshot(artifacts)))
+        stats = ccache.read_stats(artifacts, plan.config) if options.ccache else None
+        # The log alone tells a reviewer what happened and what came out of it.
         sink.note(
             f"{status} after {format_duration(outcome.seconds)}" + (f" ({note})" if note else "")
         )
+        for package in packages:
+            sink.note(f"package {package.path} sha256 {package.sha256} ({package.size} bytes)")
+        if stats is not None:
+            sink.note(f"ccache: {stats.hits} hits, {stats.misses} misses ({stats.describe()})")
     finally:
         sink.close()
-    packages = art.describe_packages(artifacts, art.produced(before, art.snapshot(artifacts)))
-    stats = ccache.read_stats(artifacts, plan.config) if options.ccache else None
     detail = f"{len(packages)} package(s)" if status == DONE else f"{note}; log: {plan.log.name}"
     if stats is not None:
         detail += f", ccache hits {stats.describe()}"
