@@ -189,6 +189,13 @@ def test_plan_sets_conda_smithys_environment_contract(feedstock: Path) -> None:
     assert result.argv == ("bash", str(feedstock / ".scripts" / "run_docker_build.sh"))
 
 
+def test_plan_without_debug_drops_a_stale_debug_export(feedstock: Path) -> None:
+    result = plan(
+        feedstock, env={"PATH": "/usr/bin", "BUILD_WITH_CONDA_DEBUG": "1", "BUILD_OUTPUT_ID": "x"}
+    )
+    assert "BUILD_WITH_CONDA_DEBUG" not in result.env and "BUILD_OUTPUT_ID" not in result.env
+
+
 def test_plan_with_debug_and_output_id(feedstock: Path) -> None:
     result = plan(feedstock, "--debug", "--output-id", "pytorch")
     assert result.changes["BUILD_WITH_CONDA_DEBUG"] == "1"

@@ -169,6 +169,10 @@ def plan_build(
         argv = ("cmd", "/D", "/Q", "/C", "CALL .scripts\\run_win_build.bat")
 
     env = dict(options.env)
+    if not options.debug:
+        # A stale export in the user's shell must not turn a batch build into a debug shell.
+        env.pop("BUILD_WITH_CONDA_DEBUG", None)
+        env.pop("BUILD_OUTPUT_ID", None)
     env.update(changes)
     artifacts = options.artifacts
     return BuildPlan(
