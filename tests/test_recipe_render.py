@@ -218,3 +218,24 @@ def test_an_rc_config_builds_nothing_for_a_final_release(tmp_path):
     assert "pytorch_rc" in text
     outputs = render_config(rc_config)
     assert outputs and all(o.skip for o in outputs)
+
+
+def pytest_runs(output: RenderedOutput) -> bool:
+    return any(re.search(r"\bpython -m pytest\b", c) for c in output.tests.get("commands", ()))
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_upstream_pytest_slice_runs_everywhere_but_only_for_the_megabuild_python_under_qemu(config):
+    for pytorch in (o for o in built(config) if o.name == "pytorch"):
+        emulated = pytorch.build_platform != pytorch.subdir
+        megabuild = pytorch.variant["python"].startswith(f"{MEGABUILD_PYTHON}.")
+        assert pytest_runs(pytorch) == (megabuild or not emulated), pytorch.dist
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_pytorch_checks_its_variant_with_check_torch(config):
+    for pytorch in (o for o in built(config) if o.name == "pytorch"):
+        (command,) = [c for c in pytorch.tests["commands"] if c.startswith("python check_torch.py")]
+        assert f"--blas {blas(config)}" in command
+        assert f"--cuda {config_values(config)['cuda_compiler_version'][0]}" in command
+        assert f"--megabuild-python {MEGABUILD_PYTHON}" in command
