@@ -22,6 +22,10 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32", reason="drives bash scripts through a pseudo-terminal (POSIX only)"
+)
+
 REPO = Path(__file__).resolve().parent.parent
 FAKE_DOCKER = REPO / "tests" / "fixtures" / "fake_docker" / "docker"
 CUDA = "linux_64_cuda_compiler_version12.9"
