@@ -11,7 +11,7 @@ import argparse
 import pathlib
 import sys
 import sysconfig
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -46,8 +46,9 @@ def check_blas(blas: str) -> str | None:
     want = {"mkl": "BLAS_INFO=mkl", "generic": "BLAS_INFO=open"}[blas]
     if want not in config:
         return f"{want!r} missing from torch.__config__.show()"
-    if (blas == "mkl") != torch.backends.mkl.is_available():
-        return f"torch.backends.mkl.is_available() is {torch.backends.mkl.is_available()} for blas_impl={blas}"
+    mkl = torch.backends.mkl.is_available()
+    if (blas == "mkl") != mkl:
+        return f"torch.backends.mkl.is_available() is {mkl} for blas_impl={blas}"
     return None
 
 
@@ -113,7 +114,9 @@ def main(argv: list[str]) -> int:
         if problem:
             failures.append(name)
     if failures:
-        print(f"check_torch: {len(failures)} check(s) failed: {', '.join(failures)}", file=sys.stderr)
+        print(
+            f"check_torch: {len(failures)} check(s) failed: {', '.join(failures)}", file=sys.stderr
+        )
         return 1
     return 0
 

@@ -24,8 +24,10 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="session")
 def torch_site(torch_wheel: Path) -> Path:
     """A directory holding the unpacked wheel, importable through PYTHONPATH."""
-    if not torch_wheel.name.endswith(f"cp{sys.version_info[0]}{sys.version_info[1]}-"
-                                     f"cp{sys.version_info[0]}{sys.version_info[1]}-manylinux_2_28_x86_64.whl"):
+    if not torch_wheel.name.endswith(
+        f"cp{sys.version_info[0]}{sys.version_info[1]}-"
+        f"cp{sys.version_info[0]}{sys.version_info[1]}-manylinux_2_28_x86_64.whl"
+    ):
         pytest.skip(f"{torch_wheel.name} does not run on this interpreter/machine")
     target = torch_wheel.parent / (torch_wheel.stem + ".unpacked")
     if not (target / "torch" / "__init__.py").is_file():
@@ -38,10 +40,22 @@ def torch_site(torch_wheel: Path) -> Path:
     return target
 
 
-def run_with_torch(torch_site: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(torch_site), os.environ.get("PYTHONPATH")])))
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd,
-                          timeout=600, check=False)
+def run_with_torch(
+    torch_site: Path, *args: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(torch_site), os.environ.get("PYTHONPATH")])),
+    )
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=600,
+        check=False,
+    )
 
 
 def check_torch(torch_site: Path, *args: str) -> subprocess.CompletedProcess:
@@ -49,33 +63,81 @@ def check_torch(torch_site: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_check_torch_accepts_the_variant_the_wheel_was_built_as(torch_site):
-    result = check_torch(torch_site, "--version", "2.13.0+cpu", "--blas", "mkl", "--cuda", "None",
-                         "--megabuild-python", "3.12", "--expect", "openmp", "--expect", "mkldnn",
-                         "--expect", "distributed")
+    result = check_torch(
+        torch_site,
+        "--version",
+        "2.13.0+cpu",
+        "--blas",
+        "mkl",
+        "--cuda",
+        "None",
+        "--megabuild-python",
+        "3.12",
+        "--expect",
+        "openmp",
+        "--expect",
+        "mkldnn",
+        "--expect",
+        "distributed",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert [line.split()[0] for line in result.stdout.splitlines()] == ["ok"] * 6
 
 
 def test_check_torch_names_every_check_a_wrong_variant_fails(torch_site):
-    result = check_torch(torch_site, "--version", "2.13.0", "--blas", "generic", "--cuda", "12.9",
-                         "--megabuild-python", "3.12")
+    result = check_torch(
+        torch_site,
+        "--version",
+        "2.13.0",
+        "--blas",
+        "generic",
+        "--cuda",
+        "12.9",
+        "--megabuild-python",
+        "3.12",
+    )
     assert result.returncode == 1
-    failed = [line.split()[1].rstrip(":") for line in result.stdout.splitlines() if line.startswith("FAIL")]
+    failed = [
+        line.split()[1].rstrip(":")
+        for line in result.stdout.splitlines()
+        if line.startswith("FAIL")
+    ]
     assert failed == ["version", "blas", "cuda"]
     assert "3 check(s) failed: version, blas, cuda" in result.stderr
 
 
-def test_cmake_test_builds_and_runs_against_the_real_libtorch_and_libtorch_python(torch_site, tmp_path):
+def test_cmake_test_builds_and_runs_against_the_real_libtorch_and_libtorch_python(
+    torch_site, tmp_path
+):
     if shutil.which("c++") is None or shutil.which("ninja") is None:
         pytest.skip("needs a C++ compiler and ninja")
     build = tmp_path / "build"
     torch_dir = torch_site / "torch" / "share" / "cmake" / "Torch"
-    subprocess.run(["cmake", "-S", str(RECIPE / "cmake_test"), "-B", str(build), "-G", "Ninja",
-                    f"-DTorch_DIR={torch_dir}", "-DWITH_TORCH_PYTHON=ON",
-                    f"-DPython3_EXECUTABLE={sys.executable}"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "cmake",
+            "-S",
+            str(RECIPE / "cmake_test"),
+            "-B",
+            str(build),
+            "-G",
+            "Ninja",
+            f"-DTorch_DIR={torch_dir}",
+            "-DWITH_TORCH_PYTHON=ON",
+            f"-DPython3_EXECUTABLE={sys.executable}",
+        ],
+        check=True,
+        capture_output=True,
+    )
     subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
-    consumer = subprocess.run([str(build / "torch_consumer")], capture_output=True, text=True, check=False)
+    consumer = subprocess.run(
+        [str(build / "torch_consumer")], capture_output=True, text=True, check=False
+    )
     assert consumer.returncode == 0 and "ok" in consumer.stdout
-    module = run_with_torch(torch_site, "-c", "import torch, torch_python_consumer as m; "
-                            "print(m.make_tensor().tolist())", cwd=build)
+    module = run_with_torch(
+        torch_site,
+        "-c",
+        "import torch, torch_python_consumer as m; print(m.make_tensor().tolist())",
+        cwd=build,
+    )
     assert module.stdout.strip() == "[0, 1, 2, 3]", module.stderr

@@ -57,9 +57,13 @@ def only(outputs: list[RenderedOutput], name: str) -> RenderedOutput:
 
 
 def record(output: RenderedOutput) -> rattler.PackageRecord:
-    return rattler.PackageRecord(name=output.name, version=output.version,
-                                 build=rattler.BuildString(output.build_string),
-                                 build_number=output.build_number, subdir=output.subdir)
+    return rattler.PackageRecord(
+        name=output.name,
+        version=output.version,
+        build=rattler.BuildString(output.build_string),
+        build_number=output.build_number,
+        subdir=output.subdir,
+    )
 
 
 def matches(spec: str, output: RenderedOutput) -> bool:
@@ -77,8 +81,13 @@ def test_there_are_ci_configs_to_check():
 @pytest.mark.parametrize("config", CONFIGS)
 def test_outputs_are_exactly_libtorch_linalg_flavours_pytorch_per_python_and_a_metapackage(config):
     pythons = config_values(config)["python"]
-    expected = Counter({"libtorch": 1, "pytorch": len(pythons),
-                        "pytorch-gpu" if is_cuda(config) else "pytorch-cpu": 1})
+    expected = Counter(
+        {
+            "libtorch": 1,
+            "pytorch": len(pythons),
+            "pytorch-gpu" if is_cuda(config) else "pytorch-cpu": 1,
+        }
+    )
     if has_linalg(config):
         expected["libtorch-cuda-linalg"] = 2
     assert Counter(o.name for o in built(config)) == expected
@@ -90,7 +99,8 @@ def test_one_pytorch_per_python_of_the_config(config):
     pytorch = [o for o in built(config) if o.name == "pytorch"]
     assert sorted(o.variant["python"] for o in pytorch) == sorted(pythons)
     assert sorted(re.search(r"_py(\d+)_", o.build_string).group(1) for o in pytorch) == sorted(
-        p.split()[0].replace(".*", "").replace(".", "") for p in pythons)
+        p.split()[0].replace(".*", "").replace(".", "") for p in pythons
+    )
 
 
 @pytest.mark.parametrize("config", CONFIGS)
@@ -180,7 +190,10 @@ def test_cuda_packages_need_a_gpu_driver(config):
 def test_build_numbers_prefer_cuda_then_mkl_then_magma(config):
     base = base_number(config)
     for output in built(config):
-        magma = output.name == "libtorch-cuda-linalg" and output.variant["cuda_linalg_flavor"] == "magma"
+        magma = (
+            output.name == "libtorch-cuda-linalg"
+            and output.variant["cuda_linalg_flavor"] == "magma"
+        )
         assert output.build_number == base + 50 * magma, output.dist
 
 
@@ -192,7 +205,9 @@ def test_build_strings_carry_variant_blas_python_hash_and_number(config):
         if output.name == "pytorch":
             pattern = rf"{tag}_{blas_impl}_py3\d+_h[0-9a-f]{{7}}_{number}"
         elif output.name == "libtorch-cuda-linalg":
-            pattern = rf"{tag}_{output.variant['cuda_linalg_flavor']}_{blas_impl}_h[0-9a-f]{{7}}_{number}"
+            pattern = (
+                rf"{tag}_{output.variant['cuda_linalg_flavor']}_{blas_impl}_h[0-9a-f]{{7}}_{number}"
+            )
         else:
             pattern = rf"{tag}_{blas_impl}_h[0-9a-f]{{7}}_{number}"
         assert re.fullmatch(pattern, output.build_string), output.dist
@@ -213,7 +228,9 @@ def test_an_rc_config_builds_nothing_for_a_final_release(tmp_path):
     source = Path(__file__).resolve().parent.parent / ".ci_support" / f"{CONFIGS[0]}.yaml"
     rc_config = tmp_path / "rc.yaml"
     text = source.read_text()
-    text = text.replace("- conda-forge main", "- conda-forge pytorch_rc").replace("- 'False'", "- 'True'")
+    text = text.replace("- conda-forge main", "- conda-forge pytorch_rc").replace(
+        "- 'False'", "- 'True'"
+    )
     rc_config.write_text(text)
     assert "pytorch_rc" in text
     outputs = render_config(rc_config)

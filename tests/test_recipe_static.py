@@ -20,7 +20,7 @@ def meta_text() -> str:
 
 
 def listed_patches() -> list[str]:
-    return re.findall(r"^\s+-\s+(patches/\S+\.patch)\s*$", meta_text(), flags=re.M)
+    return re.findall(r"^\s+-\s+(patches/\S+\.patch)\s*$", meta_text(), flags=re.MULTILINE)
 
 
 def patch_header(path: Path) -> str:
@@ -31,8 +31,9 @@ def patch_header(path: Path) -> str:
 def script_outputs(script: str) -> set[str]:
     """Names of the outputs (top-level build included) that run `script`."""
     names = {"libtorch"}  # the top-level build runs build.sh / bld.bat
-    for match in re.finditer(r"^  - name: (\S+)\n(?P<body>(?:    .*\n|\s*\n|\{%.*\n)*)",
-                             meta_text(), flags=re.M):
+    for match in re.finditer(
+        r"^  - name: (\S+)\n(?P<body>(?:    .*\n|\s*\n|\{%.*\n)*)", meta_text(), flags=re.MULTILINE
+    ):
         body = match.group("body")
         if re.search(rf"script:.*\b{re.escape(script)}\b", body):
             names.add(match.group(1))
@@ -52,35 +53,41 @@ def test_every_patch_file_is_listed_in_meta_yaml():
 @pytest.mark.parametrize("patch", sorted(PATCH_DIR.glob("*.patch")), ids=lambda p: p.name)
 def test_patch_header_says_why(patch: Path):
     header = patch_header(patch)
-    assert re.search(r"^Subject: ", header, flags=re.M), f"{patch.name}: no Subject line"
-    assert re.search(r"^Why: \S", header, flags=re.M), f"{patch.name}: no 'Why:' paragraph"
+    assert re.search(r"^Subject: ", header, flags=re.MULTILINE), f"{patch.name}: no Subject line"
+    assert re.search(r"^Why: \S", header, flags=re.MULTILINE), f"{patch.name}: no 'Why:' paragraph"
 
 
 @pytest.mark.parametrize("patch", sorted(PATCH_DIR.glob("*.patch")), ids=lambda p: p.name)
 def test_patch_is_a_well_formed_diff(patch: Path):
-    result = subprocess.run(["git", "apply", "--numstat", str(patch)],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        ["git", "apply", "--numstat", str(patch)], capture_output=True, text=True, check=False
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip(), f"{patch.name} changes nothing"
 
 
 def test_bld_bat_dispatches_every_windows_output():
-    handled = set(re.findall(r'^if "%PKG_NAME%"=="([^"]+)" goto', (RECIPE / "bld.bat").read_text(),
-                             flags=re.M))
+    handled = set(
+        re.findall(
+            r'^if "%PKG_NAME%"=="([^"]+)" goto',
+            (RECIPE / "bld.bat").read_text(),
+            flags=re.MULTILINE,
+        )
+    )
     assert script_outputs("bld.bat") <= handled
 
 
 def test_bld_bat_rejects_unknown_pkg_name_with_one_line_naming_the_file():
     text = (RECIPE / "bld.bat").read_text()
-    dispatch = text[text.index('if "%PKG_NAME%"=='):]
+    dispatch = text[text.index('if "%PKG_NAME%"==') :]
     error = dispatch.splitlines()[len(script_outputs("bld.bat"))]
     assert "PKG_NAME='%PKG_NAME%'" in error and "%RECIPE_FILE%" in error and error.endswith("1>&2")
 
 
 def test_build_sh_dispatches_every_unix_output():
     text = (RECIPE / "build.sh").read_text()
-    dispatch = text[text.rindex('case "${PKG_NAME}" in'):]
-    handled = set(re.findall(r"^\s+([\w-]+)\)", dispatch, flags=re.M))
+    dispatch = text[text.rindex('case "${PKG_NAME}" in') :]
+    handled = set(re.findall(r"^\s+([\w-]+)\)", dispatch, flags=re.MULTILINE))
     assert script_outputs("build.sh") <= handled
 
 
@@ -94,7 +101,9 @@ def test_build_scripts_never_name_an_output_only_variant_key(script: str):
 
 def test_megabuild_python_is_named_once():
     text = meta_text()
-    (value,) = re.findall(r'^\{% set megabuild_python = "(\d+\.\d+)" %\}$', text, flags=re.M)
+    (value,) = re.findall(
+        r'^\{% set megabuild_python = "(\d+\.\d+)" %\}$', text, flags=re.MULTILINE
+    )
     literal = re.compile(rf"(?<![\d.]){re.escape(value)}(?![\d])")
     assert len(literal.findall(text)) == 1
     for script in ("build.sh", "bld.bat"):
@@ -114,7 +123,9 @@ def test_rc_and_channel_targets_are_zipped():
     cbc = YAML(typ="safe").load((RECIPE / "conda_build_config.yaml").read_text())
     assert ["channel_targets", "is_rc"] in cbc["zip_keys"]
     assert dict(zip(cbc["channel_targets"], cbc["is_rc"])) == {
-        "conda-forge main": "False", "conda-forge pytorch_rc": "True"}
+        "conda-forge main": "False",
+        "conda-forge pytorch_rc": "True",
+    }
 
 
 def test_readme_documents_the_nomagma_install_command():
@@ -130,6 +141,6 @@ def test_migration_is_identical_to_the_pinnings_copy(name: str, pinning_dir: Pat
 
 
 def test_cmake_test_project_is_shipped_to_the_tests():
-    shipped = re.findall(r"^\s+- cmake_test/$", meta_text(), flags=re.M)
+    shipped = re.findall(r"^\s+- cmake_test/$", meta_text(), flags=re.MULTILINE)
     assert len(shipped) == 2  # the libtorch and the pytorch tests
     assert (RECIPE / "cmake_test" / "CMakeLists.txt").is_file()
