@@ -23,6 +23,7 @@ TORCH_X86_64 = "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
 @pytest.fixture(autouse=True)
 def no_processes(monkeypatch):
     """Every test here must work without starting a single process."""
+
     def refuse(*args, **kwargs):
         raise AssertionError(f"a unit test started a process: {args[:1]}")
 
@@ -44,6 +45,7 @@ def _touch(directory: Path, name: str) -> Path:
 
 
 # --- defaults and argument parsing ----------------------------------------
+
 
 def test_aarch64_defaults_to_sve_off_and_each_sve_vector_length() -> None:
     assert AARCH64.default_cpus == (
@@ -102,35 +104,49 @@ def test_cpu_settings_default_per_arch() -> None:
 
 def test_cpu_settings_given_replace_the_defaults_in_order() -> None:
     options = command.options_from_args(
-        _args("--arch", "aarch64", "--cpu", "max,sve=on,sve256=on", "--cpu", "max,sve=off",
-              "x.whl"), env={"HOME": "/h"})
+        _args(
+            "--arch", "aarch64", "--cpu", "max,sve=on,sve256=on", "--cpu", "max,sve=off", "x.whl"
+        ),
+        env={"HOME": "/h"},
+    )
     assert options.cpus == ("max,sve=on,sve256=on", "max,sve=off")
 
 
 def test_cpu_setting_with_spaces_is_refused() -> None:
     with pytest.raises(UserError, match="--cpu 'max, sve=off'"):
-        command.options_from_args(_args("--arch", "aarch64", "--cpu", "max, sve=off", "x.whl"),
-                                  env={"HOME": "/h"})
+        command.options_from_args(
+            _args("--arch", "aarch64", "--cpu", "max, sve=off", "x.whl"), env={"HOME": "/h"}
+        )
 
 
 def test_rootfs_is_cached_under_xdg_cache_home_by_default() -> None:
-    options = command.options_from_args(_args("--arch", "aarch64", "x.whl"),
-                                        env={"XDG_CACHE_HOME": "/c", "HOME": "/h"})
+    options = command.options_from_args(
+        _args("--arch", "aarch64", "x.whl"), env={"XDG_CACHE_HOME": "/c", "HOME": "/h"}
+    )
     assert options.rootfs == Path("/c/pytorch-feedstock/emulate/rootfs-arm64-bookworm")
 
 
 def test_default_command_needs_numpy_but_a_custom_one_does_not() -> None:
     default = command.options_from_args(_args("--arch", "aarch64", "x.whl"), env={"HOME": "/h"})
-    custom = command.options_from_args(_args("--arch", "aarch64", "x.whl", "--", "true"),
-                                       env={"HOME": "/h"})
+    custom = command.options_from_args(
+        _args("--arch", "aarch64", "x.whl", "--", "true"), env={"HOME": "/h"}
+    )
     assert default.test_command == runner.DEFAULT_COMMAND
     assert default.extra_requirements == ("numpy",)
     assert (custom.test_command, custom.extra_requirements) == (("true",), ())
 
 
 def test_missing_wheel_is_a_one_line_error_before_anything_runs(capsys, tmp_path) -> None:
-    code = main(["emulate", "--arch", "aarch64", "--rootfs", str(tmp_path / "r"),
-                 str(tmp_path / TORCH_AARCH64)])
+    code = main(
+        [
+            "emulate",
+            "--arch",
+            "aarch64",
+            "--rootfs",
+            str(tmp_path / "r"),
+            str(tmp_path / TORCH_AARCH64),
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert err == [f"error: {tmp_path / TORCH_AARCH64}: no such file"]
@@ -138,6 +154,7 @@ def test_missing_wheel_is_a_one_line_error_before_anything_runs(capsys, tmp_path
 
 
 # --- what to install ------------------------------------------------------
+
 
 def test_wheel_for_the_emulated_arch_is_accepted(tmp_path) -> None:
     wheel = _touch(tmp_path, TORCH_AARCH64)
@@ -164,15 +181,25 @@ def test_garbage_is_neither_file_nor_requirement() -> None:
         install.classify("numpy>>=2", AARCH64)
 
 
-def _conda_package(tmp_path: Path, *, subdir: str, files: dict[str, bytes],
-                   paths: list[dict] | None = None) -> Path:
+def _conda_package(
+    tmp_path: Path, *, subdir: str, files: dict[str, bytes], paths: list[dict] | None = None
+) -> Path:
     from conda_package_handling import api
 
     src = tmp_path / "pkgsrc"
     (src / "info").mkdir(parents=True)
-    (src / "info" / "index.json").write_text(json.dumps(
-        {"name": "minipkg", "version": "1.0", "build": "0", "build_number": 0,
-         "subdir": subdir, "depends": []}))
+    (src / "info" / "index.json").write_text(
+        json.dumps(
+            {
+                "name": "minipkg",
+                "version": "1.0",
+                "build": "0",
+                "build_number": 0,
+                "subdir": subdir,
+                "depends": [],
+            }
+        )
+    )
     for name, data in files.items():
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         (src / name).write_bytes(data)
@@ -200,35 +227,52 @@ def test_conda_package_for_the_emulated_subdir_is_accepted(tmp_path) -> None:
 
 def test_linking_relocates_the_prefix_and_yields_the_python_requirements(tmp_path) -> None:
     placeholder = "/opt/placeholder_" + "p" * 60
-    metadata = (b"Metadata-Version: 2.1\nName: minipkg\nVersion: 1.0\n"
-                b"Requires-Dist: filelock\nRequires-Dist: sympy>=1.13; python_version >= '3.9'\n"
-                b"Requires-Dist: opt-einsum; extra == 'opt'\n")
+    metadata = (
+        b"Metadata-Version: 2.1\nName: minipkg\nVersion: 1.0\n"
+        b"Requires-Dist: filelock\nRequires-Dist: sympy>=1.13; python_version >= '3.9'\n"
+        b"Requires-Dist: opt-einsum; extra == 'opt'\n"
+    )
     files = {
         "etc/minipkg.conf": f"root={placeholder}/lib\n".encode(),
         "lib/python3.11/site-packages/minipkg-1.0.dist-info/METADATA": metadata,
     }
     paths = [
-        {"_path": "etc/minipkg.conf", "path_type": "hardlink",
-         "prefix_placeholder": placeholder, "file_mode": "text"},
-        {"_path": "lib/python3.11/site-packages/minipkg-1.0.dist-info/METADATA",
-         "path_type": "hardlink"},
+        {
+            "_path": "etc/minipkg.conf",
+            "path_type": "hardlink",
+            "prefix_placeholder": placeholder,
+            "file_mode": "text",
+        },
+        {
+            "_path": "lib/python3.11/site-packages/minipkg-1.0.dist-info/METADATA",
+            "path_type": "hardlink",
+        },
     ]
     package = _conda_package(tmp_path, subdir="linux-aarch64", files=files, paths=paths)
     prefix = tmp_path / "prefix"
-    install.link_conda_package(package, prefix, PurePosixPath("/opt/emulate/envs/k/prefix"),
-                               tmp_path / "scratch", python="3.11")
+    install.link_conda_package(
+        package,
+        prefix,
+        PurePosixPath("/opt/emulate/envs/k/prefix"),
+        tmp_path / "scratch",
+        python="3.11",
+    )
     assert (prefix / "etc/minipkg.conf").read_text() == "root=/opt/emulate/envs/k/prefix/lib\n"
     assert install.declared_requirements(prefix) == [
-        "filelock", "sympy>=1.13; python_version >= '3.9'"]
+        "filelock",
+        "sympy>=1.13; python_version >= '3.9'",
+    ]
     assert install.site_packages_pythons(prefix) == {"3.11"}
 
 
 def test_noarch_python_files_land_in_this_pythons_site_packages() -> None:
     assert install.noarch_python_target("site-packages/filelock/__init__.py", "3.11") == (
-        "lib/python3.11/site-packages/filelock/__init__.py")
+        "lib/python3.11/site-packages/filelock/__init__.py"
+    )
     assert install.noarch_python_target("python-scripts/isympy", "3.11") == "bin/isympy"
     assert install.noarch_python_target("info/licenses/LICENSE", "3.11") == (
-        "info/licenses/LICENSE")
+        "info/licenses/LICENSE"
+    )
 
 
 def test_binary_relocation_keeps_the_string_length() -> None:
@@ -247,8 +291,8 @@ def test_text_relocation_replaces_every_occurrence() -> None:
 def test_environment_key_follows_content_not_file_location(tmp_path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    first = (tmp_path / "a" / TORCH_AARCH64)
-    second = (tmp_path / "b" / TORCH_AARCH64)
+    first = tmp_path / "a" / TORCH_AARCH64
+    second = tmp_path / "b" / TORCH_AARCH64
     first.write_bytes(b"same")
     second.write_bytes(b"same")
     key = install.environment_key([install.Wheel(first)], python="3.11", index_url="u")
@@ -271,14 +315,32 @@ def test_conda_prefix_libraries_come_first_at_run_time() -> None:
 
 
 def test_chroot_environment_forwards_proxies_but_no_secrets() -> None:
-    env = chroot.base_env(host_env={"GITHUB_TOKEN": "ghp_secret", "https_proxy": "http://p:3128",
-                                    "PIP_FIND_LINKS": "/opt/wheels"})
+    env = chroot.base_env(
+        host_env={
+            "GITHUB_TOKEN": "ghp_secret",
+            "https_proxy": "http://p:3128",
+            "PIP_FIND_LINKS": "/opt/wheels",
+        }
+    )
     assert env["https_proxy"] == "http://p:3128"
     assert "ghp_secret" not in json.dumps(env)
     assert "PIP_FIND_LINKS" not in env
 
 
+def test_the_chroots_sys_offers_only_the_cpu_lists(tmp_path) -> None:
+    host_cpu = tmp_path / "host"
+    (host_cpu / "cpu0" / "cache" / "index0").mkdir(parents=True)
+    for name in ("possible", "present", "online"):
+        (host_cpu / name).write_text("0-1\n")
+    chroot._populate_sys(tmp_path / "sys", host_cpu=host_cpu)
+    cpu = tmp_path / "sys" / "devices" / "system" / "cpu"
+    assert sorted(p.name for p in (tmp_path / "sys").rglob("*") if p.is_file()) == [
+        "online", "possible", "present"]
+    assert (cpu / "online").read_text() == "0-1\n"
+
+
 # --- running and reporting ------------------------------------------------
+
 
 class RecordingChroot:
     """Stands in for a chroot session: records what would run, answers with canned output."""
@@ -297,14 +359,13 @@ class RecordingChroot:
 
 
 def _env() -> install.Environment:
-    return install.Environment(key="k", root=PurePosixPath("/opt/emulate/envs/k"),
-                               has_prefix=False)
+    return install.Environment(key="k", root=PurePosixPath("/opt/emulate/envs/k"), has_prefix=False)
 
 
 def test_each_run_sets_qemu_cpu_and_puts_the_environment_first_on_path() -> None:
     fake = RecordingChroot(stdout="emulate-capability: SVE256\n")
     result = runner.run_setting(fake, _env(), "max,sve=on,sve256=on", ("python", "-c", "x"))
-    (argv, env), = fake.calls
+    ((argv, env),) = fake.calls
     assert argv == ("python", "-c", "x")
     assert env["QEMU_CPU"] == "max,sve=on,sve256=on"
     assert env["PATH"].startswith("/opt/emulate/envs/k/venv/bin:")
@@ -321,7 +382,10 @@ def test_a_timed_out_run_is_an_error_not_a_crash() -> None:
     fake = RecordingChroot(raises=CommandError("chroot: timed out after 5s"))
     result = runner.run_setting(fake, _env(), "power9", ("true",), timeout=5)
     assert (result.passed, result.returncode, result.error) == (
-        False, None, "chroot: timed out after 5s")
+        False,
+        None,
+        "chroot: timed out after 5s",
+    )
 
 
 def test_capability_is_read_from_the_marker_line() -> None:
@@ -343,20 +407,33 @@ def test_default_test_prints_the_marker_the_runner_parses() -> None:
     compile(code, "<default test>", "exec")
 
 
-def _result(cpu: str, returncode: int | None, capability: str | None = None,
-            output: str = "", error: str | None = None) -> runner.SettingResult:
-    return runner.SettingResult(cpu=cpu, returncode=returncode, capability=capability,
-                                seconds=12.34, output=output, error=error)
+def _result(
+    cpu: str,
+    returncode: int | None,
+    capability: str | None = None,
+    output: str = "",
+    error: str | None = None,
+) -> runner.SettingResult:
+    return runner.SettingResult(
+        cpu=cpu,
+        returncode=returncode,
+        capability=capability,
+        seconds=12.34,
+        output=output,
+        error=error,
+    )
 
 
 def _report(*results: runner.SettingResult) -> report.Report:
-    return report.Report(arch="aarch64", rootfs=Path("/r"), command=("python", "-c", "x"),
-                         results=results)
+    return report.Report(
+        arch="aarch64", rootfs=Path("/r"), command=("python", "-c", "x"), results=results
+    )
 
 
 def test_table_shows_result_capability_and_time_per_setting() -> None:
-    text = report.format_table(_report(_result("max,sve=off", 0, "DEFAULT"),
-                                       _result("max,sve=on,sve256=on", 0, "SVE256")))
+    text = report.format_table(
+        _report(_result("max,sve=off", 0, "DEFAULT"), _result("max,sve=on,sve256=on", 0, "SVE256"))
+    )
     lines = text.splitlines()
     assert lines[1].split() == ["CPU", "SETTING", "RESULT", "CAPABILITY", "TIME"]
     assert lines[2].split() == ["max,sve=off", "pass", "DEFAULT", "12.3s"]
@@ -365,18 +442,24 @@ def test_table_shows_result_capability_and_time_per_setting() -> None:
 
 
 def test_table_shows_the_output_of_failed_settings() -> None:
-    text = report.format_table(_report(
-        _result("power10", 1, output="Traceback\nImportError: no numpy\n")))
+    text = report.format_table(
+        _report(_result("power10", 1, output="Traceback\nImportError: no numpy\n"))
+    )
     assert "--- power10: fail (1)\nTraceback\nImportError: no numpy" in text
     assert text.endswith("0 passed, 1 failed")
 
 
 def test_json_report_has_one_entry_per_setting() -> None:
-    data = json.loads(report.to_json(_report(_result("power9", 0, None),
-                                             _result("power10", None, error="timed out"))))
+    data = json.loads(
+        report.to_json(
+            _report(_result("power9", 0, None), _result("power10", None, error="timed out"))
+        )
+    )
     assert data["passed"] is False
     assert [(r["cpu"], r["passed"], r["capability"], r["error"]) for r in data["results"]] == [
-        ("power9", True, None, None), ("power10", False, None, "timed out")]
+        ("power9", True, None, None),
+        ("power10", False, None, "timed out"),
+    ]
     assert data["results"][0]["seconds"] == 12.34
 
 
@@ -386,15 +469,17 @@ def test_a_report_without_results_has_not_passed() -> None:
 
 # --- the host -------------------------------------------------------------
 
+
 def test_not_root_is_a_one_line_error() -> None:
     with pytest.raises(host.HostError, match="emulate needs root .*; run it with sudo"):
         host.require_root(euid=1000)
 
 
 def test_missing_qemu_names_the_debian_package(tmp_path) -> None:
-    with pytest.raises(host.HostError,
-                       match="qemu-aarch64-static is not installed; apt-get install "
-                             "qemu-user-static"):
+    with pytest.raises(
+        host.HostError,
+        match="qemu-aarch64-static is not installed; apt-get install qemu-user-static",
+    ):
         host.qemu_registration(AARCH64, binfmt_d=tmp_path)
 
 
@@ -408,7 +493,9 @@ def _binfmt_d(tmp_path: Path) -> Path:
     interpreter.write_text("")
     conf = tmp_path / "binfmt.d"
     conf.mkdir()
-    (conf / "qemu-aarch64.conf").write_text(f":qemu-aarch64:M::\\x7fELF:\\xff\\xff:{interpreter}:OCF\n")
+    (conf / "qemu-aarch64.conf").write_text(
+        f":qemu-aarch64:M::\\x7fELF:\\xff\\xff:{interpreter}:OCF\n"
+    )
     return conf
 
 
@@ -417,8 +504,12 @@ def test_unmountable_binfmt_misc_is_a_one_line_error(tmp_path) -> None:
         raise CommandError("mount exited with status 32: permission denied")
 
     with pytest.raises(host.HostError, match="cannot mount binfmt_misc on .*must run privileged"):
-        host.ensure_binfmt(AARCH64, binfmt_misc=tmp_path / "binfmt_misc",
-                           binfmt_d=_binfmt_d(tmp_path), mount=refuse)
+        host.ensure_binfmt(
+            AARCH64,
+            binfmt_misc=tmp_path / "binfmt_misc",
+            binfmt_d=_binfmt_d(tmp_path),
+            mount=refuse,
+        )
 
 
 def test_registration_without_fix_binary_is_refused(tmp_path) -> None:
@@ -426,7 +517,8 @@ def test_registration_without_fix_binary_is_refused(tmp_path) -> None:
     binfmt_misc.mkdir()
     (binfmt_misc / "register").write_text("")
     (binfmt_misc / "qemu-aarch64").write_text(
-        "enabled\ninterpreter /usr/bin/qemu-aarch64\nflags: OC\noffset 0\n")
+        "enabled\ninterpreter /usr/bin/qemu-aarch64\nflags: OC\noffset 0\n"
+    )
     with pytest.raises(host.HostError, match="without the F flag"):
         host.ensure_binfmt(AARCH64, binfmt_misc=binfmt_misc, binfmt_d=_binfmt_d(tmp_path))
 
@@ -436,24 +528,30 @@ def test_existing_registration_is_left_alone(tmp_path) -> None:
     binfmt_misc.mkdir()
     (binfmt_misc / "register").write_text("")
     (binfmt_misc / "qemu-aarch64").write_text(
-        "enabled\ninterpreter /usr/libexec/qemu-binfmt/aarch64-binfmt-P\nflags: POF\n")
+        "enabled\ninterpreter /usr/libexec/qemu-binfmt/aarch64-binfmt-P\nflags: POF\n"
+    )
     entry = host.ensure_binfmt(AARCH64, binfmt_misc=binfmt_misc, binfmt_d=_binfmt_d(tmp_path))
     assert entry == host.BinfmtEntry(True, "/usr/libexec/qemu-binfmt/aarch64-binfmt-P", "POF")
     assert (binfmt_misc / "register").read_text() == ""
 
 
 def test_mounts_under_a_root_are_listed_deepest_first() -> None:
-    mountinfo = "\n".join([
-        "22 1 0:21 / /proc rw - proc proc rw",
-        "90 1 0:50 / /c/root\\040fs/proc rw - proc proc rw",
-        "91 1 0:51 / /c/root\\040fs/dev rw - tmpfs emulate-dev rw",
-        "92 1 0:52 / /c/root\\040fs2/dev rw - tmpfs other rw",
-    ])
+    mountinfo = "\n".join(
+        [
+            "22 1 0:21 / /proc rw - proc proc rw",
+            "90 1 0:50 / /c/root\\040fs/proc rw - proc proc rw",
+            "91 1 0:51 / /c/root\\040fs/dev rw - tmpfs emulate-dev rw",
+            "92 1 0:52 / /c/root\\040fs2/dev rw - tmpfs other rw",
+        ]
+    )
     assert mounts.mounts_under(Path("/c/root fs"), mountinfo) == [
-        Path("/c/root fs/dev"), Path("/c/root fs/proc")]
+        Path("/c/root fs/dev"),
+        Path("/c/root fs/proc"),
+    ]
 
 
 # --- the rootfs cache -----------------------------------------------------
+
 
 def test_a_directory_not_built_by_emulate_is_not_used(tmp_path) -> None:
     (tmp_path / "mine").mkdir()
@@ -466,7 +564,8 @@ def test_a_rootfs_of_another_arch_is_not_used(tmp_path) -> None:
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / rootfs.STAMP).write_text(
-        rootfs.Rootfs(path=tree, arch="ppc64le", suite="bookworm", python="3.11").to_stamp())
+        rootfs.Rootfs(path=tree, arch="ppc64le", suite="bookworm", python="3.11").to_stamp()
+    )
     with pytest.raises(UserError, match="holds ppc64le bookworm, not aarch64 bookworm"):
         rootfs.load(tree, AARCH64, "bookworm")
 
