@@ -109,6 +109,12 @@ robocopy "%TORCH_TREE%\include" "%LIBRARY_INC%" /E /NFL /NDL /NJH /NJS
 if %ERRORLEVEL% GEQ 8 exit /b 1
 robocopy "%TORCH_TREE%\share" "%LIBRARY_PREFIX%\share" /E /NFL /NDL /NJH /NJS
 if %ERRORLEVEL% GEQ 8 exit /b 1
+
+if "%cuda_compiler_version%"=="None" exit /b 0
+rem Downstream CUDA extension builds can use the architectures libtorch was built for.
+rem https://github.com/conda-forge/pytorch-cpu-feedstock/issues/423
+call :install_activation_script activate || exit /b 1
+call :install_activation_script deactivate || exit /b 1
 exit /b 0
 
 :pytorch
@@ -139,3 +145,9 @@ for %%f in ("%TORCH_LIB%\*.dll" "%TORCH_LIB%\*.lib") do (
     )
 )
 exit /b 0
+
+:install_activation_script
+rem %1 is activate or deactivate: the template with the architecture list filled in.
+if not exist "%PREFIX%\etc\conda\%1.d" mkdir "%PREFIX%\etc\conda\%1.d"
+"%PYTHON%" -c "import sys; src, dst, archs = sys.argv[1:]; open(dst, 'w').write(open(src).read().replace('@CF_TORCH_CUDA_ARCH_LIST@', archs))" "%RECIPE_DIR%\%1-libtorch.bat" "%PREFIX%\etc\conda\%1.d\libtorch_%1.bat" "%TORCH_CUDA_ARCH_LIST%"
+exit /b %ERRORLEVEL%
