@@ -219,7 +219,7 @@ def _render_cached(source: RecipeSource, config_text: str, cbc: str | None, conf
     variants = variants_for_config(config_text, cbc, config_source=config_source, cbc_source=cbc_source,
                                    subdir=subdir, build_subdir=build_subdir)
     config_keys = set(_load_base(config_text) or {})
-    outputs = render_variants(source, variants, Target(subdir, build_subdir))
+    outputs = render_variants(source, variants, Target(subdir, build_subdir), ci_split=False)
     return tuple(_public(o, name, subdir, build_subdir, config_keys) for o in outputs)
 
 

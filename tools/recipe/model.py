@@ -767,8 +767,13 @@ class _Rendered:
     top: _Meta
 
 
-def render(source: RecipeSource, variants: Sequence[Mapping[str, Any]], target: Target) -> list[OutputVariant]:
-    """Every (non-skipped and skipped) output variant of the recipe for ``variants``."""
+def render(source: RecipeSource, variants: Sequence[Mapping[str, Any]], target: Target, *,
+           ci_split: bool = True) -> list[OutputVariant]:
+    """Every (non-skipped and skipped) output variant of the recipe for ``variants``.
+
+    ``ci_split=False`` leaves ``top_level_vars``/``top_level_loop_vars`` empty: only the
+    CI-job split needs them, and they cost a third of a render.
+    """
     if not variants:
         return []
     recipe = Recipe(source, target)
@@ -777,7 +782,7 @@ def render(source: RecipeSource, variants: Sequence[Mapping[str, Any]], target: 
     for top in _distribute(recipe, variants):
         for meta in _output_set(top):
             rendered.append(_Rendered(meta, top))
-    return _finish(rendered)
+    return _finish(rendered, ci_split)
 
 
 def _distribute(recipe: Recipe, variants: list[dict[str, Any]]) -> list[_Meta]:
@@ -812,7 +817,7 @@ def _output_set(top: _Meta) -> list[_Meta]:
     return list(found.values())
 
 
-def _finish(rendered: list[_Rendered]) -> list[OutputVariant]:
+def _finish(rendered: list[_Rendered], ci_split: bool = True) -> list[OutputVariant]:
     # Build strings first: pin_subpackage(exact=True) needs its sibling's.
     strings = {id(r.meta): r.meta.build_string() for r in rendered}
     results = []
@@ -845,8 +850,9 @@ def _finish(rendered: list[_Rendered]) -> list[OutputVariant]:
                 variant=dict(meta.variant),
                 used_vars=meta.used_vars(),
                 hash_input=meta.hash_contents(),
-                top_level_vars=meta.used_vars(force_top_level=True),
-                top_level_loop_vars=frozenset(meta.used_loop_vars(force_top_level=True)),
+                top_level_vars=meta.used_vars(force_top_level=True) if ci_split else frozenset(),
+                top_level_loop_vars=(frozenset(meta.used_loop_vars(force_top_level=True))
+                                     if ci_split else frozenset()),
                 variants=tuple(meta.variants),
                 top_skip=item.top.skip(),
             )
