@@ -19,8 +19,15 @@ REPO = Path(__file__).resolve().parent.parent
 
 def tools(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "tools", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "tools", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -39,10 +46,17 @@ def test_dump_matches_conda_smithys_layout_byte_for_byte(shared_dir):
 
 
 def test_yaml_booleans_and_numbers_are_written_like_conda_smithy():
-    text = dump_config({"b": ["true"], "a": ["12.0", "None", "False", "3.9.* *netlib"],
-                        "pin_run_as_build": {"python": {"min_pin": "x.x", "max_pin": "x.x"}}})
-    assert text == ("a:\n- '12.0'\n- None\n- 'False'\n- 3.9.* *netlib\nb:\n- true\n"
-                    "pin_run_as_build:\n  python:\n    min_pin: x.x\n    max_pin: x.x\n")
+    text = dump_config(
+        {
+            "b": ["true"],
+            "a": ["12.0", "None", "False", "3.9.* *netlib"],
+            "pin_run_as_build": {"python": {"min_pin": "x.x", "max_pin": "x.x"}},
+        }
+    )
+    assert text == (
+        "a:\n- '12.0'\n- None\n- 'False'\n- 3.9.* *netlib\nb:\n- true\n"
+        "pin_run_as_build:\n  python:\n    min_pin: x.x\n    max_pin: x.x\n"
+    )
 
 
 def test_committed_fixture_ci_support_is_up_to_date(feedstock):
@@ -75,7 +89,10 @@ def test_write_regenerates_deleted_configs_and_removes_closed_migrations(feedsto
 
 def test_job_split_uses_keys_every_output_uses_at_top_level(feedstock):
     names = sorted(p.stem for p in (feedstock / ".ci_support").glob("*.yaml"))
-    assert "linux_64_blas_implmklc_compiler_version14cuda_compiler_version12.9cxx_compiler_version14" in names
+    assert (
+        "linux_64_blas_implmklc_compiler_version14cuda_compiler_version12.9cxx_compiler_version14"
+        in names
+    )
     # python and linalg_flavor are used by single outputs only: they stay inside one job
     assert not any("python" in n or "linalg_flavor" in n for n in names)
     config = yaml.safe_load((feedstock / ".ci_support" / f"{names[0]}.yaml").read_text())
@@ -83,11 +100,29 @@ def test_job_split_uses_keys_every_output_uses_at_top_level(feedstock):
     assert config["python"][-1] == "3.14.* *_cp314"
 
 
+def test_a_python_used_at_top_level_splits_jobs_and_skipped_pythons_vanish(tmp_path):
+    # checked against conda smithy rerender: the same 8 files, byte for byte
+    dest = tmp_path / "pyext"
+    shutil.copytree(FIXTURES / "pyext", dest)
+    result = tools("matrix", "--pinning", str(FIXTURES / "pinning-mini"), "--check", cwd=dest)
+    assert result.returncode == 0, result.stdout + result.stderr
+    names = sorted(p.stem for p in (dest / ".ci_support").glob("*.yaml"))
+    assert names[:2] == ["linux_64_python3.12.____cpython", "linux_64_python3.13.____cp313"]
+    assert len(names) == 8 and not any("3.11" in n for n in names)
+
+
 def test_without_pinning_one_line_says_what_to_pass(feedstock):
     env_prefix = feedstock / "no-such-prefix"
     env = dict(os.environ, PYTHONPATH=str(REPO), CONDA_PREFIX=str(env_prefix))
-    result = subprocess.run([sys.executable, "-m", "tools", "matrix", "--check"], cwd=feedstock, env=env,
-                            capture_output=True, text=True, timeout=120, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "tools", "matrix", "--check"],
+        cwd=feedstock,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "pass --pinning PATH" in result.stderr
 
