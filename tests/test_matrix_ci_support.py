@@ -132,3 +132,27 @@ def test_committed_ci_support_of_the_feedstock_is_up_to_date(repo_root, pinning_
         pytest.skip("the recipe is not written yet")
     result = tools("matrix", "--pinning", str(pinning_dir), "--check", cwd=repo_root)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_installed_pinning_is_found_through_conda_prefix(tmp_path):
+    from tools.ci_support import locate_pinning
+
+    shutil.copytree(FIXTURES / "pinning-mini", tmp_path / "env")
+    found = locate_pinning(None, {"CONDA_PREFIX": str(tmp_path / "env")})
+    assert found.cbc == tmp_path / "env" / "conda_build_config.yaml"
+    assert found.migrations_dir == tmp_path / "env" / "share" / "conda-forge" / "migrations"
+
+
+def test_a_pinning_file_without_migrations_dir_is_accepted(tmp_path):
+    from tools.ci_support import locate_pinning
+
+    cbc = tmp_path / "cbc.yaml"
+    cbc.write_text("zlib:\n  - 1\n")
+    found = locate_pinning(str(cbc), {})
+    assert found.cbc == cbc and found.migrations_dir is None
+
+
+def test_commands_work_from_a_subdirectory_of_the_feedstock(feedstock):
+    result = tools("explain", cwd=feedstock / "recipe")
+    assert result.returncode == 0, result.stderr
+    assert "libtoy-linalg (magma, nomagma)" in result.stdout
