@@ -69,7 +69,9 @@ def test_unknown_names_are_false():
 def test_build_and_target_platform_for_a_cross_build():
     ns = names("linux-aarch64", build="linux-64", target_platform="linux-aarch64")
     assert evaluate("build_platform != target_platform", ns)
-    assert not evaluate("build_platform != target_platform", names("linux-64", target_platform="linux-64"))
+    assert not evaluate(
+        "build_platform != target_platform", names("linux-64", target_platform="linux-64")
+    )
 
 
 def test_os_environ_get_as_the_pinning_uses_it():
@@ -81,7 +83,13 @@ def test_os_environ_get_as_the_pinning_uses_it():
 
 @pytest.mark.parametrize(
     "expression",
-    ["__import__('os').system('true')", "(lambda: 1)()", "x.__class__", "open('f')", "[a for a in b]"],
+    [
+        "__import__('os').system('true')",
+        "(lambda: 1)()",
+        "x.__class__",
+        "open('f')",
+        "[a for a in b]",
+    ],
 )
 def test_code_beyond_the_whitelist_is_refused_with_file_and_line(expression):
     with pytest.raises(UnsupportedConstruct) as info:
@@ -90,7 +98,9 @@ def test_code_beyond_the_whitelist_is_refused_with_file_and_line(expression):
 
 
 def test_a_syntax_error_names_the_line():
-    with pytest.raises(UnsupportedConstruct, match=r"meta.yaml:1: selector \[linux and\] is not valid"):
+    with pytest.raises(
+        UnsupportedConstruct, match=r"meta.yaml:1: selector \[linux and\] is not valid"
+    ):
         select_lines("a: 1  # [linux and]\n", names(), source="meta.yaml")
 
 

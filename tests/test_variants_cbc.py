@@ -12,7 +12,10 @@ from tools.errors import UserError
 
 def test_cbc_values_stay_strings_after_selectors():
     text = "c_compiler_version:  # [unix]\n  - 15  # [linux]\n  - 21  # [osx]\nflag:\n  - true\n"
-    assert v.parse_cbc(text, "linux-64", source="cbc") == {"c_compiler_version": ["15"], "flag": ["true"]}
+    assert v.parse_cbc(text, "linux-64", source="cbc") == {
+        "c_compiler_version": ["15"],
+        "flag": ["true"],
+    }
 
 
 def test_keys_emptied_by_selectors_disappear():
@@ -22,23 +25,29 @@ def test_keys_emptied_by_selectors_disappear():
 
 def test_cbc_selectors_see_the_environment():
     text = "cuda_compiler_version:\n  - None\n  - 12.9  # [os.environ.get('CF_CUDA_ENABLED', 'False') == 'True']\n"
-    assert v.parse_cbc(text, "linux-64", source="c", environ={})["cuda_compiler_version"] == ["None"]
+    assert v.parse_cbc(text, "linux-64", source="c", environ={})["cuda_compiler_version"] == [
+        "None"
+    ]
     cuda = v.parse_cbc(text, "linux-64", source="c", environ={"CF_CUDA_ENABLED": "True"})
     assert cuda["cuda_compiler_version"] == ["None", "12.9"]
 
 
 def test_later_specs_win_and_extend_keys_merge():
-    combined = v.combine_specs([
-        ("a", {"zlib": ["1"], "pin_run_as_build": {"python": {"max_pin": "x.x"}}}),
-        ("b", {"zlib": ["2"], "pin_run_as_build": {"zstd": {"max_pin": "x"}}}),
-    ])
+    combined = v.combine_specs(
+        [
+            ("a", {"zlib": ["1"], "pin_run_as_build": {"python": {"max_pin": "x.x"}}}),
+            ("b", {"zlib": ["2"], "pin_run_as_build": {"zstd": {"max_pin": "x"}}}),
+        ]
+    )
     assert combined["zlib"] == ["2"]
     assert set(combined["pin_run_as_build"]) == {"python", "zstd"}
 
 
 def test_a_zipped_key_is_replaced_with_its_whole_group():
     base = {"zip_keys": [["python", "numpy"]], "python": ["3.11", "3.12"], "numpy": ["1", "2"]}
-    combined = v.combine_specs([("pin", base), ("recipe", {"python": ["3.12", "3.13"], "numpy": ["2", "2"]})])
+    combined = v.combine_specs(
+        [("pin", base), ("recipe", {"python": ["3.12", "3.13"], "numpy": ["2", "2"]})]
+    )
     assert combined["python"] == ["3.12", "3.13"] and combined["numpy"] == ["2", "2"]
 
 
@@ -54,21 +63,38 @@ def test_setting_half_a_zip_group_to_new_values_is_a_clear_error():
 
 
 def test_explode_zips_keys_together():
-    spec = {"zip_keys": [["python", "numpy"]], "python": ["3.11", "3.12"], "numpy": ["1", "2"], "blas": ["a", "b"]}
+    spec = {
+        "zip_keys": [["python", "numpy"]],
+        "python": ["3.11", "3.12"],
+        "numpy": ["1", "2"],
+        "blas": ["a", "b"],
+    }
     variants = v.explode(spec)
     assert len(variants) == 4
     assert {(x["python"], x["numpy"]) for x in variants} == {("3.11", "1"), ("3.12", "2")}
 
 
 def test_squish_inverts_explode():
-    spec = {"zip_keys": [["python", "numpy"]], "python": ["3.11", "3.12"], "numpy": ["1", "2"], "blas": ["a", "b"]}
+    spec = {
+        "zip_keys": [["python", "numpy"]],
+        "python": ["3.11", "3.12"],
+        "numpy": ["1", "2"],
+        "blas": ["a", "b"],
+    }
     back = v.squish(v.explode(spec))
-    assert back["python"] == ["3.11", "3.12"] and back["numpy"] == ["1", "2"] and back["blas"] == ["a", "b"]
+    assert (
+        back["python"] == ["3.11", "3.12"]
+        and back["numpy"] == ["1", "2"]
+        and back["blas"] == ["a", "b"]
+    )
 
 
 PY314 = {
-    "__migrator": {"operation": "key_add", "primary_key": "python",
-                   "ordering": {"python": ["3.11.* *_cpython", "3.12.* *_cpython", "3.14.* *_cp314"]}},
+    "__migrator": {
+        "operation": "key_add",
+        "primary_key": "python",
+        "ordering": {"python": ["3.11.* *_cpython", "3.12.* *_cpython", "3.14.* *_cp314"]},
+    },
     "python": ["3.14.* *_cp314"],
     "is_python_min": ["false"],
     "migrator_ts": "1724712607",
@@ -76,8 +102,11 @@ PY314 = {
 
 
 def test_key_add_migration_appends_in_order_and_keeps_zips_aligned():
-    spec = {"zip_keys": [["python", "is_python_min"]], "python": ["3.12.* *_cpython", "3.11.* *_cpython"],
-            "is_python_min": ["false", "true"]}
+    spec = {
+        "zip_keys": [["python", "is_python_min"]],
+        "python": ["3.12.* *_cpython", "3.11.* *_cpython"],
+        "is_python_min": ["false", "true"],
+    }
     out = v.apply_migrations(spec, [("py314", PY314)])
     assert out["python"] == ["3.11.* *_cpython", "3.12.* *_cpython", "3.14.* *_cp314"]
     assert out["is_python_min"] == ["true", "false", "false"]
@@ -85,15 +114,26 @@ def test_key_add_migration_appends_in_order_and_keeps_zips_aligned():
 
 def test_plain_migration_takes_the_higher_version():
     spec = {"libabseil": ["20250127"], "libprotobuf": ["5.29"]}
-    out = v.apply_migrations(spec, [("absl", {"__migrator": {"kind": "version"}, "libabseil": ["20260526"],
-                                              "migrator_ts": "1"})])
+    out = v.apply_migrations(
+        spec,
+        [
+            (
+                "absl",
+                {"__migrator": {"kind": "version"}, "libabseil": ["20260526"], "migrator_ts": "1"},
+            )
+        ],
+    )
     assert out["libabseil"] == ["20260526"] and out["libprotobuf"] == ["5.29"]
 
 
-def _migration(tmp: Path, name: str, ts: str, *, number: str = "1", use_local: bool = False) -> v.MigrationFile:
+def _migration(
+    tmp: Path, name: str, ts: str, *, number: str = "1", use_local: bool = False
+) -> v.MigrationFile:
     path = tmp / name
-    path.write_text(f"migrator_ts: {ts}\n__migrator:\n  migration_number: {number}\n"
-                    + ("  use_local: true\n" if use_local else ""))
+    path.write_text(
+        f"migrator_ts: {ts}\n__migrator:\n  migration_number: {number}\n"
+        + ("  use_local: true\n" if use_local else "")
+    )
     return v.read_migration_file(path)
 
 
@@ -116,14 +156,22 @@ def test_migration_plan_follows_conda_smithy(tmp_path):
 def test_migration_with_another_number_than_upstream_stays_local(tmp_path):
     (tmp_path / "up").mkdir()
     (tmp_path / "fs").mkdir()
-    plan = v.plan_migrations([_migration(tmp_path / "fs", "m.yaml", "5", number="2")],
-                             [_migration(tmp_path / "up", "m.yaml", "5", number="1")])
+    plan = v.plan_migrations(
+        [_migration(tmp_path / "fs", "m.yaml", "5", number="2")],
+        [_migration(tmp_path / "up", "m.yaml", "5", number="1")],
+    )
     assert plan.apply == (tmp_path / "fs" / "m.yaml",)
 
 
 def test_job_names_sort_keys_and_sanitise_values():
-    config = {"python": ["3.12.* *_cpython"], "channel_targets": ["conda-forge main"], "target_platform": ["linux-64"]}
-    name = v.job_name("linux_64", config, {"python", "channel_targets", "target_platform"}, "pytorch")
+    config = {
+        "python": ["3.12.* *_cpython"],
+        "channel_targets": ["conda-forge main"],
+        "target_platform": ["linux-64"],
+    }
+    name = v.job_name(
+        "linux_64", config, {"python", "channel_targets", "target_platform"}, "pytorch"
+    )
     assert name.name == "linux_64_channel_targetsconda-forge_mainpython3.12.____cpython"
     assert name.short.startswith(name.name[:40] + "_h") and len(name.short) == 50
 
@@ -137,8 +185,13 @@ def test_long_job_names_are_cut_for_windows_paths():
 
 
 def test_prune_keeps_only_keys_the_recipe_can_name():
-    spec = {"zlib": ["1"], "ffmpeg": ["7"], "c_compiler": ["gcc"], "zip_keys": [["ffmpeg", "zlib"]],
-            "channel_targets": ["conda-forge main"]}
+    spec = {
+        "zlib": ["1"],
+        "ffmpeg": ["7"],
+        "c_compiler": ["gcc"],
+        "zip_keys": [["ffmpeg", "zlib"]],
+        "channel_targets": ["conda-forge main"],
+    }
     out = v.prune_spec(spec, ["requirements:\n  host:\n    - zlib\n"])
     assert set(out) - {"zip_keys"} == {"zlib", "c_compiler", "channel_targets"}
     assert out["zip_keys"] == [["zlib"]]

@@ -6,7 +6,12 @@ from types import SimpleNamespace
 
 from tools import variants as v
 from tools.commands.explain import format_table, job_row
-from tools.recipe.text import used_in_batch_script, used_in_shell_script, used_in_text, uses_cuda_compiler
+from tools.recipe.text import (
+    used_in_batch_script,
+    used_in_shell_script,
+    used_in_text,
+    uses_cuda_compiler,
+)
 
 
 def test_keys_count_as_used_in_jinja_pins_requirements_selectors_and_conditions():
@@ -58,8 +63,8 @@ def test_linux_configs_keep_only_the_first_docker_image_and_its_zipped_values():
 
 
 def _out(**kw):
-    base = dict(used_vars=frozenset({"python", "target_platform"}), variants=(), top_level_vars=frozenset(),
-                top_level_loop_vars=frozenset({"blas_impl"}))
+    base = {"used_vars": frozenset({"python", "target_platform"}), "variants": (),
+            "top_level_vars": frozenset(), "top_level_loop_vars": frozenset({"blas_impl"})}
     base.update(kw)
     return SimpleNamespace(**base)
 

@@ -24,10 +24,10 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from tools.errors import UserError
-from tools.variants import _load_base
 from tools.recipe.model import OutputVariant, RecipeSource, Target
 from tools.recipe.model import render as render_variants
 from tools.repo import find_root
+from tools.variants import _load_base
 
 REQUIREMENT_KINDS = ("build", "host", "run", "run_constrained")
 

@@ -347,6 +347,7 @@ def plan_migrations(feedstock: Iterable[MigrationFile], pinning: Iterable[Migrat
 
 def _version_key(value: Any, ordering: Sequence[str] | None = None) -> Any:
     from rattler import Version
+    from rattler.exceptions import InvalidVersionError
 
     if ordering is not None:
         try:
@@ -356,7 +357,7 @@ def _version_key(value: Any, ordering: Sequence[str] | None = None) -> Any:
     text = str(value).replace(" ", ".").replace("*", "1")
     try:
         return (1, Version(text))
-    except Exception:  # rattler rejects it: compare as text, as conda-smithy falls back to
+    except InvalidVersionError:  # not a version: compare as text, as conda-smithy falls back to
         return (2, str(value))
 
 
@@ -570,6 +571,7 @@ def prune_spec(spec: Spec, texts: Iterable[str]) -> Spec:
 def merge_deployment_target(variants: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """On osx, c_stdlib_version and MACOSX_DEPLOYMENT_TARGET become their maximum."""
     from rattler import Version
+    from rattler.exceptions import InvalidVersionError
 
     out = []
     for variant in variants:
@@ -583,7 +585,7 @@ def merge_deployment_target(variants: Iterable[Mapping[str, Any]]) -> list[dict[
                     stdlib = macdt
                 if Version(sdk) < Version(stdlib):
                     sdk = stdlib
-            except Exception as exc:
+            except InvalidVersionError as exc:
                 raise UserError(
                     "c_stdlib_version/MACOSX_DEPLOYMENT_TARGET/MACOSX_SDK_VERSION must each be one version"
                 ) from exc

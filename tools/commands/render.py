@@ -6,7 +6,6 @@ import argparse
 import json
 import re
 import sys
-from pathlib import Path
 
 HELP = "render the recipe for one .ci_support config: outputs, build strings, requirements"
 

@@ -52,12 +52,9 @@ class _Unsupported(Exception):
 
 
 class RecordingUndefined(jinja2.Undefined):
-    """Undefined names render as "" (conda-build's permissive render) and are remembered."""
-
-    seen: list[str] = []
+    """Undefined names render as "" -- conda-build's permissive render, which conda-smithy uses."""
 
     def __str__(self) -> str:
-        RecordingUndefined.seen.append(self._undefined_name or "?")
         return ""
 
     def __iter__(self):

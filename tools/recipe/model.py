@@ -31,7 +31,7 @@ import yaml
 from tools.recipe import jinja, text
 from tools.recipe.errors import RecipeError, UnsupportedConstruct
 from tools.recipe.namespace import selector_namespace
-from tools.recipe.selectors import Selected, select_lines
+from tools.recipe.selectors import select_lines
 
 HASH_LENGTH = 7
 # Keys that never split variants (conda-build's get_vars special keys).
@@ -440,7 +440,7 @@ class _Meta:
             head, *tail = out.rsplit("_", 1)
             try:
                 int(head)
-                out = "_".join((digest, head)) if digest else head
+                out = f"{digest}_{head}" if digest else head
             except ValueError:
                 out = head + digest
             if tail:
@@ -541,8 +541,8 @@ class Recipe:
         info = jinja.TargetInfo(self.target.subdir, self.target.build)
         try:
             rendered = jinja.render_conditional(template, selections, names, variant, info, extra=extra)
-        except Exception:
-            return None  # the slow path reports the error with its line
+        except Exception:  # noqa: BLE001 -- the slow path raises it again, with its source line
+            return None
         return rendered
 
     def _render_once(self, names: dict[str, Any], variant: Mapping[str, Any],

@@ -15,13 +15,13 @@ from functools import lru_cache
 
 # One output block: from "  - name:" (or "- type:") to the next one or the next top-level key.
 OUTPUT_BLOCK_RE = re.compile(
-    r"^\ +-\ +(?:name|type):.+?(?=^\w|\Z|^\ +-\ +(?:name|type))", flags=re.M | re.S
+    r"^\ +-\ +(?:name|type):.+?(?=^\w|\Z|^\ +-\ +(?:name|type))", flags=re.MULTILINE | re.DOTALL
 )
 OUTPUTS_SECTION = r"(^outputs:.*?)(?=^test:|^extra:|^about:|\Z)"
 PACKAGE_AND_BUILD = r"(^.*?)(?=^requirements:|^test:|^extra:|^about:|^outputs:|\Z)"
 TOP_REQUIREMENTS = r"(^requirements:.*?)(?=^test:|^extra:|^about:|^outputs:|\Z)"
 _REQUIREMENTS_BLOCK_RE = re.compile(
-    r"requirements:.+?(?=^\w|\Z|^\s+-\s(?=name|type))", flags=re.M | re.S
+    r"requirements:.+?(?=^\w|\Z|^\s+-\s(?=name|type))", flags=re.MULTILINE | re.DOTALL
 )
 NUMPY_XX_RE = re.compile(r"(numpy\s*x\.x)|pin_compatible\([\'\"]numpy.*max_pin=[\'\"]x\.x[\'\"]")
 CUDA_COMPILER_RE = re.compile(r"^[^\#]*compiler\((\"cuda\"|\'cuda\')\).*")
@@ -32,7 +32,7 @@ def extract(text: str, pattern: str | None) -> str:
     """conda-build's ``_filter_recipe_text``: the distinct non-empty groups of a match."""
     if not pattern:
         return text
-    match = re.search(pattern, text, flags=re.M | re.S)
+    match = re.search(pattern, text, flags=re.MULTILINE | re.DOTALL)
     if not match:
         return ""
     # conda-build joins a *set* of groups; every pattern here has one group.
