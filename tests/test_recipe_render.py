@@ -256,3 +256,22 @@ def test_pytorch_checks_its_variant_with_check_torch(config):
         assert f"--blas {blas(config)}" in command
         assert f"--cuda {config_values(config)['cuda_compiler_version'][0]}" in command
         assert f"--megabuild-python {MEGABUILD_PYTHON}" in command
+
+
+@pytest.mark.parametrize("config", [c for c in CONFIGS if has_linalg(c)])
+def test_linalg_tests_import_this_configs_megabuild_pytorch(config):
+    outputs = built(config)
+    tag = MEGABUILD_PYTHON.replace(".", "")
+    wanted = [o for o in outputs if o.name == "pytorch" and f"_py{tag}_" in o.build_string]
+    for linalg in (o for o in outputs if o.name == "libtorch-cuda-linalg"):
+        (spec,) = specs_named(linalg.tests["requires"], "pytorch")
+        assert [o for o in outputs if o.name == "pytorch" and matches(spec, o)] == wanted
+
+
+@pytest.mark.parametrize("config", [c for c in CONFIGS if has_linalg(c)])
+def test_each_linalg_flavour_checks_its_own_magma_linkage_and_has_magma(config):
+    for linalg in (o for o in built(config) if o.name == "libtorch-cuda-linalg"):
+        commands = " ".join(linalg.tests["commands"])
+        magma = linalg.variant["cuda_linalg_flavor"] == "magma"
+        assert ("nomagma flavour" in commands) != magma
+        assert ("magma flavour, but" in commands.replace("nomagma flavour, but", "")) == magma
