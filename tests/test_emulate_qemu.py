@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.emulate import host
+from tools.emulate import host, rootfs
 from tools.emulate.arch import ARCHES
 from tools.emulate.mounts import MOUNTINFO, mounts_under
 
@@ -54,10 +54,14 @@ def qemu_aarch64() -> None:
     """Skip unless this machine can run aarch64 code under QEMU (set it up on CI)."""
     if os.geteuid() != 0:
         pytest.skip("emulate needs root (mount, chroot, binfmt_misc)")
-    missing = [name for name, found in (
-        ("qemu-user-static", (host.BINFMT_D / "qemu-aarch64.conf").is_file()),
-        ("debootstrap", shutil.which("debootstrap", path=host.SBIN_PATH) is not None),
-    ) if not found]
+    missing = [
+        name
+        for name, found in (
+            ("qemu-user-static", (host.BINFMT_D / "qemu-aarch64.conf").is_file()),
+            ("debootstrap", shutil.which("debootstrap", path=host.SBIN_PATH) is not None),
+        )
+        if not found
+    ]
     if missing and os.environ.get("CI") == "true":
         _install_debian_packages()
     elif missing:
@@ -75,11 +79,29 @@ def torch_aarch64_wheel(qemu_aarch64) -> Path:
     found = sorted(dest.glob("torch-2.9.1-cp311-*aarch64.whl"))
     if not found:
         result = subprocess.run(
-            [sys.executable, "-m", "pip", "download", TORCH_AARCH64, "--no-deps",
-             "--only-binary=:all:", "--platform", "manylinux_2_28_aarch64",
-             "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
-             "-d", str(dest)],
-            capture_output=True, text=True, timeout=1200, check=False,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                TORCH_AARCH64,
+                "--no-deps",
+                "--only-binary=:all:",
+                "--platform",
+                "manylinux_2_28_aarch64",
+                "--python-version",
+                "3.11",
+                "--implementation",
+                "cp",
+                "--abi",
+                "cp311",
+                "-d",
+                str(dest),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+            check=False,
         )
         found = sorted(dest.glob("torch-2.9.1-cp311-*aarch64.whl"))
         if result.returncode != 0 or not found:
@@ -93,10 +115,21 @@ def rootfs_dir() -> Path:
     return _cache_dir() / "rootfs-arm64"
 
 
+def _mounts_left(rootfs_dir: Path) -> list[Path]:
+    # Under the rootfs lock: another test session on this machine may be
+    # mid-run on the same cached rootfs, with its mounts rightly in place.
+    with rootfs.locked(rootfs_dir):
+        return mounts_under(rootfs_dir.resolve(), MOUNTINFO.read_text())
+
+
 def _emulate(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tools", "emulate", *map(str, args)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=1800, check=False,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
     )
 
 
@@ -104,8 +137,19 @@ def _emulate(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def torch_run(torch_aarch64_wheel: Path, rootfs_dir: Path) -> tuple[dict, float]:
     """One real run with SVE off and SVE at 256 bits; --keep makes re-runs fast."""
     start = time.monotonic()
-    result = _emulate("--arch", "aarch64", "--cpu", SVE_OFF, "--cpu", SVE256,
-                      "--rootfs", rootfs_dir, "--keep", "--json", torch_aarch64_wheel)
+    result = _emulate(
+        "--arch",
+        "aarch64",
+        "--cpu",
+        SVE_OFF,
+        "--cpu",
+        SVE256,
+        "--rootfs",
+        rootfs_dir,
+        "--keep",
+        "--json",
+        torch_aarch64_wheel,
+    )
     elapsed = time.monotonic() - start
     assert result.returncode == 0, result.stdout + result.stderr[-4000:]
     return json.loads(result.stdout), elapsed
@@ -124,18 +168,27 @@ def test_every_setting_passes_the_matmul_check(torch_run) -> None:
 
 
 def test_no_mount_is_left_behind(torch_run, rootfs_dir: Path) -> None:
-    assert mounts_under(rootfs_dir.resolve(), MOUNTINFO.read_text()) == []
+    assert _mounts_left(rootfs_dir) == []
 
 
-def test_a_setting_qemu_rejects_fails_with_exit_1(torch_run, torch_aarch64_wheel: Path,
-                                                   rootfs_dir: Path) -> None:
-    result = _emulate("--arch", "aarch64", "--cpu", "no-such-cpu", "--rootfs", rootfs_dir,
-                      "--keep", "--json", torch_aarch64_wheel)
+def test_a_setting_qemu_rejects_fails_with_exit_1(
+    torch_run, torch_aarch64_wheel: Path, rootfs_dir: Path
+) -> None:
+    result = _emulate(
+        "--arch",
+        "aarch64",
+        "--cpu",
+        "no-such-cpu",
+        "--rootfs",
+        rootfs_dir,
+        "--keep",
+        "--json",
+        torch_aarch64_wheel,
+    )
     report = json.loads(result.stdout)
     assert result.returncode == 1
     assert [(r["cpu"], r["passed"]) for r in report["results"]] == [("no-such-cpu", False)]
-    assert mounts_under(rootfs_dir.resolve(), MOUNTINFO.read_text()) == []
-
+    assert _mounts_left(rootfs_dir) == []
 
 
 # --- ppc64le: PyPI has no torch for it, so a conda package of our own probes the CPU ----
@@ -174,8 +227,7 @@ def _probe_package(directory: Path) -> Path:
     files = {
         f"{site}/cpuprobe/__init__.py": "",
         f"{site}/cpuprobe/__main__.py": PROBE_MAIN,
-        f"{site}/cpuprobe-1.0.dist-info/METADATA":
-            "Metadata-Version: 2.1\nName: cpuprobe\nVersion: 1.0\nRequires-Dist: packaging\n",
+        f"{site}/cpuprobe-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: cpuprobe\nVersion: 1.0\nRequires-Dist: packaging\n",
         "etc/cpuprobe.conf": f"prefix={PLACEHOLDER}\n",
     }
     src = directory / "src"
@@ -183,16 +235,43 @@ def _probe_package(directory: Path) -> Path:
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         (src / name).write_text(text)
     (src / "info").mkdir()
-    (src / "info" / "index.json").write_text(json.dumps({
-        "name": "cpuprobe", "version": "1.0", "build": "0", "build_number": 0,
-        "subdir": "linux-ppc64le", "depends": ["python 3.11.*"]}))
-    (src / "info" / "paths.json").write_text(json.dumps({"paths_version": 1, "paths": [
-        {"_path": name, "path_type": "hardlink",
-         **({"prefix_placeholder": PLACEHOLDER, "file_mode": "text"}
-            if name == "etc/cpuprobe.conf" else {})}
-        for name in files]}))
-    api.create(str(src), [*files, "info/index.json", "info/paths.json"],
-               "cpuprobe-1.0-0.conda", out_folder=str(directory))
+    (src / "info" / "index.json").write_text(
+        json.dumps(
+            {
+                "name": "cpuprobe",
+                "version": "1.0",
+                "build": "0",
+                "build_number": 0,
+                "subdir": "linux-ppc64le",
+                "depends": ["python 3.11.*"],
+            }
+        )
+    )
+    (src / "info" / "paths.json").write_text(
+        json.dumps(
+            {
+                "paths_version": 1,
+                "paths": [
+                    {
+                        "_path": name,
+                        "path_type": "hardlink",
+                        **(
+                            {"prefix_placeholder": PLACEHOLDER, "file_mode": "text"}
+                            if name == "etc/cpuprobe.conf"
+                            else {}
+                        ),
+                    }
+                    for name in files
+                ],
+            }
+        )
+    )
+    api.create(
+        str(src),
+        [*files, "info/index.json", "info/paths.json"],
+        "cpuprobe-1.0-0.conda",
+        out_folder=str(directory),
+    )
     return directory / "cpuprobe-1.0-0.conda"
 
 
@@ -205,14 +284,26 @@ def qemu_ppc64le(qemu_aarch64) -> None:
 
 
 def test_conda_package_sees_power9_and_power10_on_ppc64le(qemu_ppc64le, tmp_path) -> None:
-    rootfs = _cache_dir() / "rootfs-ppc64el"
+    rootfs_dir = _cache_dir() / "rootfs-ppc64el"
     # No --keep: the package is rebuilt (new timestamps, new content) every run.
-    result = _emulate("--arch", "ppc64le", "--rootfs", rootfs, "--json",
-                      _probe_package(tmp_path), "--", "python", "-m", "cpuprobe")
+    result = _emulate(
+        "--arch",
+        "ppc64le",
+        "--rootfs",
+        rootfs,
+        "--json",
+        _probe_package(tmp_path),
+        "--",
+        "python",
+        "-m",
+        "cpuprobe",
+    )
     assert result.returncode == 0, result.stdout + result.stderr[-4000:]
     report = json.loads(result.stdout)
     assert {r["cpu"]: r["capability"] for r in report["results"]} == {
-        "power9": "POWER9", "power10": "POWER10"}
+        "power9": "POWER9",
+        "power10": "POWER10",
+    }
     # The text file's placeholder now names the prefix inside the chroot.
     assert "prefix=/opt/emulate/envs/" in report["results"][0]["output_tail"]
-    assert mounts_under(rootfs.resolve(), MOUNTINFO.read_text()) == []
+    assert _mounts_left(rootfs_dir) == []
