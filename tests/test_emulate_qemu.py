@@ -31,6 +31,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 TORCH_AARCH64 = "torch==2.9.1"
 DEBIAN_PACKAGES = ("qemu-user-static", "debootstrap")
 SVE_OFF, SVE256 = "max,sve=off", "max,sve=on,sve256=on"
+PPC64LE_OPT_IN = "PYTORCH_FEEDSTOCK_TEST_PPC64LE"
 
 
 def _cache_dir() -> Path:
@@ -277,6 +278,10 @@ def _probe_package(directory: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def qemu_ppc64le(qemu_aarch64) -> None:
+    # A second rootfs costs about 4 more minutes on a cold machine; CI's
+    # budget has room for the aarch64 proof only, so this one is opt-in.
+    if os.environ.get(PPC64LE_OPT_IN) != "1":
+        pytest.skip(f"set {PPC64LE_OPT_IN}=1 to build a ppc64el rootfs (~4 min once) and run this")
     try:
         host.ensure_binfmt(ARCHES["ppc64le"])
     except host.HostError as exc:

@@ -14,9 +14,10 @@ from tools.errors import UserError
 
 HELP = "run packages' tests for aarch64/ppc64le under QEMU, once per CPU setting"
 
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.usage = ("%(prog)s --arch {aarch64,ppc64le} [--cpu SETTING]... [--rootfs DIR] "
-                    "[--keep] [--json] PACKAGES_OR_WHEELS... [-- TEST COMMAND...]")
+    parser.usage = (f"%(prog)s --arch {{{','.join(sorted(ARCHES))}}} [--cpu SETTING]... "
+                    "[--rootfs DIR] [--keep] [--json] PACKAGES_OR_WHEELS... [-- TEST COMMAND...]")
     parser.add_argument("--arch", required=True, choices=sorted(ARCHES),
                         help="architecture to emulate")
     parser.add_argument("--cpu", action="append", metavar="SETTING", dest="cpus",

@@ -26,8 +26,11 @@ STAMP = ".emulate-rootfs.json"
 DEFAULT_SUITE = "bookworm"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # minbase plus an interpreter that can make venvs (python3-venv brings
-# ensurepip's pip wheel); pip itself then comes from PyPI at its own pace.
-PACKAGES = ("python3", "python3-venv", "ca-certificates")
+# ensurepip's pip wheel).  No ca-certificates: every session copies in the
+# host's bundle (which may hold a proxy's CA Debian's lacks) and points
+# SSL_CERT_FILE and PIP_CERT at it, and configuring the package under
+# emulation costs half a minute.
+PACKAGES = ("python3", "python3-venv")
 
 
 @dataclass(frozen=True)
