@@ -126,6 +126,12 @@ def test_rootfs_is_cached_under_xdg_cache_home_by_default() -> None:
     assert options.rootfs == Path("/c/pytorch-feedstock/emulate/rootfs-arm64-bookworm")
 
 
+def test_rootfs_path_with_spaces_is_refused() -> None:
+    with pytest.raises(UserError, match="debootstrap cannot build in a path with spaces"):
+        command.options_from_args(_args("--arch", "aarch64", "--rootfs", "/tmp/my rootfs",
+                                        "x.whl"), env={"HOME": "/h"})
+
+
 def test_default_command_needs_numpy_but_a_custom_one_does_not() -> None:
     default = command.options_from_args(_args("--arch", "aarch64", "x.whl"), env={"HOME": "/h"})
     custom = command.options_from_args(

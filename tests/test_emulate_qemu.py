@@ -295,7 +295,7 @@ def test_conda_package_sees_power9_and_power10_on_ppc64le(qemu_ppc64le, tmp_path
         "--arch",
         "ppc64le",
         "--rootfs",
-        rootfs,
+        rootfs_dir,
         "--json",
         _probe_package(tmp_path),
         "--",

@@ -74,6 +74,9 @@ def options_from_args(args: argparse.Namespace, env: Mapping[str, str] | None = 
     suite = args.suite or rootfs.DEFAULT_SUITE
     rootfs_dir = (Path(args.rootfs).absolute() if args.rootfs
                   else rootfs.default_dir(arch, suite, os.environ if env is None else env))
+    if any(ch.isspace() or ch in "'\"\\" for ch in str(rootfs_dir)):
+        raise UserError(f"--rootfs {rootfs_dir}: debootstrap cannot build in a path with "
+                        "spaces or quotes; pick another directory")
     if args.timeout <= 0:
         raise UserError(f"--timeout {args.timeout:g}: must be positive")
     return Options(
