@@ -351,10 +351,11 @@ def test_the_chroots_sys_offers_only_the_cpu_lists(tmp_path) -> None:
 class RecordingChroot:
     """Stands in for a chroot session: records what would run, answers with canned output."""
 
-    def __init__(self, stdout: str = "", returncode: int = 0, raises: Exception | None = None):
+    def __init__(self, stdout: str = "", returncode: int = 0, raises: Exception | None = None,
+                 stderr: str = ""):
         self.env = {"PATH": "/usr/bin"}
         self.calls: list[tuple[tuple, dict]] = []
-        self._result = subprocess.CompletedProcess([], returncode, stdout, "")
+        self._result = subprocess.CompletedProcess([], returncode, stdout, stderr)
         self._raises = raises
 
     def run(self, *argv, env=None, capture=False, check=True, timeout=None):
@@ -382,6 +383,13 @@ def test_a_nonzero_exit_is_a_failed_setting() -> None:
     result = runner.run_setting(RecordingChroot(returncode=3), _env(), "power10", ("true",))
     assert not result.passed
     assert result.returncode == 3
+
+
+def test_output_keeps_stdout_then_stderr(capsys) -> None:
+    fake = RecordingChroot(stdout="ppc64le\n", stderr="boom\n", returncode=1)
+    result = runner.run_setting(fake, _env(), "power9", ("true",))
+    assert result.output == "ppc64le\nboom"
+    assert "ppc64le\nboom\n" in capsys.readouterr().err
 
 
 def test_a_timed_out_run_is_an_error_not_a_crash() -> None:

@@ -77,9 +77,11 @@ def run_setting(chroot: Chroot, env: Environment, cpu: str, command: Sequence[st
         return SettingResult(cpu=cpu, returncode=None, capability=None,
                              seconds=clock() - start, output="", error=str(exc))
     seconds = clock() - start
-    output = result.stdout + (("\n" + result.stderr) if result.stderr.strip() else "")
+    output = "\n".join(part.rstrip("\n") for part in (result.stdout, result.stderr)
+                       if part.strip())
     # The test's own output belongs in the log, after the "+ chroot ..." line.
-    sys.stderr.write(output if output.endswith("\n") or not output else output + "\n")
+    if output:
+        print(output, file=sys.stderr, flush=True)
     return SettingResult(cpu=cpu, returncode=result.returncode,
                          capability=parse_capability(result.stdout), seconds=seconds,
                          output=output)
