@@ -52,7 +52,26 @@ def test_ci_run_runs_the_readme_test_command() -> None:
 
 def test_toolkit_help_lists_its_commands() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "tools", "--help"], cwd=ROOT, capture_output=True, text=True,
+        [sys.executable, "-m", "tools", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
         check=True,
     )
     assert "usage: python -m tools" in result.stdout
+
+
+def test_readme_build_matrix_table_is_what_explain_prints_today() -> None:
+    from tools import readme
+    from tools.commands.explain import format_table, job_row
+    from tools.render import list_configs, render_config
+
+    configs = list_configs(ROOT)
+    if not configs:
+        pytest.skip(".ci_support/ holds no configs")
+    rows = [job_row(config, render_config(config, root=ROOT)) for config in configs]
+    text = (ROOT / "README.md").read_text()
+    expected = readme.replace_section(
+        text, format_table(rows, markdown=True) + "\n", "README.md", readme.MATRIX_TABLE
+    )
+    assert text == expected, "README.md is stale: run `python -m tools explain --update-readme`"

@@ -11,6 +11,11 @@ COLUMNS = ("CI job", "platform", "build platform", "CUDA", "BLAS", "Python", "pa
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--markdown", action="store_true", help="a Markdown table (the README's)")
+    parser.add_argument(
+        "--update-readme",
+        action="store_true",
+        help="rewrite the table between the matrix-table markers of README.md (nothing else)",
+    )
     parser.add_argument("--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)")
 
 
@@ -72,5 +77,12 @@ def run(args: argparse.Namespace) -> int:
     if not configs:
         raise UserError(f"{root / '.ci_support'}: no configs; run `python -m tools matrix --write` first")
     rows = [job_row(c, render_config(c, root=root, recipe_dir=recipe)) for c in configs]
+    if args.update_readme:
+        from tools import readme
+
+        table = format_table(rows, markdown=True) + "\n"
+        changed = readme.update_readme(root / "README.md", table, readme.MATRIX_TABLE)
+        print(f"README.md: build-matrix table {'updated' if changed else 'already up to date'}")
+        return 0
     print(format_table(rows, args.markdown))
     return 0

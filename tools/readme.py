@@ -1,0 +1,67 @@
+"""Generated README sections between ``<!-- NAME:start -->`` / ``<!-- NAME:end -->`` markers.
+
+The drift table and the build-matrix table live in README.md; their commands rewrite only the
+text between their own pair of markers, atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from tools.errors import UserError
+
+DRIFT_TABLE = "drift-table"
+MATRIX_TABLE = "matrix-table"
+
+
+def markers(section: str) -> tuple[str, str]:
+    return f"<!-- {section}:start -->", f"<!-- {section}:end -->"
+
+
+def replace_section(text: str, table: str, where: str, section: str = DRIFT_TABLE) -> str:
+    """``text`` with everything between the section's two markers replaced by ``table``."""
+    start_marker, end_marker = markers(section)
+    start, end = text.find(start_marker), text.find(end_marker)
+    if start < 0 or end < 0:
+        missing = start_marker if start < 0 else end_marker
+        raise UserError(
+            f"{where}: no {missing} marker; "
+            f"put {start_marker} and {end_marker} where the table belongs"
+        )
+    if text.count(start_marker) > 1 or text.count(end_marker) > 1:
+        raise UserError(f"{where}: the {section} markers appear more than once; keep one pair")
+    if end < start:
+        raise UserError(f"{where}: {end_marker} comes before {start_marker}; swap them")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    body = table.replace("\n", newline)
+    head = text[: start + len(start_marker)]
+    return head + newline + body + text[end:]
+
+
+def update_readme(path: Path, table: str, section: str = DRIFT_TABLE) -> bool:
+    """Rewrite one section of ``path`` atomically; ``False`` when nothing changed."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(
+            f"{path}: no such file; pass --readme pointing at the README to update"
+        ) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text") from None
+    new = replace_section(text, table, str(path), section)
+    if new == text:
+        return False
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(new.encode("utf-8"))
+        os.chmod(temporary, path.stat().st_mode & 0o7777)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return True
