@@ -78,12 +78,13 @@ def terminate_as_interrupt() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def sweep(root: Path, mountinfo: Path = MOUNTINFO) -> list[Path]:
-    """Unmount whatever an earlier, killed run left mounted under ``root``."""
+def sweep(root: Path, *, left_by: str = "an earlier run",
+          mountinfo: Path = MOUNTINFO) -> list[Path]:
+    """Unmount whatever a killed run (or debootstrap) left mounted under ``root``."""
     stale = mounts_under(Path(root).resolve(), mountinfo.read_text())
     with signals_deferred():
         for point in stale:
-            log.warn(f"unmounting {point}, left behind by an earlier run")
+            log.warn(f"unmounting {point}, left behind by {left_by}")
             unmount(point)
     return stale
 

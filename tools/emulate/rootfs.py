@@ -120,7 +120,7 @@ def build(path: Path, arch: Arch, *, suite: str = DEFAULT_SUITE,
         # debootstrap mounts /proc and /sys inside the tree itself and only
         # undoes that when it exits normally.
         if partial.exists():
-            mounts.sweep(partial)
+            mounts.sweep(partial, left_by="the interrupted debootstrap")
     rootfs = Rootfs(path=path, arch=arch.name, suite=suite, python=python)
     (partial / STAMP).write_text(rootfs.to_stamp())
     partial.rename(path)
