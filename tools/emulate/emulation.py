@@ -10,6 +10,7 @@ from tools import log
 from tools.emulate import chroot, host, install, mounts, rootfs, runner
 from tools.emulate.arch import Arch
 from tools.emulate.report import Report
+from tools.emulate.rootfs import DEFAULT_MIRROR, DEFAULT_SUITE
 
 
 @dataclass(frozen=True)
@@ -20,8 +21,8 @@ class Options:
     items: tuple[str, ...]
     command: tuple[str, ...] | None  # None: the default torch test
     keep: bool = False
-    suite: str = rootfs.DEFAULT_SUITE
-    mirror: str = rootfs.DEFAULT_MIRROR
+    suite: str = DEFAULT_SUITE
+    mirror: str = DEFAULT_MIRROR
     index_url: str = install.DEFAULT_INDEX_URL
     timeout: float | None = None
 
