@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -135,9 +134,8 @@ def _emulate(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="session")
-def torch_run(torch_aarch64_wheel: Path, rootfs_dir: Path) -> tuple[dict, float]:
+def torch_run(torch_aarch64_wheel: Path, rootfs_dir: Path) -> dict:
     """One real run with SVE off and SVE at 256 bits; --keep makes re-runs fast."""
-    start = time.monotonic()
     result = _emulate(
         "--arch",
         "aarch64",
@@ -151,19 +149,18 @@ def torch_run(torch_aarch64_wheel: Path, rootfs_dir: Path) -> tuple[dict, float]
         "--json",
         torch_aarch64_wheel,
     )
-    elapsed = time.monotonic() - start
     assert result.returncode == 0, result.stdout + result.stderr[-4000:]
-    return json.loads(result.stdout), elapsed
+    return json.loads(result.stdout)
 
 
 def test_torch_sees_sve256_only_when_qemu_offers_256_bit_sve(torch_run) -> None:
-    report, _ = torch_run
+    report = torch_run
     capabilities = {r["cpu"]: r["capability"] for r in report["results"]}
     assert capabilities == {SVE_OFF: "DEFAULT", SVE256: "SVE256"}
 
 
 def test_every_setting_passes_the_matmul_check(torch_run) -> None:
-    report, _ = torch_run
+    report = torch_run
     assert report["passed"]
     assert all("matmul matches numpy" in r["output_tail"] for r in report["results"])
 
