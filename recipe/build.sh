@@ -138,7 +138,7 @@ configure_cmake_args() {
     read -r -a words <<< "${CMAKE_ARGS:-}"
     for arg in "${words[@]}"; do
         case "${arg}" in
-            -DCMAKE_INSTALL_PREFIX=*) ;;
+            -DCMAKE_INSTALL_PREFIX=*|-DCMAKE_INSTALL_PREFIX:*=*) ;;
             -DCMAKE_FIND_ROOT_PATH=*) kept+=("${arg};${SRC_DIR}") ;;
             *) kept+=("${arg}") ;;
         esac
@@ -188,11 +188,12 @@ configure_pytorch() {
             export BLAS=MKL
             ;;
         generic)
-            # OpenBLAS through conda-forge's libblas/libcblas/liblapack; complex dot
-            # products go through the cblas wrappers (recipe/patches).
+            # PyTorch's OpenBLAS support, pointed at conda-forge's switchable reference
+            # interfaces instead of one implementation: patch 0002 links every library
+            # OpenBLAS_LIB_NAME lists (and routes complex dot products through CBLAS).
             export BLAS=OpenBLAS
             export OpenBLAS_HOME="${PREFIX}"
-            export PYTORCH_BLAS_USE_CBLAS_DOT=ON
+            export OpenBLAS_LIB_NAME="cblas;blas;lapack"
             ;;
         *)
             die "blas_impl='${blas_impl:-}' is not known (mkl, generic); fix recipe/conda_build_config.yaml or teach ${RECIPE_FILE} the new BLAS"
@@ -359,7 +360,9 @@ install_activation_scripts() {
 
 build_libtorch() {
     # meta.yaml names the megabuild Python once and hands it over in script_env.
-    python_is CF_TORCH_MEGABUILD_PYTHON "${CF_TORCH_MEGABUILD_PYTHON:-}"
+    [[ -n "${CF_TORCH_MEGABUILD_PYTHON:-}" ]] \
+        || die "CF_TORCH_MEGABUILD_PYTHON is not set; pass it in script_env of the top-level build in recipe/meta.yaml"
+    python_is CF_TORCH_MEGABUILD_PYTHON "${CF_TORCH_MEGABUILD_PYTHON}"
     use_compiler_cache
     if is_linux_cuda; then
         # Both flavours of libtorch_cuda_linalg from one configured tree: only that library
@@ -406,8 +409,26 @@ build_pytorch() {
         USE_MAGMA="$(cmake_cache get "${CMAKE_CACHE}" USE_MAGMA)"
         export USE_MAGMA
     fi
+    drop_stale_bytecode
     (cd "${SRC_DIR}" && "${PYTHON}" -m pip install . --no-deps --no-build-isolation --no-clean -v)
+    check_bytecode_matches_python
     place_torch_libraries
+}
+
+drop_stale_bytecode() {
+    # Every phase runs Python code from the shared tree (code generators, setup.py's
+    # helpers), and bytecode written next to files setup.py packages as data (as
+    # torchgen/packaged/ is) would ship in this output, compiled for another Python.
+    find "${SRC_DIR}" -name __pycache__ -type d -prune -exec rm -rf {} +
+}
+
+check_bytecode_matches_python() {
+    local tag foreign
+    tag="$("${PYTHON}" -c 'import sys; print(sys.implementation.cache_tag)')"
+    foreign="$(find "${SP_DIR}" -path '*/__pycache__/*.pyc' \
+                   ! -name "*.${tag}.pyc" ! -name "*.${tag}.opt-*.pyc" -print -quit)"
+    [[ -z "${foreign}" ]] \
+        || die "${foreign} is bytecode for another Python than PYTHON='${PYTHON}' (${tag}); a build step left it in the shared tree: remove it in drop_stale_bytecode in ${RECIPE_FILE}"
 }
 
 place_torch_libraries() {

@@ -17,11 +17,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from fixtures.minitorch.support import (
-    RECIPE_DIR, FakeCondaBuild, Interpreter, Package, assemble, base_venv, binds_now,
-    clean_env, install_magma, needed, ninja_log, ran_between, run, two_interpreters,
-    venv_python)
+    RECIPE_DIR,
+    FakeCondaBuild,
+    Interpreter,
+    Package,
+    assemble,
+    base_venv,
+    binds_now,
+    clean_env,
+    install_blas,
+    install_magma,
+    needed,
+    ninja_log,
+    ran_between,
+    run,
+    two_interpreters,
+    venv_python,
+)
 
 BUILD_SH = RECIPE_DIR / "build.sh"
 ARCH_LIST_129 = "5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX"
@@ -34,6 +47,7 @@ class Flow:
     pythons: tuple[Interpreter, Interpreter]
     venvs: tuple[Path, Path]
     magma: Package
+    blas: Package
     libtorch: Package
     linalg: dict[str, Package]
     pytorch: tuple[Package, Package]
@@ -46,28 +60,51 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
     first, second = two_interpreters()
     venvs = (base_venv(first), base_venv(second, flavour="a" if second != first else "b"))
     scratch = tmp_path_factory.mktemp("conda-bld")
-    conda = FakeCondaBuild(scratch, {"cuda_compiler_version": "12.9", "blas_impl": "generic"},
-                           megabuild_python=first.tag)
+    conda = FakeCondaBuild(
+        scratch,
+        {"cuda_compiler_version": "12.9", "blas_impl": "generic"},
+        megabuild_python=first.tag,
+    )
     install_magma(scratch / "libmagma", scratch)
     magma = conda.package_from("libmagma", scratch / "libmagma")
+    install_blas(scratch / "blas", scratch)
+    blas = conda.package_from("blas", scratch / "blas")
 
-    libtorch = conda.run_output("libtorch", venvs[0], [magma])
+    libtorch = conda.run_output("libtorch", venvs[0], [magma, blas])
     linalg = {
-        "magma": conda.run_output("libtorch-cuda-linalg", venvs[0], [magma],
-                                  {"CF_TORCH_LINALG_FLAVOR": "magma"}, label="linalg-magma"),
-        "nomagma": conda.run_output("libtorch-cuda-linalg", venvs[0], [],
-                                    {"CF_TORCH_LINALG_FLAVOR": "nomagma"},
-                                    label="linalg-nomagma"),
+        "magma": conda.run_output(
+            "libtorch-cuda-linalg",
+            venvs[0],
+            [magma],
+            {"CF_TORCH_LINALG_FLAVOR": "magma"},
+            label="linalg-magma",
+        ),
+        "nomagma": conda.run_output(
+            "libtorch-cuda-linalg",
+            venvs[0],
+            [],
+            {"CF_TORCH_LINALG_FLAVOR": "nomagma"},
+            label="linalg-nomagma",
+        ),
     }
-    host = [magma, libtorch, linalg["magma"]]
+    host = [magma, blas, libtorch, linalg["magma"]]
     pytorch_first = conda.run_output("pytorch", venvs[0], host, label="pytorch-first")
     before = ninja_log(conda.src_dir / "build")
     calls_before = len(conda.compiler_cache_calls())
     pytorch_second = conda.run_output("pytorch", venvs[1], host, label="pytorch-second")
     ran = ran_between(before, ninja_log(conda.src_dir / "build"))
-    return Flow(conda, (first, second), venvs, magma, libtorch, linalg,
-                (pytorch_first, pytorch_second), ran,
-                conda.compiler_cache_calls()[calls_before:])
+    return Flow(
+        conda,
+        (first, second),
+        venvs,
+        magma,
+        blas,
+        libtorch,
+        linalg,
+        (pytorch_first, pytorch_second),
+        ran,
+        conda.compiler_cache_calls()[calls_before:],
+    )
 
 
 def site_packages_of(package: Package) -> str:
@@ -77,11 +114,14 @@ def site_packages_of(package: Package) -> str:
 
 # ---------------------------------------------------------------- libtorch
 
+
 @pytest.mark.slow
 def test_libtorch_ships_libraries_headers_cmake_config_and_activation(flow: Flow) -> None:
     assert flow.libtorch.files == {
         *(f"lib/{name}" for name in LIBTORCH_LIBS),
-        "include/ATen/ATen.h", "include/c10/c10.h", "include/torch/torch.h",
+        "include/ATen/ATen.h",
+        "include/c10/c10.h",
+        "include/torch/torch.h",
         "share/cmake/Torch/TorchConfig.cmake",
         "etc/conda/activate.d/libtorch_activate.sh",
         "etc/conda/deactivate.d/libtorch_deactivate.sh",
@@ -98,17 +138,36 @@ def test_libtorch_libraries_bind_lazily_despite_z_now_in_ldflags(flow: Flow) -> 
 def test_top_level_build_installs_into_the_source_tree_not_prefix(flow: Flow) -> None:
     # conda's CMAKE_ARGS carry -DCMAKE_INSTALL_PREFIX=$PREFIX; build.sh drops it.
     cache = flow.conda.src_dir / "build" / "CMakeCache.txt"
-    value = run([sys.executable, RECIPE_DIR / "cmake_cache.py", "get", cache,
-                 "CMAKE_INSTALL_PREFIX"]).stdout.strip()
+    value = run(
+        [sys.executable, RECIPE_DIR / "cmake_cache.py", "get", cache, "CMAKE_INSTALL_PREFIX"]
+    ).stdout.strip()
     assert value == str(flow.conda.src_dir / "torch")
+
+
+@pytest.mark.slow
+def test_cmake_args_other_than_the_install_prefix_reach_the_first_configure(flow: Flow) -> None:
+    cache = flow.conda.src_dir / "build" / "CMakeCache.txt"
+    value = run(
+        [sys.executable, RECIPE_DIR / "cmake_cache.py", "get", cache, "CMAKE_INSTALL_LIBDIR"]
+    ).stdout.strip()
+    assert value == "lib"
+
+
+@pytest.mark.slow
+def test_generic_blas_links_the_switchable_interfaces_not_openblas(flow: Flow) -> None:
+    # blas_impl=generic: libtorch must follow the BLAS users switch to at install time.
+    linked = needed(flow.libtorch.root / "lib" / "libtorch_cpu.so")
+    blas = {name for name in linked if "blas" in name or "lapack" in name}
+    assert blas == {"libcblas.so", "libblas.so", "liblapack.so"}
 
 
 def _source_activation(script: str, preset: str | None) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CF_TORCH_CUDA_ARCH_LIST")}
     if preset is not None:
         env["CF_TORCH_CUDA_ARCH_LIST"] = preset
-    return subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, check=True
+    ).stdout
 
 
 @pytest.mark.slow
@@ -121,27 +180,34 @@ def test_activation_exports_the_arch_list_the_build_used(flow: Flow) -> None:
 @pytest.mark.slow
 def test_activation_and_deactivation_keep_a_users_arch_list(flow: Flow) -> None:
     root = flow.libtorch.root / "etc/conda"
-    script = (f'. "{root}/activate.d/libtorch_activate.sh"; '
-              f'. "{root}/deactivate.d/libtorch_deactivate.sh"; '
-              'printf %s "$CF_TORCH_CUDA_ARCH_LIST"')
+    script = (
+        f'. "{root}/activate.d/libtorch_activate.sh"; '
+        f'. "{root}/deactivate.d/libtorch_deactivate.sh"; '
+        'printf %s "$CF_TORCH_CUDA_ARCH_LIST"'
+    )
     assert _source_activation(script, "8.0") == "8.0"
 
 
 @pytest.mark.slow
 def test_deactivation_removes_what_activation_set(flow: Flow) -> None:
     root = flow.libtorch.root / "etc/conda"
-    script = (f'. "{root}/activate.d/libtorch_activate.sh"; '
-              f'. "{root}/deactivate.d/libtorch_deactivate.sh"; '
-              'printf %s "${CF_TORCH_CUDA_ARCH_LIST-unset}"')
+    script = (
+        f'. "{root}/activate.d/libtorch_activate.sh"; '
+        f'. "{root}/deactivate.d/libtorch_deactivate.sh"; '
+        'printf %s "${CF_TORCH_CUDA_ARCH_LIST-unset}"'
+    )
     assert _source_activation(script, None) == "unset"
 
 
 # ---------------------------------------------------------------- libtorch-cuda-linalg
 
+
 @pytest.mark.slow
 def test_each_linalg_flavour_ships_only_its_library(flow: Flow) -> None:
     assert {name: package.files for name, package in flow.linalg.items()} == {
-        "magma": {"lib/libtorch_cuda_linalg.so"}, "nomagma": {"lib/libtorch_cuda_linalg.so"}}
+        "magma": {"lib/libtorch_cuda_linalg.so"},
+        "nomagma": {"lib/libtorch_cuda_linalg.so"},
+    }
 
 
 @pytest.mark.slow
@@ -152,6 +218,7 @@ def test_linalg_flavours_differ_in_needed_exactly_by_magma(flow: Flow) -> None:
 
 
 # ---------------------------------------------------------------- pytorch
+
 
 @pytest.mark.slow
 def test_pytorch_packages_one_site_packages_per_python(flow: Flow) -> None:
@@ -180,9 +247,27 @@ def test_torch_version_has_no_post_suffix(flow: Flow) -> None:
 
 
 @pytest.mark.slow
+def test_pytorch_ships_bytecode_only_for_its_own_python(flow: Flow) -> None:
+    # The megabuild's code generator imports a module the package ships as data
+    # (torch/packaged/, like torchgen/packaged/), leaving bytecode in the shared tree.
+    if flow.pythons[0].version == flow.pythons[1].version:
+        pytest.skip("one Python version only: foreign bytecode cannot be told apart")
+    major, minor = flow.pythons[1].version
+    own = f".cpython-{major}{minor}."
+    pyc = sorted(f for f in flow.pytorch[1].files if f.endswith(".pyc"))
+    assert any(own in f for f in pyc), pyc
+    assert [f for f in pyc if own not in f] == []
+
+
+@pytest.mark.slow
 def test_second_python_rebuilds_only_python_bound_targets(flow: Flow) -> None:
-    python_independent = {"libc10.so", "libtorch_cpu.so", "libtorch.so",
-                          "libtorch_global_deps.so", "libtorch_cuda_linalg.so"}
+    python_independent = {
+        "libc10.so",
+        "libtorch_cpu.so",
+        "libtorch.so",
+        "libtorch_global_deps.so",
+        "libtorch_cuda_linalg.so",
+    }
     assert flow.ran_for_second_python.isdisjoint(python_independent)
     if flow.pythons[0].version != flow.pythons[1].version:
         assert "libtorch_python.so" in flow.ran_for_second_python
@@ -194,8 +279,7 @@ def test_top_level_build_compiles_through_the_compiler_cache(flow: Flow) -> None
 
 
 @pytest.mark.slow
-def test_pytorch_outputs_keep_the_compiler_cache_the_tree_was_configured_with(
-        flow: Flow) -> None:
+def test_pytorch_outputs_keep_the_compiler_cache_the_tree_was_configured_with(flow: Flow) -> None:
     if flow.pythons[0].version == flow.pythons[1].version:
         pytest.skip("one Python version only: nothing recompiles")
     assert any("Module.cpp" in call for call in flow.compiler_cache_calls_for_second_python)
@@ -203,12 +287,13 @@ def test_pytorch_outputs_keep_the_compiler_cache_the_tree_was_configured_with(
 
 # ---------------------------------------------------------------- the packages together
 
+
 @pytest.mark.slow
 def test_no_file_belongs_to_two_packages_that_install_together(flow: Flow) -> None:
     # The two linalg flavours are alternatives, and so are the pytorch builds for
     # different Pythons; every installable combination must be disjoint.
     for linalg, pytorch in itertools.product(flow.linalg.values(), flow.pytorch):
-        packages = [flow.magma, flow.libtorch, linalg, pytorch]
+        packages = [flow.magma, flow.blas, flow.libtorch, linalg, pytorch]
         for one, other in itertools.combinations(packages, 2):
             assert not one.files & other.files, (one.name, other.name, one.files & other.files)
 
@@ -216,39 +301,57 @@ def test_no_file_belongs_to_two_packages_that_install_together(flow: Flow) -> No
 @pytest.mark.slow
 @pytest.mark.parametrize("which", [0, 1], ids=["first-python", "second-python"])
 def test_installed_environment_symlinks_resolve_and_torch_imports(
-        flow: Flow, which: int, tmp_path: Path) -> None:
+    flow: Flow, which: int, tmp_path: Path
+) -> None:
     # Installed somewhere else than the build prefix: nothing may point back at it.
-    env = assemble(tmp_path / "env", flow.venvs[which],
-                   [flow.magma, flow.libtorch, flow.linalg["nomagma"], flow.pytorch[which]])
+    env = assemble(
+        tmp_path / "env",
+        flow.venvs[which],
+        [flow.magma, flow.blas, flow.libtorch, flow.linalg["nomagma"], flow.pytorch[which]],
+    )
     torch_dir = env / site_packages_of(flow.pytorch[which]) / "torch"
     links = [p for p in torch_dir.rglob("*") if p.is_symlink()]
-    assert links and all(p.resolve().is_relative_to(env.resolve()) and p.exists()
-                         for p in links)
-    probe = run([venv_python(env), "-c",
-                 "import sys, torch; print(torch.__version__, torch.add(2, 3), "
-                 "torch.built_for() == sys.version.split()[0])"],
-                cwd=tmp_path, env=clean_env())
+    assert links and all(p.resolve().is_relative_to(env.resolve()) and p.exists() for p in links)
+    probe = run(
+        [
+            venv_python(env),
+            "-c",
+            (
+                "import sys, torch; print(torch.__version__, torch.add(2, 3), "
+                "torch.built_for() == sys.version.split()[0])"
+            ),
+        ],
+        cwd=tmp_path,
+        env=clean_env(),
+    )
     assert probe.stdout.split() == ["2.13.0", "5", "True"]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["lib", "site-packages/torch/lib"])
 def test_extensions_link_libtorch_python_from_prefix_lib_and_torch_lib(
-        flow: Flow, where: str, tmp_path: Path) -> None:
+    flow: Flow, where: str, tmp_path: Path
+) -> None:
     # find_package(Torch) users look in $PREFIX/lib, torch.utils.cpp_extension in torch/lib.
-    env = assemble(tmp_path / "env", flow.venvs[0],
-                   [flow.magma, flow.libtorch, flow.linalg["magma"], flow.pytorch[0]])
-    lib_dir = env / "lib" if where == "lib" else \
-        env / site_packages_of(flow.pytorch[0]) / "torch" / "lib"
+    env = assemble(
+        tmp_path / "env",
+        flow.venvs[0],
+        [flow.magma, flow.blas, flow.libtorch, flow.linalg["magma"], flow.pytorch[0]],
+    )
+    lib_dir = (
+        env / "lib" if where == "lib" else env / site_packages_of(flow.pytorch[0]) / "torch" / "lib"
+    )
     source = tmp_path / "extension.c"
-    source.write_text("extern void *initModule(void);\n"
-                      "void *entry(void) { return initModule(); }\n")
+    source.write_text(
+        "extern void *initModule(void);\nvoid *entry(void) { return initModule(); }\n"
+    )
     extension = tmp_path / "extension.so"
     run(["cc", "-shared", "-fPIC", source, "-o", extension, f"-L{lib_dir}", "-ltorch_python"])
     assert "libtorch_python.so" in needed(extension)
 
 
 # ---------------------------------------------------------------- a CPU configuration
+
 
 @dataclass(frozen=True)
 class CpuFlow:
@@ -262,13 +365,15 @@ def cpu_flow(tmp_path_factory: pytest.TempPathFactory) -> CpuFlow:
     first, _ = two_interpreters()
     venv = base_venv(first)
     scratch = tmp_path_factory.mktemp("conda-bld-cpu")
-    conda = FakeCondaBuild(scratch, {"cuda_compiler_version": "None", "blas_impl": "mkl"},
-                           megabuild_python=first.tag)
+    conda = FakeCondaBuild(
+        scratch, {"cuda_compiler_version": "None", "blas_impl": "mkl"}, megabuild_python=first.tag
+    )
     # A host dependency that already ships one of libtorch's headers.
     (scratch / "other" / "include" / "c10").mkdir(parents=True)
     (scratch / "other" / "include" / "c10" / "c10.h").write_text("// another package's\n")
-    clobbering = conda.attempt_output("libtorch", venv,
-                                      [conda.package_from("other", scratch / "other")])
+    clobbering = conda.attempt_output(
+        "libtorch", venv, [conda.package_from("other", scratch / "other")]
+    )
     libtorch = conda.run_output("libtorch", venv)
     pytorch = conda.run_output("pytorch", venv, [libtorch])
     return CpuFlow(clobbering, libtorch, pytorch)
@@ -278,7 +383,9 @@ def cpu_flow(tmp_path_factory: pytest.TempPathFactory) -> CpuFlow:
 def test_cpu_libtorch_ships_no_linalg_and_no_activation_scripts(cpu_flow: CpuFlow) -> None:
     assert cpu_flow.libtorch.files == {
         *(f"lib/{name}" for name in LIBTORCH_LIBS),
-        "include/ATen/ATen.h", "include/c10/c10.h", "include/torch/torch.h",
+        "include/ATen/ATen.h",
+        "include/c10/c10.h",
+        "include/torch/torch.h",
         "share/cmake/Torch/TorchConfig.cmake",
     }
 
@@ -287,53 +394,93 @@ def test_cpu_libtorch_ships_no_linalg_and_no_activation_scripts(cpu_flow: CpuFlo
 def test_cpu_pytorch_links_every_torch_lib_entry_into_prefix(cpu_flow: CpuFlow) -> None:
     torch_lib = cpu_flow.pytorch.root / site_packages_of(cpu_flow.pytorch) / "torch" / "lib"
     assert {p.name: os.readlink(p) for p in torch_lib.iterdir()} == {
-        name: f"../../../../{name}" for name in (*LIBTORCH_LIBS, "libtorch_python.so")}
+        name: f"../../../../{name}" for name in (*LIBTORCH_LIBS, "libtorch_python.so")
+    }
 
 
 @pytest.mark.slow
 def test_libtorch_refuses_to_overwrite_a_host_dependencys_file(cpu_flow: CpuFlow) -> None:
     assert cpu_flow.clobbering.returncode == 2
-    [line] = [line for line in cpu_flow.clobbering.stderr.splitlines()
-              if line.startswith("build.sh: error:")]
+    [line] = [
+        line
+        for line in cpu_flow.clobbering.stderr.splitlines()
+        if line.startswith("build.sh: error:")
+    ]
     assert "include/c10/c10.h already exists" in line and "recipe/build.sh" in line
 
 
 # ---------------------------------------------------------------- bad variant values
 
+
 def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
     (tmp_path / "src").mkdir(exist_ok=True)
     (tmp_path / "prefix").mkdir(exist_ok=True)
     env = clean_env(
-        PKG_NAME="libtorch", PKG_VERSION="2.13.0", SRC_DIR=str(tmp_path / "src"),
-        PREFIX=str(tmp_path / "prefix"), BUILD_PREFIX=str(tmp_path / "prefix"),
-        RECIPE_DIR=str(RECIPE_DIR), PYTHON=sys.executable, SP_DIR=str(tmp_path / "sp"),
-        target_platform="linux-64", cuda_compiler_version="None", blas_impl="generic",
-        CPU_COUNT="2", SHLIB_EXT=".so")
+        PKG_NAME="libtorch",
+        PKG_VERSION="2.13.0",
+        SRC_DIR=str(tmp_path / "src"),
+        PREFIX=str(tmp_path / "prefix"),
+        BUILD_PREFIX=str(tmp_path / "prefix"),
+        RECIPE_DIR=str(RECIPE_DIR),
+        PYTHON=sys.executable,
+        SP_DIR=str(tmp_path / "sp"),
+        target_platform="linux-64",
+        cuda_compiler_version="None",
+        blas_impl="generic",
+        CPU_COUNT="2",
+        SHLIB_EXT=".so",
+    )
     env.update(overrides)
     return {k: v for k, v in env.items() if v != "<unset>"}
 
 
-@pytest.mark.parametrize(("overrides", "expected"), [
-    ({"PKG_NAME": "pytorch-cpu"}, ["PKG_NAME='pytorch-cpu'", "recipe/build.sh"]),
-    ({"blas_impl": "openblas"}, ["blas_impl='openblas'", "recipe/conda_build_config.yaml"]),
-    ({"blas_impl": "mkl", "target_platform": "linux-aarch64"},
-     ["blas_impl='mkl'", "linux-aarch64", "recipe/conda_build_config.yaml"]),
-    ({"cuda_compiler_version": "11.8"}, ["cuda_compiler_version='11.8'", "recipe/build.sh"]),
-    ({"cuda_compiler_version": "12.9", "target_platform": "osx-arm64"},
-     ["cuda_compiler_version='12.9'", "osx-arm64"]),
-    ({"target_platform": "win-64"}, ["target_platform='win-64'", "recipe/bld.bat"]),
-    ({"PKG_NAME": "libtorch-cuda-linalg", "CF_TORCH_LINALG_FLAVOR": "fast"},
-     ["CF_TORCH_LINALG_FLAVOR='fast'", "recipe/meta.yaml"]),
-    ({"PKG_NAME": "libtorch-cuda-linalg", "CF_TORCH_LINALG_FLAVOR": "magma",
-      "blas_impl": "<unset>"}, ["cuda-linalg-magma", "does not exist"]),
-    ({"PKG_NAME": "pytorch"}, ["CMakeCache.txt does not exist"]),
-    ({"CF_TORCH_MEGABUILD_PYTHON": "2.7"}, ["CF_TORCH_MEGABUILD_PYTHON='2.7'", "meta.yaml"]),
-    ({"PREFIX": "<unset>"}, ["PREFIX is not set"]),
-])
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ({"PKG_NAME": "pytorch-cpu"}, ["PKG_NAME='pytorch-cpu'", "recipe/build.sh"]),
+        ({"blas_impl": "openblas"}, ["blas_impl='openblas'", "recipe/conda_build_config.yaml"]),
+        (
+            {"blas_impl": "mkl", "target_platform": "linux-aarch64"},
+            ["blas_impl='mkl'", "linux-aarch64", "recipe/conda_build_config.yaml"],
+        ),
+        ({"cuda_compiler_version": "11.8"}, ["cuda_compiler_version='11.8'", "recipe/build.sh"]),
+        (
+            {"cuda_compiler_version": "12.9", "target_platform": "osx-arm64"},
+            ["cuda_compiler_version='12.9'", "osx-arm64"],
+        ),
+        ({"target_platform": "win-64"}, ["target_platform='win-64'", "recipe/bld.bat"]),
+        (
+            {"PKG_NAME": "libtorch-cuda-linalg", "CF_TORCH_LINALG_FLAVOR": "fast"},
+            ["CF_TORCH_LINALG_FLAVOR='fast'", "recipe/meta.yaml"],
+        ),
+        (
+            {
+                "PKG_NAME": "libtorch-cuda-linalg",
+                "CF_TORCH_LINALG_FLAVOR": "magma",
+                "blas_impl": "<unset>",
+            },
+            ["cuda-linalg-magma", "does not exist"],
+        ),
+        ({"PKG_NAME": "pytorch"}, ["CMakeCache.txt does not exist"]),
+        ({"CF_TORCH_MEGABUILD_PYTHON": "2.7"}, ["CF_TORCH_MEGABUILD_PYTHON='2.7'", "meta.yaml"]),
+        (
+            {"CF_TORCH_MEGABUILD_PYTHON": "<unset>"},
+            ["CF_TORCH_MEGABUILD_PYTHON is not set", "recipe/meta.yaml"],
+        ),
+        ({"PREFIX": "<unset>"}, ["PREFIX is not set"]),
+    ],
+)
 def test_bad_configuration_stops_with_one_line_naming_value_and_file(
-        tmp_path: Path, overrides: dict[str, str], expected: list[str]) -> None:
-    result = subprocess.run(["bash", str(BUILD_SH)], env=_env(tmp_path, **overrides),
-                            capture_output=True, text=True, timeout=60, check=False)
+    tmp_path: Path, overrides: dict[str, str], expected: list[str]
+) -> None:
+    result = subprocess.run(
+        ["bash", str(BUILD_SH)],
+        env=_env(tmp_path, **overrides),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 2, result.stderr
     [line] = [line for line in result.stderr.splitlines() if line.strip()]
     assert line.startswith("build.sh: error: ")
@@ -346,21 +493,24 @@ def test_pytorch_output_refuses_a_python_other_than_py_ver(tmp_path: Path) -> No
     env = _env(tmp_path, PKG_NAME="pytorch", PY_VER="3.99")
     (tmp_path / "src" / "build").mkdir()
     (tmp_path / "src" / "build" / "CMakeCache.txt").write_text("USE_CUDA:BOOL=OFF\n")
-    result = subprocess.run(["bash", str(BUILD_SH)], env=env, capture_output=True, text=True,
-                            timeout=60, check=False)
+    result = subprocess.run(
+        ["bash", str(BUILD_SH)], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert result.returncode == 2
     assert "PY_VER='3.99'" in result.stderr and "recipe/meta.yaml" in result.stderr
     assert (tmp_path / "src" / "build" / "CMakeCache.txt").read_text() == "USE_CUDA:BOOL=OFF\n"
 
 
 def test_pytorch_output_needs_the_compiler_cache_the_tree_was_configured_with(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     env = _env(tmp_path, PKG_NAME="pytorch")
     (tmp_path / "src" / "build").mkdir()
     cache = tmp_path / "src" / "build" / "CMakeCache.txt"
     cache.write_text("CMAKE_CXX_COMPILER_LAUNCHER:STRING=no-such-ccache\n")
-    result = subprocess.run(["bash", str(BUILD_SH)], env=env, capture_output=True, text=True,
-                            timeout=60, check=False)
+    result = subprocess.run(
+        ["bash", str(BUILD_SH)], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert result.returncode == 2
     assert "CMAKE_CXX_COMPILER_LAUNCHER='no-such-ccache'" in result.stderr
     assert "recipe/meta.yaml" in result.stderr

@@ -1,0 +1,41 @@
+"""recipe/build.sh and recipe/bld.bat as conda-build reads them: text it scans.
+
+conda-build decides which variant keys an output uses partly by scanning its build
+script for `$key`/`${key}` (shell) and `%key%` (batch). A key only one output varies
+by, spelt that way in the shared script, would make every output vary by it and split
+the CI jobs; the scripts get those values through script_env instead.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+RECIPE = Path(__file__).resolve().parents[1] / "recipe"
+# Keys the recipe hands over through script_env or PYTHON/PY_VER instead.
+OUTPUT_ONLY_KEYS = ("python", "cuda_linalg_flavor")
+
+
+@pytest.mark.parametrize("key", OUTPUT_ONLY_KEYS)
+def test_build_sh_never_expands_an_output_only_variant_key(key: str) -> None:
+    # Stricter than conda-build's scan, which looks only at the first `$` of a line.
+    text = (RECIPE / "build.sh").read_text()
+    assert not re.search(rf"\$\{{?\s*{key}\b", text)
+
+
+@pytest.mark.parametrize("key", OUTPUT_ONLY_KEYS)
+def test_bld_bat_never_expands_an_output_only_variant_key(key: str) -> None:
+    text = (RECIPE / "bld.bat").read_text()
+    assert not re.search(rf"[%!]{key}[%!:]", text)
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
+def test_build_sh_is_shellcheck_clean() -> None:
+    result = subprocess.run(
+        ["shellcheck", str(RECIPE / "build.sh")], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout
