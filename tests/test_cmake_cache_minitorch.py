@@ -15,16 +15,33 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from fixtures.minitorch.support import (
-    CACHE_TOOL, Interpreter, base_venv, clean_env, copy_project, install_magma, needed,
-    ninja_log, ran_between, run, two_interpreters, venv_python)
+    CACHE_TOOL,
+    Interpreter,
+    base_venv,
+    clean_env,
+    copy_project,
+    install_magma,
+    needed,
+    ninja_log,
+    ran_between,
+    run,
+    two_interpreters,
+    venv_python,
+)
 
 pytestmark = pytest.mark.slow
 
 PYTHON_INDEPENDENT_OUTPUTS = {
-    "libc10.so", "libtorch_cpu.so", "libtorch.so", "libtorch_global_deps.so",
-    "c10.cpp.o", "Context.cpp.o", "RegisterOps.cpp.o", "torch.cpp.o", "global_deps.c.o",
+    "libc10.so",
+    "libtorch_cpu.so",
+    "libtorch.so",
+    "libtorch_global_deps.so",
+    "c10.cpp.o",
+    "Context.cpp.o",
+    "RegisterOps.cpp.o",
+    "torch.cpp.o",
+    "global_deps.c.o",
 }
 # Ninja's own bookkeeping around any rebuild: re-running CMake and the install step.
 BOOKKEEPING = {"build.ninja", "cmake_install.cmake", "install.util"}
@@ -48,11 +65,20 @@ def megabuild(tmp_path_factory: pytest.TempPathFactory) -> Rebuild:
     project = copy_project(tmp_path_factory.mktemp("megabuild") / "minitorch")
     run([venv_python(first_venv), "setup.py", "build"], cwd=project, env=clean_env())
     before = ninja_log(project / "build")
-    run([sys.executable, CACHE_TOOL, "retarget-python", project / "build" / "CMakeCache.txt",
-         "--python", venv_python(second_venv)])
+    run(
+        [
+            sys.executable,
+            CACHE_TOOL,
+            "retarget-python",
+            project / "build" / "CMakeCache.txt",
+            "--python",
+            venv_python(second_venv),
+        ]
+    )
     run([venv_python(second_venv), "setup.py", "build"], cwd=project, env=clean_env())
-    return Rebuild(project, ran_between(before, ninja_log(project / "build")), first, second,
-                   second_venv)
+    return Rebuild(
+        project, ran_between(before, ninja_log(project / "build")), first, second, second_venv
+    )
 
 
 def test_megabuild_does_not_rebuild_python_independent_targets(megabuild: Rebuild) -> None:
@@ -68,10 +94,24 @@ def test_megabuild_rebuilds_libtorch_python_for_the_new_python(megabuild: Rebuil
 def test_megabuild_result_imports_under_the_second_interpreter(megabuild: Rebuild) -> None:
     major, minor = megabuild.second.version
     [lib_dir] = (megabuild.project / "build").glob(f"lib.*-cpython-{major}{minor}")
-    probe = run([venv_python(megabuild.second_venv), "-c",
-                 "import sys, torch; print(torch.built_for() == sys.version.split()[0], "
-                 "torch.add(2, 3))"], cwd=lib_dir, env=clean_env())
-    assert probe.stdout.split() == ["True", "5"]
+    probe = run(
+        [
+            venv_python(megabuild.second_venv),
+            "-c",
+            (
+                "import sys, torch; print(torch.built_for(), sys.version.split()[0], "
+                "torch.add(2, 3))"
+            ),
+        ],
+        cwd=lib_dir,
+        env=clean_env(),
+    )
+    built_for, running, result = probe.stdout.split()
+    assert built_for == running, (
+        f"torch._C was compiled against Python {built_for} headers but imported by "
+        f"Python {running} ({venv_python(megabuild.second_venv)})"
+    )
+    assert result == "5"
 
 
 @dataclass(frozen=True)
@@ -95,16 +135,25 @@ def magma_flip(tmp_path_factory: pytest.TempPathFactory) -> MagmaFlip:
     run([python, "setup.py", "build"], cwd=project, env=env)
     nomagma = shutil.copy2(library, scratch / "nomagma.so")
     before = ninja_log(project / "build")
-    run([sys.executable, CACHE_TOOL, "set", project / "build" / "CMakeCache.txt",
-         "USE_MAGMA:BOOL=ON"])
+    run(
+        [
+            sys.executable,
+            CACHE_TOOL,
+            "set",
+            project / "build" / "CMakeCache.txt",
+            "USE_MAGMA:BOOL=ON",
+        ]
+    )
     # The miniature, like PyTorch, lets an exported USE_MAGMA win over the cache.
     run([python, "setup.py", "build"], cwd=project, env={**env, "USE_MAGMA": "1"})
     return MagmaFlip(ran_between(before, ninja_log(project / "build")), Path(nomagma), library)
 
 
 def test_magma_flip_rebuilds_only_the_linalg_library(magma_flip: MagmaFlip) -> None:
-    assert magma_flip.ran - BOOKKEEPING == {"BatchLinearAlgebraLib.cpp.o",
-                                            "libtorch_cuda_linalg.so"}
+    assert magma_flip.ran - BOOKKEEPING == {
+        "BatchLinearAlgebraLib.cpp.o",
+        "libtorch_cuda_linalg.so",
+    }
 
 
 def test_magma_flip_adds_exactly_libmagma_to_needed(magma_flip: MagmaFlip) -> None:
