@@ -124,6 +124,10 @@ if not exist "%CMAKE_CACHE%" (
 )
 "%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
 if errorlevel 1 exit /b 1
+rem Bytecode earlier phases wrote into the shared tree (code generators import modules
+rem that setup.py packages as data, as torchgen\packaged is) would ship in this output,
+rem compiled for another Python. for /d /r lists every directory with the name appended.
+for /d /r "%SRC_DIR%" %%d in (__pycache__) do if exist "%%d" rmdir /s /q "%%d"
 pushd "%SRC_DIR%"
 "%PYTHON%" -m pip install . --no-deps --no-build-isolation --no-clean -v
 if errorlevel 1 exit /b 1

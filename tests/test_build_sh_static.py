@@ -39,3 +39,12 @@ def test_build_sh_is_shellcheck_clean() -> None:
         ["shellcheck", str(RECIPE / "build.sh")], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stdout
+
+
+def test_bld_bat_drops_stale_bytecode_before_installing_torch() -> None:
+    # No Windows runner here: the behaviour is proven for build.sh on the miniature
+    # (test_build_sh.py); bld.bat is held to the same step textually.
+    text = (RECIPE / "bld.bat").read_text()
+    pytorch = text[text.index("\n:pytorch") :]
+    assert "(__pycache__) do if exist" in pytorch
+    assert pytorch.index("(__pycache__)") < pytorch.index("-m pip install")
