@@ -423,12 +423,15 @@ drop_stale_bytecode() {
 }
 
 check_bytecode_matches_python() {
-    local tag foreign
+    # Only what pip installed for this output (its RECORD): host packages are not ours.
+    local tag records foreign
     tag="$("${PYTHON}" -c 'import sys; print(sys.implementation.cache_tag)')"
-    foreign="$(find "${SP_DIR}" -path '*/__pycache__/*.pyc' \
-                   ! -name "*.${tag}.pyc" ! -name "*.${tag}.opt-*.pyc" -print -quit)"
+    records=("${SP_DIR}"/torch-*.dist-info/RECORD)
+    [[ -f "${records[0]}" ]] || die "pip install left no ${SP_DIR}/torch-*.dist-info/RECORD"
+    foreign="$(cut -d, -f1 "${records[@]}" | grep '__pycache__/.*\.pyc$' \
+               | grep -Ev "\.${tag}(\.opt-[12])?\.pyc$" | head -n 1 || true)"
     [[ -z "${foreign}" ]] \
-        || die "${foreign} is bytecode for another Python than PYTHON='${PYTHON}' (${tag}); a build step left it in the shared tree: remove it in drop_stale_bytecode in ${RECIPE_FILE}"
+        || die "${SP_DIR}/${foreign} is bytecode for another Python than PYTHON='${PYTHON}' (${tag}); a build step left it in the shared tree: remove it in drop_stale_bytecode in ${RECIPE_FILE}"
 }
 
 place_torch_libraries() {
