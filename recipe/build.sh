@@ -149,6 +149,12 @@ configure_cmake_args() {
     fi
     CMAKE_ARGS="${kept[*]:-}"
     export CMAKE_ARGS
+    # CMake's install step skips a file whose time stamp lies within a second of the
+    # installed copy's, whatever its content. The magma build of libtorch_cuda_linalg and
+    # each Python's libtorch_python replace files an install wrote moments earlier, so
+    # every install must copy. (The variable is read by cmFileInstaller.)
+    # https://github.com/Kitware/CMake/blob/master/Source/cmFileInstaller.cxx
+    export CMAKE_INSTALL_ALWAYS=1
     export CMAKE_GENERATOR=Ninja
     export CMAKE_BUILD_TYPE=Release
     # Keep what the compiler activation put there (the cross sysroot, for one).
@@ -376,6 +382,10 @@ build_libtorch() {
         export USE_MAGMA=1
         setup_py_build
         stash_cuda_linalg magma
+        if cmp -s "${STAGE_DIR}/cuda-linalg-nomagma/lib/libtorch_cuda_linalg${SHLIB_EXT}" \
+                  "${STAGE_DIR}/cuda-linalg-magma/lib/libtorch_cuda_linalg${SHLIB_EXT}"; then
+            die "the USE_MAGMA=1 build left libtorch_cuda_linalg${SHLIB_EXT} as the USE_MAGMA=0 build made it; the magma flavour would ship without MAGMA (see build_libtorch in ${RECIPE_FILE})"
+        fi
         install_activation_scripts
     else
         setup_py_build

@@ -63,7 +63,10 @@ def megabuild(tmp_path_factory: pytest.TempPathFactory) -> Rebuild:
     # Without a second Python version, a venv in another prefix still moves every path.
     second_venv = base_venv(second, flavour="a" if second != first else "b")
     project = copy_project(tmp_path_factory.mktemp("megabuild") / "minitorch")
-    run([venv_python(first_venv), "setup.py", "build"], cwd=project, env=clean_env())
+    # As recipe/build.sh does: CMake's install would otherwise keep a libtorch_python
+    # rebuilt within a second of the first install (it compares time stamps only).
+    build_env = clean_env(CMAKE_INSTALL_ALWAYS="1")
+    run([venv_python(first_venv), "setup.py", "build"], cwd=project, env=build_env)
     before = ninja_log(project / "build")
     run(
         [
@@ -75,7 +78,7 @@ def megabuild(tmp_path_factory: pytest.TempPathFactory) -> Rebuild:
             venv_python(second_venv),
         ]
     )
-    run([venv_python(second_venv), "setup.py", "build"], cwd=project, env=clean_env())
+    run([venv_python(second_venv), "setup.py", "build"], cwd=project, env=build_env)
     return Rebuild(
         project, ran_between(before, ninja_log(project / "build")), first, second, second_venv
     )
