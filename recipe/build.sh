@@ -384,7 +384,7 @@ build_libtorch() {
         stash_cuda_linalg magma
         if cmp -s "${STAGE_DIR}/cuda-linalg-nomagma/lib/libtorch_cuda_linalg${SHLIB_EXT}" \
                   "${STAGE_DIR}/cuda-linalg-magma/lib/libtorch_cuda_linalg${SHLIB_EXT}"; then
-            die "the USE_MAGMA=1 build left libtorch_cuda_linalg${SHLIB_EXT} as the USE_MAGMA=0 build made it; the magma flavour would ship without MAGMA (see build_libtorch in ${RECIPE_FILE})"
+            die "the USE_MAGMA=1 build left libtorch_cuda_linalg${SHLIB_EXT} identical to the USE_MAGMA=0 one (USE_MAGMA lost on reconfigure, or an install that kept the old copy: see CMAKE_INSTALL_ALWAYS); fix build_libtorch in ${RECIPE_FILE}"
         fi
         install_activation_scripts
     else
