@@ -56,9 +56,21 @@ def torch_wheel() -> Path:
     found = sorted(dest.glob(f"torch-{TORCH_VERSION}*.whl"))
     if not found:
         result = subprocess.run(
-            [sys.executable, "-m", "pip", "download", f"torch=={TORCH_VERSION}",
-             "--no-deps", "--only-binary=:all:", "-d", str(dest)],
-            capture_output=True, text=True, timeout=1800, check=False,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                f"torch=={TORCH_VERSION}",
+                "--no-deps",
+                "--only-binary=:all:",
+                "-d",
+                str(dest),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=False,
         )
         found = sorted(dest.glob(f"torch-{TORCH_VERSION}*.whl"))
         if result.returncode != 0 or not found:
