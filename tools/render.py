@@ -27,7 +27,7 @@ from tools.errors import UserError
 from tools.recipe.model import OutputVariant, RecipeSource, Target
 from tools.recipe.model import render as render_variants
 from tools.repo import find_root
-from tools.variants import _load_base
+from tools.variants import load_variant_yaml
 
 REQUIREMENT_KINDS = ("build", "host", "run", "run_constrained")
 
@@ -184,7 +184,7 @@ def variants_for_config(config_text: str, recipe_cbc: str | None, *, config_sour
 
 
 def _subdir_of(config_text: str, source: str, name: str) -> str:
-    data = _load_base(config_text) or {}
+    data = load_variant_yaml(config_text) or {}
     target = data.get("target_platform") if isinstance(data, dict) else None
     if isinstance(target, list) and target:
         return str(target[0])
@@ -218,7 +218,7 @@ def _render_cached(source: RecipeSource, config_text: str, cbc: str | None, conf
                    cbc_source: str, name: str, subdir: str, build_subdir: str) -> tuple[RenderedOutput, ...]:
     variants = variants_for_config(config_text, cbc, config_source=config_source, cbc_source=cbc_source,
                                    subdir=subdir, build_subdir=build_subdir)
-    config_keys = set(_load_base(config_text) or {})
+    config_keys = set(load_variant_yaml(config_text) or {})
     outputs = render_variants(source, variants, Target(subdir, build_subdir), ci_split=False)
     return tuple(_public(o, name, subdir, build_subdir, config_keys) for o in outputs)
 

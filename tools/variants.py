@@ -71,7 +71,8 @@ FALLBACK_DOCKER_IMAGE = "quay.io/condaforge/linux-anvil-comp7"
 _BASE_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
-def _load_base(text: str) -> Any:
+def load_variant_yaml(text: str) -> Any:
+    """Parse variant-file YAML the way conda-build does: every scalar stays a string."""
     return yaml.load(text, Loader=_BASE_LOADER)
 
 
@@ -94,7 +95,7 @@ def parse_cbc(text: str, subdir: str, *, source: str, build_subdir: str | None =
     names = selector_namespace(subdir, {}, build_subdir=build_subdir or subdir, environ=environ)
     selected = select_lines(text, names, source=source)
     try:
-        data = _load_base(selected.text)
+        data = load_variant_yaml(selected.text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = selected.source_line(mark.line + 1) if mark else "?"
@@ -300,7 +301,7 @@ class MigrationFile:
 
 def read_migration_file(path: Path) -> MigrationFile:
     try:
-        data = _load_base(path.read_text(encoding="utf-8")) or {}
+        data = load_variant_yaml(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise UserError(f"{path}: cannot read migration file ({exc.__class__.__name__})") from exc
     if not isinstance(data, dict):
