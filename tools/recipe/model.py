@@ -660,9 +660,9 @@ _SELECTOR_VALUES: dict[tuple, bool] = {}
 
 
 def _selector_value(selector: str, names: Mapping[str, Any], source: str, text: str) -> bool:
-    from tools.recipe.selectors import _cache_value, evaluate, referenced_names
+    from tools.recipe.selectors import cache_key_value, evaluate, referenced_names
 
-    key = (selector, tuple(_cache_value(names.get(n)) for n in sorted(referenced_names(selector))))
+    key = (selector, tuple(cache_key_value(names.get(n)) for n in sorted(referenced_names(selector))))
     value = _SELECTOR_VALUES.get(key)
     if value is None:
         line = next((i for i, ln in enumerate(text.splitlines(), 1) if f"[{selector}]" in ln), "?")

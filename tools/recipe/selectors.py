@@ -239,7 +239,7 @@ def select_lines(
 ) -> Selected:
     """Keep the lines whose selector is true; drop the others (conda-build semantics)."""
     if origin is None:
-        key = (text, source, tuple(_cache_value(names.get(n)) for n in selector_names(text)))
+        key = (text, source, tuple(cache_key_value(names.get(n)) for n in selector_names(text)))
         found = _SELECTED.get(key)
         if found is None:
             found = _select(text, names, source, None)
@@ -253,7 +253,8 @@ def select_lines(
 _SELECTED: dict[tuple, Selected] = {}
 
 
-def _cache_value(value: Any) -> Any:
+def cache_key_value(value: Any) -> Any:
+    """A hashable stand-in for a selector name's value, for memo keys."""
     if isinstance(value, OsSubset):
         return tuple(sorted(value.environ.items()))
     if isinstance(value, dict):
