@@ -3,8 +3,11 @@
 - ``repo_root``: this checkout.
 - ``shared_dir``: ../shared (reference data CI provides); tests that need it skip
   with a reason on a user's fresh clone.
+- ``tests_cache_dir``: the per-machine cache outside the repository
+  ($XDG_CACHE_HOME or ~/.cache, then pytorch-feedstock-tests) for downloads
+  and root file systems that outlive one run.
 - ``torch_wheel``: the real PyTorch 2.13.0 CPU wheel, fetched once per machine
-  with ``pip download`` into a cache outside the repository.
+  with ``pip download`` into that cache.
 """
 
 from __future__ import annotations
@@ -19,13 +22,6 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = REPO_ROOT.parent / "shared"
 TORCH_VERSION = "2.13.0"
-
-
-def _cache_dir() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    path = base / "pytorch-feedstock-tests"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 @pytest.fixture(scope="session")
@@ -49,9 +45,17 @@ def pinning_dir(shared_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def torch_wheel() -> Path:
+def tests_cache_dir() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    path = base / "pytorch-feedstock-tests"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def torch_wheel(tests_cache_dir: Path) -> Path:
     """The real torch 2.13.0 wheel for this Python, or skip when pip cannot get it."""
-    dest = _cache_dir() / "wheels"
+    dest = tests_cache_dir / "wheels"
     dest.mkdir(exist_ok=True)
     found = sorted(dest.glob(f"torch-{TORCH_VERSION}*.whl"))
     if not found:

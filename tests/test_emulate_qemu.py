@@ -33,13 +33,6 @@ SVE_OFF, SVE256 = "max,sve=off", "max,sve=on,sve256=on"
 PPC64LE_OPT_IN = "PYTORCH_FEEDSTOCK_TEST_PPC64LE"
 
 
-def _cache_dir() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    path = base / "pytorch-feedstock-tests"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def _install_debian_packages() -> None:
     apt = ["apt-get", "install", "-y", "--no-install-recommends", *DEBIAN_PACKAGES]
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
@@ -73,8 +66,8 @@ def qemu_aarch64() -> None:
 
 
 @pytest.fixture(scope="session")
-def torch_aarch64_wheel(qemu_aarch64) -> Path:
-    dest = _cache_dir() / "wheels-aarch64"
+def torch_aarch64_wheel(qemu_aarch64, tests_cache_dir: Path) -> Path:
+    dest = tests_cache_dir / "wheels-aarch64"
     dest.mkdir(exist_ok=True)
     found = sorted(dest.glob("torch-2.9.1-cp311-*aarch64.whl"))
     if not found:
@@ -111,8 +104,8 @@ def torch_aarch64_wheel(qemu_aarch64) -> Path:
 
 
 @pytest.fixture(scope="session")
-def rootfs_dir() -> Path:
-    return _cache_dir() / "rootfs-arm64"
+def rootfs_dir(tests_cache_dir: Path) -> Path:
+    return tests_cache_dir / "rootfs-arm64"
 
 
 def _mounts_left(rootfs_dir: Path) -> list[Path]:
@@ -285,8 +278,9 @@ def qemu_ppc64le(qemu_aarch64) -> None:
         pytest.skip(f"no binfmt_misc for QEMU: {exc}")
 
 
-def test_conda_package_sees_power9_and_power10_on_ppc64le(qemu_ppc64le, tmp_path) -> None:
-    rootfs_dir = _cache_dir() / "rootfs-ppc64el"
+def test_conda_package_sees_power9_and_power10_on_ppc64le(qemu_ppc64le, tests_cache_dir: Path,
+                                                           tmp_path) -> None:
+    rootfs_dir = tests_cache_dir / "rootfs-ppc64el"
     # No --keep: the package is rebuilt (new timestamps, new content) every run.
     result = _emulate(
         "--arch",
