@@ -61,21 +61,13 @@ def compare_specs(
             )
             continue
         candidates = have[name]
-        if version is not None and not any(
+        version_matches = version is None or any(
             _norm_version(v) == _norm_version(version) for _, v, _ in candidates
-        ):
-            problems += 1
-            findings.append(
-                warned(
-                    check,
-                    label,
-                    f"rendered {spec!r}, package has {', '.join(s for s, _, _ in candidates)!r}",
-                )
-            )
-            continue
-        if build is not None and not any(
+        )
+        build_matches = build is None or any(
             b is not None and fnmatch.fnmatchcase(b, build) for _, _, b in candidates
-        ):
+        )
+        if not (version_matches and build_matches):
             problems += 1
             findings.append(
                 warned(
