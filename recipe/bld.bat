@@ -14,6 +14,11 @@ rem lazily only on Linux, so on Windows it stays inside torch_cuda.dll.
 setlocal EnableExtensions EnableDelayedExpansion
 
 set "RECIPE_FILE=recipe\bld.bat"
+
+for %%v in (PKG_NAME PKG_VERSION SRC_DIR PREFIX LIBRARY_PREFIX LIBRARY_BIN LIBRARY_LIB LIBRARY_INC RECIPE_DIR PYTHON) do if not defined %%v (
+    echo bld.bat: error: %%v is not set; run %RECIPE_FILE% through conda-build, which sets it 1>&2
+    exit /b 2
+)
 set "CMAKE_CACHE=%SRC_DIR%\build\CMakeCache.txt"
 
 rem ######################################################################
@@ -41,11 +46,23 @@ rem #### PYTORCH BUILD OPTIONS
 rem ######################################################################
 set "CMAKE_GENERATOR=Ninja"
 set "CMAKE_BUILD_TYPE=Release"
-set "CMAKE_PREFIX_PATH=%LIBRARY_PREFIX%"
-rem setup.py hands CMAKE_ARGS to the first cmake run (recipe\patches\0003). Its
-rem CMAKE_INSTALL_PREFIX would point at %LIBRARY_PREFIX%, but PyTorch installs into its own
-rem torch\ tree, from where this script picks the files up; the last -D wins.
-set "CMAKE_ARGS=%CMAKE_ARGS% -DCMAKE_INSTALL_PREFIX=%SRC_DIR:\=/%/torch"
+rem Keep what the compiler activation put there.
+if defined CMAKE_PREFIX_PATH set "CMAKE_PREFIX_PATH=%LIBRARY_PREFIX%;!CMAKE_PREFIX_PATH!"
+if not defined CMAKE_PREFIX_PATH set "CMAKE_PREFIX_PATH=%LIBRARY_PREFIX%"
+rem CMake's install step skips a file whose time stamp lies within a second of the installed
+rem copy's, whatever its content; each Python's torch_python replaces a file an install wrote
+rem moments earlier, so every install must copy. (cmFileInstaller reads the variable.)
+rem https://github.com/Kitware/CMake/blob/master/Source/cmFileInstaller.cxx
+set "CMAKE_INSTALL_ALWAYS=1"
+rem setup.py hands CMAKE_ARGS to the first cmake run, after its own arguments
+rem (recipe\patches\0003). conda's CMAKE_INSTALL_PREFIX=%%LIBRARY_PREFIX%% must go: PyTorch
+rem installs into its own torch\ tree, from where this script picks the files up. Python
+rem filters the words, since cmd's for splits on = and ; too; for /f reads the result back
+rem without set /p's 1023-character limit.
+"%PYTHON%" -c "import os; print(' '.join(a for a in os.environ.get('CMAKE_ARGS', '').split() if not a.startswith(('-DCMAKE_INSTALL_PREFIX=', '-DCMAKE_INSTALL_PREFIX:'))))" > "%SRC_DIR%\_cmake_args.txt"
+if errorlevel 1 exit /b 1
+set "CMAKE_ARGS="
+for /f "usebackq delims=" %%a in ("%SRC_DIR%\_cmake_args.txt") do set "CMAKE_ARGS=%%a"
 set "MAX_JOBS=%CPU_COUNT%"
 set "PYTORCH_BUILD_VERSION=%PKG_VERSION%"
 rem Any build number above 1 becomes a .postN suffix in torch.__version__.
@@ -84,13 +101,12 @@ exit /b 2
 
 :libtorch
 rem meta.yaml names the megabuild Python once and hands it over in script_env.
-"%PYTHON%" -c "import sys; print(*sys.version_info[:2], sep='.')" > "%SRC_DIR%\_python_version.txt"
-if errorlevel 1 exit /b 1
-set /p PY_ACTUAL=<"%SRC_DIR%\_python_version.txt"
-if not "%PY_ACTUAL%"=="%CF_TORCH_MEGABUILD_PYTHON%" (
-    echo bld.bat: error: PYTHON is Python %PY_ACTUAL% but CF_TORCH_MEGABUILD_PYTHON='%CF_TORCH_MEGABUILD_PYTHON%'; the top-level host python in recipe\meta.yaml must match it 1>&2
+if not defined CF_TORCH_MEGABUILD_PYTHON (
+    echo bld.bat: error: CF_TORCH_MEGABUILD_PYTHON is not set; pass it in script_env of the top-level build in recipe\meta.yaml 1>&2
     exit /b 2
 )
+call :python_is CF_TORCH_MEGABUILD_PYTHON "%CF_TORCH_MEGABUILD_PYTHON%"
+if errorlevel 1 exit /b %ERRORLEVEL%
 pushd "%SRC_DIR%"
 "%PYTHON%" setup.py build
 if errorlevel 1 exit /b 1
@@ -113,14 +129,26 @@ if %ERRORLEVEL% GEQ 8 exit /b 1
 if "%cuda_compiler_version%"=="None" exit /b 0
 rem Downstream CUDA extension builds can use the architectures libtorch was built for.
 rem https://github.com/conda-forge/pytorch-cpu-feedstock/issues/423
-call :install_activation_script activate || exit /b 1
-call :install_activation_script deactivate || exit /b 1
+call :install_activation_script activate
+if errorlevel 1 exit /b 1
+call :install_activation_script deactivate
+if errorlevel 1 exit /b 1
 exit /b 0
 
 :pytorch
 if not exist "%CMAKE_CACHE%" (
-    echo bld.bat: error: %CMAKE_CACHE% does not exist; the top-level libtorch build configures it before any pytorch output 1>&2
+    echo bld.bat: error: !CMAKE_CACHE! does not exist; the top-level libtorch build configures it before any pytorch output; check the outputs in recipe\meta.yaml 1>&2
     exit /b 2
+)
+if not defined SP_DIR (
+    echo bld.bat: error: SP_DIR is not set; run %RECIPE_FILE% through conda-build, which sets it 1>&2
+    exit /b 2
+)
+rem A block, not a one-line if: when the call is skipped, a check after it would read
+rem whatever ERRORLEVEL an earlier command left (set does not reset it in .bat files).
+if defined PY_VER (
+    call :python_is PY_VER "%PY_VER%"
+    if errorlevel 1 exit /b !ERRORLEVEL!
 )
 "%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
 if errorlevel 1 exit /b 1
@@ -132,6 +160,8 @@ pushd "%SRC_DIR%"
 "%PYTHON%" -m pip install . --no-deps --no-build-isolation --no-clean -v
 if errorlevel 1 exit /b 1
 popd
+call :check_bytecode_matches_python
+if errorlevel 1 exit /b %ERRORLEVEL%
 
 rem torch_python next to libtorch's DLLs for find_package(Torch) users; the import library
 rem stays in torch\lib too, where torch.utils.cpp_extension links it from.
@@ -155,3 +185,37 @@ rem %1 is activate or deactivate: the template with the architecture list filled
 if not exist "%PREFIX%\etc\conda\%1.d" mkdir "%PREFIX%\etc\conda\%1.d"
 "%PYTHON%" -c "import sys; src, dst, archs = sys.argv[1:]; open(dst, 'w').write(open(src).read().replace('@CF_TORCH_CUDA_ARCH_LIST@', archs))" "%RECIPE_DIR%\%1-libtorch.bat" "%PREFIX%\etc\conda\%1.d\libtorch_%1.bat" "%TORCH_CUDA_ARCH_LIST%"
 exit /b %ERRORLEVEL%
+
+:python_is
+rem Fails unless PYTHON is Python %2, as the conda-build variable %1 says it must be.
+"%PYTHON%" -c "import sys; print(*sys.version_info[:2], sep='.')" > "%SRC_DIR%\_python_version.txt"
+if errorlevel 1 exit /b 1
+set "PY_ACTUAL="
+set /p PY_ACTUAL=<"%SRC_DIR%\_python_version.txt"
+if not "%PY_ACTUAL%"=="%~2" (
+    echo bld.bat: error: PYTHON='!PYTHON!' is Python !PY_ACTUAL! but %~1='%~2'; the host python of the %PKG_NAME% output in recipe\meta.yaml must match it 1>&2
+    exit /b 2
+)
+exit /b 0
+
+:check_bytecode_matches_python
+rem Only what pip installed for this output (its RECORD): host packages are not ours.
+"%PYTHON%" -c "import sys; print(sys.implementation.cache_tag)" > "%SRC_DIR%\_python_cache_tag.txt"
+if errorlevel 1 exit /b 1
+set "PY_CACHE_TAG="
+set /p PY_CACHE_TAG=<"%SRC_DIR%\_python_cache_tag.txt"
+set "TORCH_RECORD="
+for /d %%r in ("%SP_DIR%\torch-*.dist-info") do set "TORCH_RECORD=%%r\RECORD"
+if not exist "!TORCH_RECORD!" (
+    echo bld.bat: error: pip install left no !SP_DIR!\torch-*.dist-info\RECORD; check the pip install step in %RECIPE_FILE% 1>&2
+    exit /b 2
+)
+rem findstr exits 1 when nothing is left: the good case, so its status is not checked.
+findstr /r /c:"__pycache__/.*\.pyc," /c:"__pycache__\\.*\.pyc," "%TORCH_RECORD%" | findstr /v /l /c:".%PY_CACHE_TAG%.pyc," /c:".%PY_CACHE_TAG%.opt-1.pyc," /c:".%PY_CACHE_TAG%.opt-2.pyc," > "%SRC_DIR%\_foreign_bytecode.txt"
+set "FOREIGN_PYC="
+for /f "usebackq tokens=1 delims=," %%p in ("%SRC_DIR%\_foreign_bytecode.txt") do if not defined FOREIGN_PYC set "FOREIGN_PYC=%%p"
+if defined FOREIGN_PYC (
+    echo bld.bat: error: !SP_DIR!\!FOREIGN_PYC! is bytecode for another Python than PYTHON='!PYTHON!', cache tag !PY_CACHE_TAG!; a build step left it in the shared tree: remove it before pip install in %RECIPE_FILE% 1>&2
+    exit /b 2
+)
+exit /b 0

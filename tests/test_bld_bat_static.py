@@ -1,0 +1,207 @@
+"""recipe/bld.bat held to build.sh's contract (recipe/README.md) by reading it.
+
+No cmd.exe runs here (neither Windows nor Wine), so these tests read the script: the
+steps it must take, their order, and that every failure stops it with a non-zero
+status. The Python one-liners it embeds are real programs and are run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BLD_BAT = Path(__file__).resolve().parents[1] / "recipe" / "bld.bat"
+TEXT = BLD_BAT.read_text()
+CODE = [
+    line.strip()
+    for line in TEXT.splitlines()
+    if line.strip() and not line.lstrip().lower().startswith("rem")
+]
+ERRORLEVEL_CHECK = re.compile(r"^if errorlevel 1 exit /b (1|%ERRORLEVEL%|!ERRORLEVEL!)$")
+
+
+def section(label: str) -> str:
+    """The lines from `:label` up to the next label."""
+    start = TEXT.index(f"\n:{label}\n")
+    end = TEXT.find("\n:", start + 1)
+    return TEXT[start : end if end != -1 else len(TEXT)]
+
+
+def preamble() -> str:
+    """Everything before the dispatch: what every phase runs."""
+    return TEXT[: TEXT.index('if "%PKG_NAME%"==')]
+
+
+def python_one_liner(marker: str) -> str:
+    """The code of the `"%PYTHON%" -c "..."` line containing marker."""
+    (line,) = [line for line in CODE if line.startswith('"%PYTHON%" -c') and marker in line]
+    return re.match(r'"%PYTHON%" -c "([^"]*)"', line).group(1)
+
+
+def next_code_line(index: int) -> str:
+    return CODE[index + 1]
+
+
+def test_cmake_install_always_is_set_before_any_build_step() -> None:
+    assert 'set "CMAKE_INSTALL_ALWAYS=1"' in preamble()
+    position = TEXT.index('set "CMAKE_INSTALL_ALWAYS=1"')
+    assert position < TEXT.index("setup.py build")
+    assert position < TEXT.index("-m pip install")
+
+
+def test_cmake_prefix_path_extends_the_value_conda_set() -> None:
+    assignments = [line for line in CODE if 'set "CMAKE_PREFIX_PATH=' in line]
+    assert assignments == [
+        'if defined CMAKE_PREFIX_PATH set "CMAKE_PREFIX_PATH=%LIBRARY_PREFIX%;!CMAKE_PREFIX_PATH!"',
+        'if not defined CMAKE_PREFIX_PATH set "CMAKE_PREFIX_PATH=%LIBRARY_PREFIX%"',
+    ]
+
+
+def test_no_install_prefix_is_appended_to_cmake_args() -> None:
+    assert not [line for line in CODE if "CMAKE_ARGS=" in line and "CMAKE_INSTALL_PREFIX" in line]
+
+
+@pytest.mark.parametrize(
+    ("cmake_args", "kept"),
+    [
+        (
+            (
+                "-GNinja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=C:/bld/_h_env/Library "
+                "-DCMAKE_PROGRAM_PATH=C:/a;C:/b"
+            ),
+            "-GNinja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PROGRAM_PATH=C:/a;C:/b",
+        ),
+        ("-DCMAKE_INSTALL_PREFIX:PATH=C:/x -DFOO=1", "-DFOO=1"),
+        ("-DCMAKE_INSTALL_PREFIX_EXTRA=1", "-DCMAKE_INSTALL_PREFIX_EXTRA=1"),
+        ("", ""),
+    ],
+    ids=["conda-default", "typed", "longer-name-kept", "empty"],
+)
+def test_cmake_args_filter_drops_only_condas_install_prefix(cmake_args: str, kept: str) -> None:
+    code = python_one_liner("CMAKE_ARGS")
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "CMAKE_ARGS": cmake_args},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == kept
+
+
+def test_filtered_cmake_args_replace_condas_before_the_dispatch() -> None:
+    head = preamble()
+    filtered = head.index('> "%SRC_DIR%\\_cmake_args.txt"')
+    cleared = head.index('set "CMAKE_ARGS="')
+    read_back = head.index('in ("%SRC_DIR%\\_cmake_args.txt") do set "CMAKE_ARGS=%%a"')
+    assert filtered < cleared < read_back
+
+
+def test_unset_megabuild_python_is_reported_with_the_file_that_sets_it() -> None:
+    libtorch = section("libtorch")
+    check = libtorch.index("if not defined CF_TORCH_MEGABUILD_PYTHON (")
+    message = libtorch[check:].splitlines()[1]
+    assert "CF_TORCH_MEGABUILD_PYTHON is not set" in message
+    assert "script_env" in message and "recipe\\meta.yaml" in message
+    assert (
+        check
+        < libtorch.index("call :python_is CF_TORCH_MEGABUILD_PYTHON")
+        < libtorch.index("setup.py build")
+    )
+
+
+def test_pytorch_phase_requires_sp_dir_and_checks_py_ver_before_installing() -> None:
+    pytorch = section("pytorch")
+    install = pytorch.index("-m pip install")
+    assert pytorch.index("if not defined SP_DIR (") < install
+    assert pytorch.index('call :python_is PY_VER "%PY_VER%"') < install
+
+
+def test_python_version_probe_prints_major_dot_minor() -> None:
+    code = python_one_liner("sys.version_info")
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "{}.{}".format(*sys.version_info[:2])
+
+
+def test_python_is_names_variable_value_and_file_on_mismatch() -> None:
+    python_is = section("python_is")
+    message = next(line for line in python_is.splitlines() if "bld.bat: error:" in line)
+    assert "%~1='%~2'" in message and "PYTHON='!PYTHON!'" in message
+    assert "recipe\\meta.yaml" in message
+
+
+def test_bytecode_is_checked_against_this_pythons_cache_tag_after_pip_install() -> None:
+    pytorch = section("pytorch")
+    assert pytorch.index("-m pip install") < pytorch.index("call :check_bytecode_matches_python")
+    check = section("check_bytecode_matches_python")
+    assert python_one_liner("cache_tag") == "import sys; print(sys.implementation.cache_tag)"
+    assert '"%SP_DIR%\\torch-*.dist-info"' in check
+    excluded = re.findall(r'/c:"\.%PY_CACHE_TAG%(\.opt-[12])?\.pyc,"', check)
+    assert excluded == ["", ".opt-1", ".opt-2"]
+    assert check.index("findstr /v") < check.index("if defined FOREIGN_PYC (")
+
+
+def test_every_error_message_is_one_line_followed_by_exit_2() -> None:
+    errors = [i for i, line in enumerate(CODE) if line.startswith("echo bld.bat: error:")]
+    assert len(errors) >= 9
+    for index in errors:
+        assert CODE[index].endswith("1>&2"), CODE[index]
+        assert next_code_line(index) == "exit /b 2", CODE[index]
+
+
+def test_every_error_message_names_what_to_edit_or_run() -> None:
+    for line in CODE:
+        if line.startswith("echo bld.bat: error:"):
+            assert "recipe\\" in line or "%RECIPE_FILE%" in line, line
+
+
+def test_every_exit_is_batch_local_and_nonzero_outside_success_paths() -> None:
+    exits = [line for line in CODE if re.search(r"\bexit\b", line)]
+    assert all("exit /b " in line for line in exits), [l for l in exits if "exit /b " not in l]
+    zero = [line for line in exits if line.endswith("exit /b 0")]
+    # the success ends: the phases, the CPU-only libtorch shortcut and the two checks
+    assert zero == [
+        'if "%cuda_compiler_version%"=="None" exit /b 0',
+        "exit /b 0",
+        "exit /b 0",
+        "exit /b 0",
+        "exit /b 0",
+    ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ['"%PYTHON%"', "call :", "move ", "copy ", "pushd "],
+)
+def test_every_command_that_can_fail_is_followed_by_an_errorlevel_check(command: str) -> None:
+    calls = [i for i, line in enumerate(CODE) if line.startswith(command)]
+    assert calls or command in ("move ", "copy ")
+    for index in calls:
+        following = next_code_line(index)
+        if following == "exit /b %ERRORLEVEL%":
+            continue  # a subroutine handing its last status back
+        if command == "pushd " and CODE[index + 1].startswith('"%PYTHON%"'):
+            continue  # the next command fails in the wrong directory anyway and is checked
+        assert ERRORLEVEL_CHECK.match(following), f"{CODE[index]!r} is followed by {following!r}"
+
+
+def test_every_jump_target_exists() -> None:
+    labels = set(re.findall(r"^:(\w+)$", TEXT, flags=re.MULTILINE))
+    targets = set(re.findall(r"\b(?:goto|call) :(\w+)", TEXT))
+    assert targets <= labels, targets - labels
+
+
+def test_variable_values_inside_blocks_that_hold_paths_use_delayed_expansion() -> None:
+    # %VAR% inside ( ... ) is expanded when the block is parsed; a path with ")" such as
+    # "Program Files (x86)" would end the block early. !VAR! is expanded afterwards.
+    for line in CODE:
+        if line.startswith("echo bld.bat: error:"):
+            for name in ("PYTHON", "SP_DIR", "CMAKE_CACHE", "TORCH_RECORD"):
+                assert f"%{name}%" not in line, line
