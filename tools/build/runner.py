@@ -31,8 +31,6 @@ from tools.build.progress import Progress
 from tools.errors import CommandError
 from tools.proc import call
 
-STOP_GRACE_SECONDS = 30.0
-
 
 @dataclass(frozen=True)
 class RunOutcome:
