@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from fixtures.drift.synthetic import Output
 
 from tools.__main__ import main
 from tools.drift import channel as channel_io
@@ -19,15 +18,6 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "drift"
 SOURCE = FIXTURES / "pytorch-src"
 CHANNEL = FIXTURES / "channeldata.json"
-
-
-@dataclass(frozen=True)
-class Output:
-    name: str
-    requirements: Mapping[str, tuple[str, ...]]
-    variant: Mapping[str, str] = field(default_factory=dict)
-    subdir: str = "linux-64"
-    skip: bool = False
 
 
 def _rendered(sympy: str) -> list:
