@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from tools import variants as v
 from tools.errors import UserError
+from tools.files import atomic_write_text
 from tools.recipe.model import Target
 from tools.recipe.model import render as render_variants
 from tools.recipe.text import uses_cuda_compiler
@@ -206,18 +206,6 @@ def expected_files(matrix: Matrix) -> dict[str, str]:
     return files
 
 
-def _atomic_write(path: Path, content: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(content)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 @dataclass(frozen=True)
 class Difference:
     path: str
@@ -251,7 +239,7 @@ def write(folder: Path, matrix: Matrix) -> list[Difference]:
     for diff in diffs:
         name = Path(diff.path).name
         if diff.kind in ("missing", "changed"):
-            _atomic_write(folder / name, expected[name])
+            atomic_write_text(folder / name, expected[name])
         elif diff.kind == "stale":
             (folder / name).unlink()
         elif diff.kind == "closed-migration":

@@ -6,11 +6,10 @@ text between their own pair of markers, atomically.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from tools.errors import UserError
+from tools.files import atomic_write_text
 
 DRIFT_TABLE = "drift-table"
 MATRIX_TABLE = "matrix-table"
@@ -55,13 +54,5 @@ def update_readme(path: Path, table: str, section: str = DRIFT_TABLE) -> bool:
     new = replace_section(text, table, str(path), section)
     if new == text:
         return False
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(new.encode("utf-8"))
-        os.chmod(temporary, path.stat().st_mode & 0o7777)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, new, mode=path.stat().st_mode & 0o7777)
     return True

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.files import atomic_write_text
+
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
 # conda-build's channel layout under its root-dir: one folder per subdir.
 SUBDIR = re.compile(r"^(noarch|linux-[a-z0-9]+|osx-[a-z0-9]+|win-[a-z0-9]+)$")
@@ -90,22 +92,6 @@ def describe_packages(artifacts: Path, names: Iterable[str]) -> tuple[Package, .
         if path.is_file():
             packages.append(Package(name, sha256_of(path), path.stat().st_size))
     return tuple(packages)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def write_sha256sums(artifacts: Path) -> Path:

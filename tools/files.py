@@ -1,0 +1,30 @@
+"""Writing files so that a reader, or an interrupted run, never sees half of one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
+
+    Without ``mode`` the file keeps the temporary file's permissions (0600).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:
+    """UTF-8, newlines written as given (``\\n`` stays ``\\n`` on every platform)."""
+    atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
