@@ -27,7 +27,7 @@ from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from tools import variants as v
 from tools.errors import UserError
-from tools.files import atomic_write_text
+from tools.files import atomic_write_text, read_user_file
 from tools.recipe.model import Target
 from tools.recipe.model import render as render_variants
 from tools.recipe.text import uses_cuda_compiler
@@ -82,21 +82,14 @@ class Matrix:
     migrations: v.MigrationPlan
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
-
-
 def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
     forge_data = load_forge_yml(root)
     forge = v.read_forge_settings(forge_data)
     source = load_recipe_source(recipe_dir)
     feedstock_name = _feedstock_name(root, forge_data, source.meta_text)
     cbc_path = recipe_dir / "conda_build_config.yaml"
-    recipe_cbc = _read(cbc_path) if cbc_path.is_file() else None
-    pinning_text = _read(pinning.cbc)
+    recipe_cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
+    pinning_text = read_user_file(pinning.cbc)
     local = [v.read_migration_file(p) for p in sorted((root / ".ci_support" / "migrations").glob("*.yaml"))]
     upstream = (
         [v.read_migration_file(p) for p in sorted(pinning.migrations_dir.glob("*.yaml"))]
@@ -121,7 +114,7 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
             v.validate_spec(name, spec)
         combined = v.combine_specs(specs)
         migrations = [
-            (str(p), v.parse_cbc(_read(p), subdir, source=str(p), environ=environ))
+            (str(p), v.parse_cbc(read_user_file(p), subdir, source=str(p), environ=environ))
             for p in plan.apply
         ]
         migrated = v.apply_migrations(combined, migrations)

@@ -1,10 +1,21 @@
-"""Writing files so that a reader, or an interrupted run, never sees half of one."""
+"""Reading input files with a one-line error, and writing files so that a reader,
+or an interrupted run, never sees half of one."""
 
 from __future__ import annotations
 
 import os
 import tempfile
 from pathlib import Path
+
+from tools.errors import UserError
+
+
+def read_user_file(path: Path) -> str:
+    """A UTF-8 file the user pointed at; unreadable is their error to fix."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:

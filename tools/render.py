@@ -24,6 +24,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from tools.errors import UserError
+from tools.files import read_user_file
 from tools.recipe.model import OutputVariant, RecipeSource, Target
 from tools.recipe.model import render as render_variants
 from tools.repo import find_root
@@ -89,31 +90,24 @@ def _jsonable(value: Any) -> Any:
 
 # -- reading the recipe ------------------------------------------------------------------------
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
-
-
 def load_recipe_source(recipe_dir: Path) -> RecipeSource:
     """meta.yaml plus every shell/batch script next to it (conda-build scans those)."""
     meta = recipe_dir / "meta.yaml"
     if not meta.is_file():
         raise UserError(f"{recipe_dir}: no meta.yaml here; pass --recipe-dir pointing at the recipe")
     scripts = tuple(
-        (p.relative_to(recipe_dir).as_posix(), _read(p))
+        (p.relative_to(recipe_dir).as_posix(), read_user_file(p))
         for p in sorted(recipe_dir.rglob("*"))
         if p.is_file() and p.suffix in (".sh", ".bat")
     )
-    return RecipeSource(meta_text=_read(meta), scripts=scripts, path=str(meta))
+    return RecipeSource(meta_text=read_user_file(meta), scripts=scripts, path=str(meta))
 
 
 def load_forge_yml(root: Path) -> dict[str, Any]:
     path = root / "conda-forge.yml"
     if not path.is_file():
         return {}
-    return dict(_parse_forge_yml(str(path), _read(path)))
+    return dict(_parse_forge_yml(str(path), read_user_file(path)))
 
 
 @lru_cache(maxsize=8)
@@ -203,9 +197,9 @@ def render_config(config: str | Path, *, root: Path | None = None,
     recipe_dir = recipe_dir or root / "recipe"
     path = resolve_config(config, root)
     source = load_recipe_source(recipe_dir)
-    config_text = _read(path)
+    config_text = read_user_file(path)
     cbc_path = recipe_dir / "conda_build_config.yaml"
-    cbc = _read(cbc_path) if cbc_path.is_file() else None
+    cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
     forge = load_forge_yml(root)
     name = path.stem
     subdir = _subdir_of(config_text, str(path), name)
