@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from fixtures.drift.synthetic import Output, claim
 
-from tools.drift import present, table
 from tools import readme as readme_io
+from tools.drift import present, table
 from tools.drift.recipe import specs_from_rendered
 from tools.errors import UserError
 

@@ -108,10 +108,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tools import readme as readme_io
     from tools import repo
     from tools.drift import channel as channel_io
     from tools.drift import present, table
-    from tools import readme as readme_io
     from tools.drift import recipe as recipe_io
     from tools.drift.names import conda_names
     from tools.drift.upstream_tree import read_tree
