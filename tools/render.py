@@ -164,7 +164,7 @@ def variants_for_config(config_text: str, recipe_cbc: str | None, *, config_sour
         v.validate_spec(source, spec)
     combined = v.combine_specs(specs)
     exploded = v.explode(combined)
-    extend = v._extend_keys([combined])
+    extend = v.extend_keys_of([combined])
     seen: set[str] = set()
     for _, spec in reversed(specs[1:]):
         for key, values in spec.items():

@@ -157,7 +157,8 @@ def validate_spec(source: str, spec: Mapping[str, Any]) -> None:
 
 # -- combining, exploding, squishing ---------------------------------------------------------
 
-def _extend_keys(specs: Iterable[Mapping[str, Any]]) -> set[str]:
+def extend_keys_of(specs: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Keys whose values are merged across variant files rather than replaced."""
     keys = set(DEFAULT_VARIANT["extend_keys"])
     for spec in specs:
         keys.update(ensure_list(spec.get("extend_keys")))
@@ -166,7 +167,7 @@ def _extend_keys(specs: Iterable[Mapping[str, Any]]) -> set[str]:
 
 def combine_specs(specs: Sequence[tuple[str, Mapping[str, Any]]]) -> Spec:
     """Layer specs, later ones winning; a zipped key can only be replaced with its whole group."""
-    extend = _extend_keys(s for _, s in specs)
+    extend = extend_keys_of(s for _, s in specs)
     zips: list[tuple[str, ...]] = []
     for _, spec in specs:
         for group in zip_groups(spec.get("zip_keys")):
@@ -223,7 +224,7 @@ def combine_specs(specs: Sequence[tuple[str, Mapping[str, Any]]]) -> Spec:
 
 def _passthru(spec: Mapping[str, Any]) -> set[str]:
     zipped = {k for g in zip_groups(spec.get("zip_keys")) for k in g}
-    keys = {"replacements", "extend_keys", "zip_keys"} | _extend_keys([spec])
+    keys = {"replacements", "extend_keys", "zip_keys"} | extend_keys_of([spec])
     return (keys - zipped) & set(spec)
 
 
