@@ -114,17 +114,18 @@ def _dep_names(package: Package) -> set[str]:
     return names
 
 
+def _resolve_origin(member: str, entry: str) -> str | None:
+    """The package-relative directory an ``$ORIGIN`` entry of ``member`` names, else None."""
+    if not _ORIGIN.match(entry):
+        return None
+    rest = _ORIGIN.sub("", entry).lstrip("/")
+    return posixpath.normpath(posixpath.join(posixpath.dirname(member), rest))
+
+
 def search_dirs(member: str, info: ElfInfo) -> list[str]:
     """The package-relative directories the loader would search for this file's NEEDED."""
-    entries = info.runpath or info.rpath
-    origin = posixpath.dirname(member)
-    dirs = []
-    for entry in entries:
-        if _ORIGIN.match(entry):
-            dirs.append(
-                posixpath.normpath(posixpath.join(origin, _ORIGIN.sub("", entry).lstrip("/")))
-            )
-    return dirs
+    resolved = (_resolve_origin(member, entry) for entry in info.runpath or info.rpath)
+    return [directory for directory in resolved if directory is not None]
 
 
 # ---------------------------------------------------------------- elf.needed
@@ -206,10 +207,9 @@ def check_needed(ctx: Context) -> list[Finding]:
 def runpath_problem(member: str, entry: str, *, relative_root: bool) -> str | None:
     if entry.startswith("/"):
         return f"absolute RUNPATH entry {entry!r} (a build-machine path)"
-    if not _ORIGIN.match(entry):
+    resolved = _resolve_origin(member, entry)
+    if resolved is None:
         return f"RUNPATH entry {entry!r} is relative to the working directory, not $ORIGIN"
-    rest = _ORIGIN.sub("", entry).lstrip("/")
-    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(member), rest))
     if relative_root and (resolved == ".." or resolved.startswith("../")):
         return f"RUNPATH entry {entry!r} reaches above the prefix"
     return None
