@@ -12,12 +12,12 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fixtures.cache import tests_cache_root
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = REPO_ROOT.parent / "shared"
@@ -46,8 +46,7 @@ def pinning_dir(shared_dir: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def tests_cache_dir() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    path = base / "pytorch-feedstock-tests"
+    path = tests_cache_root()
     path.mkdir(parents=True, exist_ok=True)
     return path
 
