@@ -21,19 +21,28 @@ def read_user_file(path: Path) -> str:
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
 
-    Without ``mode`` the file keeps the temporary file's permissions (0600).
+    Without ``mode`` the file keeps the permissions of the file it replaces, and a new file
+    gets what ``open()`` would give it (0666 less the umask), not mkstemp's private 0600.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode if mode is not None else _mode_for(path))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:
