@@ -107,7 +107,9 @@ def test_render_command_unknown_output_is_one_line_and_exit_2():
     )
 
 
-def test_render_command_unknown_config_is_one_line_and_exit_2():
+def test_render_command_unknown_config_exits_2_naming_the_three_closest():
     result = _cli("linux_99_")
-    assert result.returncode == 2 and result.stderr.count("\n") == 1
-    assert "no such config" in result.stderr
+    assert result.returncode == 2
+    first, *closest = result.stderr.splitlines()
+    assert first.startswith("error: no config named 'linux_99_'")
+    assert len(closest) == 3 and all(n.strip() in GOLDEN for n in closest)

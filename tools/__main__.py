@@ -3,6 +3,11 @@
 Each command lives in ``tools/commands/<name>.py`` and defines ``HELP`` (one
 line), ``configure(parser)`` and ``run(args) -> int``.  Command modules keep
 their heavy imports inside ``run`` so that ``--help`` stays instant.
+
+``python -m`` finds the package only from the repository root.  Elsewhere,
+``python <repository>/tools`` runs this file by path; the toolkit is not
+installed as a top-level ``tools`` package on purpose (it would shadow
+PyTorch's own ``tools`` package in a build environment).
 """
 
 from __future__ import annotations
@@ -10,10 +15,18 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
+import textwrap
 from collections.abc import Sequence
 
-from tools.errors import ToolError
+if not __package__:
+    # Run by path (`python ../tools`): Python put tools/ itself first on sys.path,
+    # where our modules would shadow others by their bare names (build, check, log);
+    # the toolkit imports itself as the package `tools`, so its parent goes there.
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+from tools.errors import ToolError  # noqa: E402  (after the sys.path fix above)
 
 # Order is the order shown by --help.
 COMMANDS = ("render", "matrix", "explain", "check", "drift", "emulate")
@@ -28,13 +41,54 @@ def _available() -> dict[str, str]:
     return found
 
 
+# README.md says this too, word for word (tests/test_cli_conventions.py holds them together).
+WHERE_TO_RUN = (
+    "Run it from the repository root as `python -m tools`, or from any directory as "
+    "`python <repository>/tools` (from recipe/: `python ../tools explain`)."
+)
+
+EPILOG = textwrap.fill(
+    f"{WHERE_TO_RUN}  Every command finds the feedstock from the current directory (else from "
+    "where the toolkit lives) and reads the recipe from recipe/ or --recipe-dir.  "
+    "`python -m tools COMMAND --help` describes each command and its exit status.",
+    width=88,
+) + """
+
+exit status: 0 done; 1 checked and found problems (check, matrix --check, drift --check,
+emulate); 2 bad input or a failed external command, in one line starting `error:`
+(lists of config names follow one per line); 130 interrupted.
+"""
+
+
+class _Version(argparse.Action):
+    """``--version``, computed only when asked for (it runs git)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="print the recipe's version and the toolkit's git revision, then exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from tools.repo import PACKAGE_ROOT, find_root
+        from tools.version import describe
+
+        try:
+            feedstock = find_root()
+        except ToolError:
+            feedstock = None
+        print(describe(feedstock, PACKAGE_ROOT))
+        parser.exit()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     commands = _available()
     modules = {name: importlib.import_module(mod) for name, mod in commands.items()}
     parser = argparse.ArgumentParser(
         prog="python -m tools",
         description="Render, explain, check and maintain the PyTorch feedstock.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module in modules.items():
         sub_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)

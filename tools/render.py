@@ -15,7 +15,7 @@ conda-build's final render resolves it (``exact=True`` -> ``name version build_s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +23,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from tools import selection
 from tools.errors import UserError
 from tools.files import read_user_file
 from tools.recipe.model import OutputVariant, RecipeSource, Target
@@ -136,19 +137,36 @@ def list_configs(root: Path | None = None) -> list[str]:
     return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
 
 
-def resolve_config(config: str | Path, root: Path) -> Path:
+def is_variant_file(config: str | Path) -> bool:
+    """A variant YAML file given by path (it may live outside ``.ci_support``)."""
     candidate = Path(config)
-    if candidate.suffix in (".yaml", ".yml") and candidate.is_file():
-        return candidate
-    named = root / ".ci_support" / f"{config}.yaml"
-    if named.is_file():
-        return named
-    known = ", ".join(list_configs(root)[:3])
-    more = " ..." if len(list_configs(root)) > 3 else ""
-    raise UserError(
-        f"{config}: no such config in {root / '.ci_support'} and not a variant YAML file"
-        + (f" (known: {known}{more})" if known else "; run `python -m tools matrix --write` first")
-    )
+    return candidate.suffix in (".yaml", ".yml") and candidate.is_file()
+
+
+def resolve_config(config: str | Path, root: Path) -> Path:
+    """The variant file of one config: a path to a YAML file, or a name as
+    tools/selection.py reads it (full name, NAME.yaml, unique prefix, glob)."""
+    if is_variant_file(config):
+        return Path(config)
+    name = selection.select_one(list_configs(root), str(config))
+    return root / ".ci_support" / f"{name}.yaml"
+
+
+def select_configs(texts: Sequence[str], root: Path, *,
+                   filter_glob: str | None = None) -> list[str | Path]:
+    """Every config ``texts`` name, in order: variant files as paths, the rest as names
+    (globs take every match); with no texts, every config ``--filter`` leaves."""
+    available = list_configs(root)
+    if not texts:
+        return list(selection.select_many(available, (), filter_glob=filter_glob))
+    chosen: list[str | Path] = []
+    for text in texts:
+        if is_variant_file(text):
+            found: Sequence[str | Path] = [Path(text)]
+        else:
+            found = selection.select_many(available, [text], filter_glob=filter_glob)
+        chosen.extend(item for item in found if item not in chosen)
+    return chosen
 
 
 def variants_for_config(config_text: str, recipe_cbc: str | None, *, config_source: str,

@@ -1,22 +1,23 @@
 """Which ``.ci_support`` configs exist, and which of them the user asked for.
 
-A config is named by its file's stem, exactly as conda-smithy names it.  Asking
-for a name that does not exist is an error listing the closest names; we never
-fall back to another config behind the user's back (conda-smithy's script does
-when only one config is valid, which builds the wrong thing silently).
+A config is named by its file's stem, exactly as conda-smithy names it, and
+selected the way every command selects one (tools/selection.py).  Asking for a
+name that does not exist is an error listing the closest names; we never fall
+back to another config behind the user's back (conda-smithy's script does when
+only one config is valid, which builds the wrong thing silently).
 """
 
 from __future__ import annotations
 
-import difflib
-import fnmatch
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools import selection
 from tools.errors import UserError
+from tools.selection import apply_filter
 
-GLOB_CHARS = frozenset("*?[")
+__all__ = ["Config", "apply_filter", "choose_interactively", "discover", "docker_image", "select"]
 
 # The container image conda-smithy uses when a config names none.
 FALLBACK_IMAGE = "quay.io/condaforge/linux-anvil-comp7"
@@ -45,33 +46,6 @@ def discover(root: Path) -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in directory.glob("*.yaml") if p.is_file()))
 
 
-def apply_filter(names: Sequence[str], pattern: str | None) -> tuple[str, ...]:
-    """conda-smithy's ``--filter``: a glob matched against ``<name>.yaml``."""
-    if not pattern:
-        return tuple(names)
-    glob = pattern if pattern.endswith(".yaml") else f"{pattern}.yaml"
-    return tuple(n for n in names if fnmatch.fnmatchcase(f"{n}.yaml", glob))
-
-
-def closest(name: str, names: Sequence[str], count: int = 3) -> list[str]:
-    return difflib.get_close_matches(name, names, n=count, cutoff=0.4)
-
-
-def _is_glob(text: str) -> bool:
-    return any(c in GLOB_CHARS for c in text)
-
-
-def _unknown(name: str, available: Sequence[str]) -> UserError:
-    near = closest(name, available)
-    if near:
-        hint = "closest: " + ", ".join(near)
-    elif available:
-        hint = "run `python build-locally.py --list` to see all configs"
-    else:
-        hint = ".ci_support/ holds no configs; run `python -m tools matrix --write` first"
-    return UserError(f"config {name!r} does not exist in .ci_support/; {hint}")
-
-
 def select(
     available: Sequence[str],
     requested: Sequence[str],
@@ -81,37 +55,19 @@ def select(
 ) -> tuple[str, ...]:
     """The configs to build, in the order asked; ``()`` means "ask the user".
 
-    ``requested`` holds exact names or globs.  ``--filter`` narrows both ``--all``
-    and the interactive menu; a name it excludes is an error, not a silent skip.
+    ``requested`` holds names as every command takes them (tools/selection.py:
+    full name, NAME.yaml, unique prefix, glob).  ``--filter`` narrows both
+    ``--all`` and the interactive menu; a name it excludes is an error, not a
+    silent skip.
     """
-    if not available:
-        raise UserError(".ci_support/ holds no configs; run `python -m tools matrix --write` first")
-    pool = apply_filter(available, filter_glob)
-    if not pool:
-        raise UserError(f"--filter {filter_glob!r} matches none of the {len(available)} configs")
+    pool = selection.select_many(available, (), filter_glob=filter_glob)
     if all_configs and requested:
         raise UserError("give config names or --all, not both")
     if all_configs:
         return pool
-    chosen: list[str] = []
-    for item in requested:
-        name = item.removesuffix(".yaml")
-        name = Path(name).name  # accept `.ci_support/<name>.yaml` as typed with tab completion
-        if _is_glob(name):
-            matches = [n for n in pool if fnmatch.fnmatchcase(n, name)]
-            if not matches:
-                raise UserError(
-                    f"pattern {name!r} matches no config"
-                    + (f" (after --filter {filter_glob!r})" if filter_glob else "")
-                )
-        elif name in pool:
-            matches = [name]
-        elif name in available:
-            raise UserError(f"config {name!r} is excluded by --filter {filter_glob!r}")
-        else:
-            raise _unknown(name, available)
-        chosen.extend(m for m in matches if m not in chosen)
-    return tuple(chosen)
+    if not requested:
+        return ()
+    return selection.select_many(available, requested, filter_glob=filter_glob)
 
 
 def choose_interactively(

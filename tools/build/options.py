@@ -40,7 +40,9 @@ or null, "note"}}, ...}), SHA256SUMS (`sha256sum -c` format, every package in th
 channel folders) and log_files.zip (the logs, summary.json and SHA256SUMS).
 
 exit status: 0 all selected configs built or already done; 1 some config failed;
-2 bad input or no usable engine; 130 interrupted (rerun the same command to resume).
+2 bad input or no usable engine (an unknown config lists the three closest names, an
+ambiguous one every match, one per line); 130 interrupted (rerun the same command to
+resume).
 """
 
 
@@ -81,8 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
         "config",
         nargs="*",
         metavar="CONFIG",
-        help="config name(s) from .ci_support/ (without .yaml), or globs; "
-        "none on a terminal shows a menu",
+        help="configs from .ci_support/: full name, NAME.yaml, unique prefix or glob "
+        "(every match); none on a terminal shows a menu",
     )
     parser.add_argument(
         "--filter",

@@ -9,7 +9,7 @@ records) are separate: :func:`load` then :func:`run_checks`.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
 from tools.check import abi, cuda, layout, linkage, metadata
@@ -17,9 +17,11 @@ from tools.check.archive import Package, check_members, read_all
 from tools.check.context import Context
 from tools.check.expectations import Expectations, OutputExpectation
 from tools.check.findings import Finding, any_failed
+from tools.errors import UserError
 
 __all__ = [
     "CHECKS",
+    "CHECK_IDS",
     "Expectations",
     "Finding",
     "OutputExpectation",
@@ -27,6 +29,7 @@ __all__ = [
     "any_failed",
     "check",
     "load",
+    "resolve_only",
     "run_checks",
 ]
 
@@ -49,6 +52,24 @@ CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
     ("metadata.depends / metadata.constrains / metadata.run-exports", metadata.check_metadata),
 )
 
+CHECK_IDS: tuple[str, ...] = tuple(i for name, _ in CHECKS for i in name.split(" / "))
+
+
+def resolve_only(requested: Iterable[str]) -> frozenset[str]:
+    """``--only`` values (``elf.runpath``, or a family such as ``elf``) as check ids."""
+    chosen: set[str] = set()
+    for item in requested:
+        family = item.rstrip(".*")
+        found = [i for i in CHECK_IDS if i == item or i.split(".", 1)[0] == family]
+        if not found:
+            from tools.selection import closest
+
+            near = ", ".join(closest(item, CHECK_IDS))
+            raise UserError(f"--only {item}: no such check; the closest are {near} "
+                            "(`python -m tools check --help` lists them all)")
+        chosen.update(found)
+    return frozenset(chosen)
+
 
 def load(paths: Iterable[Path], workdir: Path | None = None) -> list[Package]:
     """Read every package; ELF members are spooled one at a time into a private directory."""
@@ -58,13 +79,24 @@ def load(paths: Iterable[Path], workdir: Path | None = None) -> list[Package]:
         return read_all(paths, Path(private))
 
 
-def run_checks(packages: Sequence[Package], expect: Expectations | None = None) -> list[Finding]:
+def run_checks(
+    packages: Sequence[Package],
+    expect: Expectations | None = None,
+    only: Collection[str] | None = None,
+) -> list[Finding]:
+    """Every check's findings; with ``only`` (check ids), just those checks'."""
     ctx = Context(packages, expect or Expectations())
     findings: list[Finding] = []
-    for _, run in CHECKS:
+    for name, run in CHECKS:
+        if only is not None and not set(name.split(" / ")) & set(only):
+            continue
         findings.extend(run(ctx))
+    if only is not None:
+        findings = [f for f in findings if f.check in only]
     return findings
 
 
-def check(paths: Iterable[Path], expect: Expectations | None = None) -> list[Finding]:
-    return run_checks(load(paths), expect)
+def check(
+    paths: Iterable[Path], expect: Expectations | None = None, only: Collection[str] | None = None
+) -> list[Finding]:
+    return run_checks(load(paths), expect, only)

@@ -1,42 +1,87 @@
-"""Findings for people (a table) and for programs (JSON)."""
+"""Findings for people (a report grouped by check) and for programs (JSON).
+
+Both use the same status words, ``fail``, ``warn`` and ``pass``.  Colour is for
+terminals only: :func:`use_colour` says no when the stream is not a TTY, when
+``NO_COLOR`` is set (https://no-color.org) or when ``TERM=dumb``.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TextIO
 
-from tools.check.findings import Finding, counts
+from tools.check.findings import STATUSES, Finding, Status, counts
 
-_ORDER = {"fail": 0, "warn": 1, "pass": 2}
-_MARK = {"fail": "FAIL", "warn": "warn", "pass": "ok"}
+_ORDER: dict[Status, int] = {"fail": 0, "warn": 1, "pass": 2}
+_COLOUR: dict[Status, str] = {"fail": "\033[1;31m", "warn": "\033[33m", "pass": "\033[32m"}
+_RESET = "\033[0m"
+
+
+def use_colour(stream: TextIO, env: Mapping[str, str]) -> bool:
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def to_json(findings: Sequence[Finding]) -> str:
     return json.dumps([f.to_json() for f in findings], indent=2)
 
 
+def tally(findings: Sequence[Finding]) -> str:
+    """``3 fail, 1 warn, 120 pass``: worst first, zeros left out (``0 fail`` when clean)."""
+    numbers = counts(findings)
+    parts = [f"{numbers[s]} {s}" for s in sorted(STATUSES, key=_ORDER.get) if numbers[s]]
+    return ", ".join(parts) or "0 fail"
+
+
 def summary(findings: Sequence[Finding]) -> str:
-    tally = counts(findings)
-    return f"{tally['pass']} passed, {tally['warn']} warnings, {tally['fail']} failed"
+    numbers = counts(findings)
+    return f"{numbers['fail']} fail, {numbers['warn']} warn, {numbers['pass']} pass"
 
 
-def to_table(findings: Sequence[Finding], limit: int = 10) -> str:
-    """Failures first, then warnings, then passes; at most ``limit`` rows per check and status."""
-    rows = sorted(findings, key=lambda f: (_ORDER[f.status], f.check, f.path))
-    check_w = max((len(f.check) for f in rows), default=5)
-    lines = [f"{'STATUS':<6} {'CHECK':<{check_w}} PATH / DETAIL"]
-    shown: dict[tuple[str, str], int] = {}
-    for f in rows:
-        key = (f.status, f.check)
-        shown[key] = shown.get(key, 0) + 1
-        if shown[key] > limit:
-            continue
-        lines.append(f"{_MARK[f.status]:<6} {f.check:<{check_w}} {f.path}")
-        lines.append(f"{'':<6} {'':<{check_w}}   {f.detail}")
-    for (status, check), seen in shown.items():
-        if seen > limit:
-            lines.append(
-                f"{_MARK[status]:<6} {check:<{check_w}} ... and {seen - limit} more (--json lists all)"
-            )
-    lines.append(summary(findings))
+def to_text(
+    findings: Sequence[Finding],
+    *,
+    check_order: Sequence[str] = (),
+    limit: int = 10,
+    colour: bool = False,
+    notes: Sequence[str] = (),
+) -> str:
+    """One block per check (the worst first), headed by its counts.
+
+    Inside a block failures come first, then warnings, then passes; at most
+    ``limit`` rows per status, followed at once by how many more there are.
+    """
+    position = {check: index for index, check in enumerate(check_order)}
+    groups: dict[str, list[Finding]] = {}
+    for finding in findings:
+        groups.setdefault(finding.check, []).append(finding)
+
+    def group_rank(check: str) -> tuple[int, int, str]:
+        worst = min(_ORDER[f.status] for f in groups[check])
+        return (worst, position.get(check, len(position)), check)
+
+    def word(status: Status) -> str:
+        return f"{_COLOUR[status]}{status}{_RESET}" if colour else status
+
+    lines: list[str] = []
+    for check in sorted(groups, key=group_rank):
+        rows = sorted(groups[check], key=lambda f: (_ORDER[f.status], f.path))
+        lines.append(f"{check}: {tally(rows)}")
+        for status in sorted(STATUSES, key=_ORDER.get):
+            mine = [f for f in rows if f.status == status]
+            for finding in mine[:limit]:
+                lines.append(f"  {word(status)}  {finding.path}")
+                lines.append(f"        {finding.detail}")
+            if len(mine) > limit:
+                lines.append(
+                    f"  {word(status)}  ... and {len(mine) - limit} more {status} "
+                    "(--json lists all)"
+                )
+    if not findings:
+        lines.append("no findings")
+    lines.append(f"summary: {summary(findings)}")
+    lines.extend(notes)
     return "\n".join(lines)

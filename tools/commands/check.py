@@ -31,9 +31,37 @@ checks (the "check" field of each finding):
                           info/index.json and run_exports.json against the rendered recipe
                           (with --config only)
 
+which findings are shown:
+  --only CHECK[,CHECK]  only these checks (repeatable); a family name (elf, layout, ...)
+                        takes all of its checks
+  --status STATUS       only findings with this status (fail, warn or pass; repeatable);
+                        it filters what is printed, not the exit status
+  --baseline PATH       leave out what the baseline (an upstream wheel, packages, a
+                        directory or a prefix) has too, and report as fixed (pass) what it
+                        has and ours do not.  A finding is in the baseline when the baseline
+                        has a warn or fail of the same check for the corresponding file;
+                        files correspond where they land in an installed torch: a wheel's
+                        torch/lib/x.so is a conda package's lib/x.so and
+                        lib/pythonX.Y/site-packages/torch/lib/x.so (bin/, include/ and
+                        share/ likewise).  A finding about a whole package is in the baseline
+                        when the baseline has the same check with the same detail.
+
+PATH may be a directory: it is searched recursively for .conda/.tar.bz2 files directly
+in it and in channel subdirectories (linux-64/, noarch/ ...), so build_artifacts/ works
+and its pkg_cache/ (downloaded dependencies) is left out.
+
+The report groups findings by check, the worst first, each headed by its counts (at
+most 10 rows per status; --json lists all).  Status words are fail, warn and pass, as in
+the JSON; they are coloured only on a terminal and never when NO_COLOR is set.
+
 --json prints a list of objects {"check", "status", "path", "detail"}; status is
-"pass", "warn" or "fail"; path is PACKAGE or PACKAGE:MEMBER.
-exit status: 0 no failures, 1 at least one failure, 2 unusable input.
+"pass", "warn" or "fail"; path is PACKAGE or PACKAGE:MEMBER (or a MEMBER shared by
+several packages, for layout.overlap).
+
+exit status: 0 no failure among the shown checks; 1 at least one failure that --only and
+--baseline leave (also when --status hides it); 2 unusable input (a path, --config,
+--only or --recipe-dir that cannot be used; an unknown config lists the three closest
+names, an ambiguous one every match, one per line).
 """
 
 
@@ -50,29 +78,93 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
         metavar="CONFIG",
-        help="a .ci_support config (name or path) whose render supplies the expectations",
+        help="the .ci_support config whose render supplies the expectations: full name, "
+        "NAME.yaml, unique prefix, or a variant YAML path",
+    )
+    parser.add_argument(
+        "--recipe-dir", metavar="DIR", help="recipe to render --config with (default: <repo>/recipe)"
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="PATH",
+        type=Path,
+        action="append",
+        default=[],
+        help="report only what differs from this wheel, package, directory or prefix "
+        "(repeatable; see below)",
+    )
+    parser.add_argument(
+        "--only",
+        metavar="CHECK[,CHECK]",
+        action="append",
+        default=[],
+        help="run and show only these checks or families (repeatable)",
+    )
+    parser.add_argument(
+        "--status",
+        choices=("fail", "warn", "pass"),
+        action="append",
+        default=[],
+        help="show only findings with this status (repeatable)",
     )
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    from tools.check import check
+    import os
+    import sys
+
+    from tools.check import CHECK_IDS, load, resolve_only, run_checks
+    from tools.check.baseline import compare
     from tools.check.expectations import Expectations, from_rendered
     from tools.check.findings import any_failed, counts
-    from tools.check.report import to_json, to_table
+    from tools.check.report import to_json, to_text, use_colour
     from tools.errors import ProblemsFound
 
+    only = None
+    if args.only:
+        only = resolve_only(item for value in args.only for item in value.split(",") if item)
     expect = Expectations()
     if args.config:
-        expect = from_rendered(_render(args.config), config=args.config)
-    findings = check(args.paths, expect)
-    print(to_json(findings) if args.json else to_table(findings))
-    if any_failed(findings):
-        raise ProblemsFound(f"{counts(findings)['fail']} check(s) failed")
+        expect = from_rendered(_render(args.config, args.recipe_dir), config=args.config)
+    elif args.recipe_dir:
+        _recipe(args.recipe_dir)  # a wrong --recipe-dir is an error even when unused
+    packages = load(args.paths)
+    findings = run_checks(packages, expect, only)
+    notes = []
+    if args.baseline:
+        baseline_packages = load(args.baseline)
+        compared = compare(
+            findings, packages, run_checks(baseline_packages, expect, only), baseline_packages
+        )
+        findings = list(compared.new)
+        notes.append(
+            f"baseline: {len(compared.hidden)} finding(s) left out because "
+            f"{', '.join(str(p) for p in args.baseline)} has them too"
+        )
+    failed = any_failed(findings)
+    failures = counts(findings)["fail"]
+    if args.status:
+        findings = [f for f in findings if f.status in args.status]
+    if args.json:
+        print(to_json(findings))
+    else:
+        colour = use_colour(sys.stdout, os.environ)
+        print(to_text(findings, check_order=CHECK_IDS, colour=colour, notes=notes))
+    if failed:
+        raise ProblemsFound(f"{failures} check(s) failed")
     return 0
 
 
-def _render(config: str):
-    from tools.render import render_config
+def _recipe(value: str | None):
+    from tools.repo import recipe_dir
 
-    return render_config(config)
+    return recipe_dir(value)
+
+
+def _render(config: str, recipe: str | None):
+    from tools.render import render_config
+    from tools.repo import find_root
+
+    root = find_root()
+    return render_config(config, root=root, recipe_dir=_recipe(recipe) if recipe else None)

@@ -41,7 +41,8 @@ status (conda version semantics, py-rattler):
              "conda_forge": {"name", "latest", "versions", "source"} | null}],
    "hidden": [str]}
 
-exit status: 0 done, 1 --check found conflicts, 2 bad input.
+exit status: 0 done, 1 --check found conflicts, 2 bad input (an unknown --config lists the
+three closest names, an ambiguous one every match, one per line).
 """
 
 
@@ -77,7 +78,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="CONFIG",
         action="append",
         default=[],
-        help="render only this .ci_support config (name or variant file; repeatable)",
+        help="render only these .ci_support configs: full name, NAME.yaml, unique prefix, "
+        "glob (every match) or variant file (repeatable)",
     )
     parser.add_argument(
         "--no-recipe", action="store_true", help="do not render the recipe; its column is unknown"

@@ -14,10 +14,23 @@ from tools.errors import UserError
 
 HELP = "run packages' tests for aarch64/ppc64le under QEMU, once per CPU setting"
 
+EPILOG = """\
+Needs root and the Debian packages qemu-user-static and debootstrap.  Build tools'
+output goes to stderr; stdout holds the report alone (--json: the document).
+
+exit status: 0 the tests passed under every CPU setting; 1 a test failed under at least
+one; 2 bad input, a missing host tool or a failed setup step; 130 interrupted.
+"""
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.usage = (f"%(prog)s --arch {{{','.join(sorted(ARCHES))}}} [--cpu SETTING]... "
-                    "[--rootfs DIR] [--keep] [--json] PACKAGES_OR_WHEELS... [-- TEST COMMAND...]")
+    # Written out because argparse shows the REMAINDER positional as a bare "...".
+    parser.usage = (f"%(prog)s [-h] --arch {{{','.join(sorted(ARCHES))}}} [--cpu SETTING]... "
+                    "[--rootfs DIR] [--keep] [--json] [--suite NAME] [--mirror URL] "
+                    "[--index-url URL] [--timeout SECONDS] "
+                    "PACKAGES_OR_WHEELS... [-- TEST COMMAND...]")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EPILOG
     parser.add_argument("--arch", required=True, choices=sorted(ARCHES),
                         help="architecture to emulate")
     parser.add_argument("--cpu", action="append", metavar="SETTING", dest="cpus",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 
 HELP = "compute the CI jobs from the recipe, its cbc, the pinning and migrations; --check/--write .ci_support"
 
@@ -16,6 +18,13 @@ with use_local: true (or no timestamp) is used as is; one whose name and migrato
 the pinning's copy is replaced by that copy; any other is a closed migration (--write
 deletes it, --check reports it).
 
+--json (with no mode, or with --check) prints a document instead of text:
+  {"jobs": [{"name": str, "platform": str, "build_platform": str,
+             "split": {key: value}}],
+   "closed_migrations": [str],
+   "differences": [{"path": str, "kind": "missing"|"stale"|"changed"|"closed-migration"}]}
+  "differences" is present with --check only.
+
 exit status: 0 up to date / written, 1 --check found differences, 2 bad input.
 """
 
@@ -28,14 +37,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--check", action="store_true", help="exit 1 and list differences if .ci_support is stale")
     mode.add_argument("--write", action="store_true", help="regenerate .ci_support/*.yaml")
     parser.add_argument("--diff", action="store_true", help="with --check: show a unified diff")
+    parser.add_argument("--json", action="store_true",
+                        help="print the jobs (and with --check the differences) as JSON")
     parser.add_argument("--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)")
 
 
 def run(args: argparse.Namespace) -> int:
     from tools import ci_support
-    from tools.errors import ProblemsFound
+    from tools.errors import ProblemsFound, UserError
     from tools.repo import find_root, recipe_dir
 
+    if args.json and (args.write or args.diff):
+        raise UserError("--json describes the jobs or --check's differences; "
+                        "drop --write / --diff")
     root = find_root()
     recipe = recipe_dir(args.recipe_dir, root)
     pinning = ci_support.locate_pinning(args.pinning)
@@ -46,6 +60,16 @@ def run(args: argparse.Namespace) -> int:
         for change in changes:
             print(change)
         print(f"{len(matrix.jobs)} CI jobs; {len(changes)} file(s) changed")
+        return 0
+    if args.json:
+        document = _document(matrix)
+        if args.check:
+            diffs = ci_support.differences(folder, matrix)
+            document["differences"] = [{"path": d.path, "kind": d.kind} for d in diffs]
+        json.dump(document, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        if args.check and document["differences"]:
+            raise ProblemsFound(f"{len(document['differences'])} difference(s) in .ci_support")
         return 0
     if args.check:
         diffs = ci_support.differences(folder, matrix)
@@ -67,3 +91,23 @@ def run(args: argparse.Namespace) -> int:
     for path in matrix.migrations.closed:
         print(f"closed migration (would be deleted): .ci_support/migrations/{path.name}")
     return 0
+
+
+def _document(matrix) -> dict:
+    jobs = [
+        {
+            "name": job.name,
+            "platform": job.platform,
+            "build_platform": job.build_platform,
+            "split": {k: _scalar(job.config[k]) for k in job.loop_vars if k != "target_platform"},
+        }
+        for job in matrix.jobs
+    ]
+    closed = [f".ci_support/migrations/{path.name}" for path in matrix.migrations.closed]
+    return {"jobs": jobs, "closed_migrations": closed}
+
+
+def _scalar(value):
+    if isinstance(value, (list, tuple)):
+        value = value[0] if len(value) == 1 else list(value)
+    return value if isinstance(value, (str, int, float, bool, list)) or value is None else str(value)

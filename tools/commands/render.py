@@ -7,11 +7,16 @@ import json
 import re
 import sys
 
-HELP = "render the recipe for one .ci_support config: outputs, build strings, requirements"
+HELP = "render the recipe for .ci_support configs: outputs, build strings, requirements"
 
 EPILOG = """\
-CONFIG is a .ci_support config name (without .yaml) or the path of a variant YAML file.
-The recipe's own conda_build_config.yaml is layered under it, as conda-build does with -m.
+CONFIG names a .ci_support config the way every command takes one: the full name,
+NAME.yaml (with or without its folder), a unique prefix (osx_arm64), or a glob
+('linux_64_*mkl*', every match); or it is the path of a variant YAML file.  --filter
+GLOB (matched against NAME.yaml, like build-locally.py's) narrows the configs, and
+without CONFIG renders every config it matches.  The recipe's own
+conda_build_config.yaml is layered under each, as conda-build does with -m.
+With several configs, the text output puts a "== CONFIG ==" line above each.
 
 Build strings carry conda-build's real hash (sha1 of the used variant keys, see
 hash_input); pin_subpackage() is resolved against the sibling outputs.
@@ -23,14 +28,19 @@ hash_input); pin_subpackage() is resolved against the sibling outputs.
    "run_exports": {"weak"|"strong"|...: [...]}, "tests": {...},
    "variant": {key: value}, "used_vars": [...], "hash_input": {key: value}}
 
-exit status: 0 rendered, 2 bad input (unknown config, recipe error with file:line).
+exit status: 0 rendered; 2 bad input: an unknown config (the three closest names follow,
+one per line), an ambiguous one (every match follows, one per line), a recipe error
+with file:line.
 """
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("config", metavar="CONFIG", help=".ci_support config name or variant YAML path")
+    parser.add_argument("configs", nargs="*", metavar="CONFIG",
+                        help="config name, NAME.yaml, unique prefix, glob, or variant YAML path")
+    parser.add_argument("--filter", dest="filter_glob", metavar="GLOB",
+                        help="only configs whose NAME.yaml matches GLOB")
     parser.add_argument("--output", metavar="NAME", help="only this output (package name)")
     parser.add_argument("--json", action="store_true", help="machine-readable output (see below)")
     parser.add_argument("--built-only", action="store_true", help="leave out outputs the recipe skips here")
@@ -39,25 +49,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tools.errors import UserError
-    from tools.render import render_config
+    from tools.render import render_config, select_configs
+    from tools.selection import normalize
     from tools.repo import find_root, recipe_dir
 
+    if not args.configs and not args.filter_glob:
+        raise UserError("name a CONFIG (or several, or a glob) or pass --filter GLOB; "
+                        "`python -m tools explain` lists the configs")
     root = find_root()
     recipe = recipe_dir(args.recipe_dir, root)
-    outputs = render_config(args.config, root=root, recipe_dir=recipe)
+    configs = select_configs(args.configs, root, filter_glob=args.filter_glob)
+    rendered = [(c, render_config(c, root=root, recipe_dir=recipe)) for c in configs]
     if args.output:
-        names = sorted({o.name for o in outputs})
-        outputs = [o for o in outputs if o.name == args.output]
-        if not outputs:
-            raise UserError(f"{args.config}: no output named {args.output!r} (outputs: {', '.join(names)})")
+        names = sorted({o.name for _, outputs in rendered for o in outputs})
+        rendered = [(c, [o for o in outputs if o.name == args.output]) for c, outputs in rendered]
+        if not any(outputs for _, outputs in rendered):
+            where = ", ".join(str(c) for c in configs)
+            raise UserError(f"{where}: no output named {args.output!r} "
+                            f"(outputs: {', '.join(names)})")
     if args.built_only:
-        outputs = [o for o in outputs if not o.skip]
+        rendered = [(c, [o for o in outputs if not o.skip]) for c, outputs in rendered]
     if args.json:
-        json.dump([o.to_json() for o in outputs], sys.stdout, indent=2)
+        json.dump([o.to_json() for _, outputs in rendered for o in outputs], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    for out in outputs:
-        print(_describe(out))
+    for config, outputs in rendered:
+        if len(rendered) > 1:
+            print(f"== {normalize(str(config))} ==")
+        for out in outputs:
+            print(_describe(out))
     return 0
 
 

@@ -130,18 +130,19 @@ class RendererUnavailable(UserError):
 def render_all(
     root: Path, configs: Sequence[str] = (), recipe_dir: Path | None = None
 ) -> list[tuple[str, Sequence[Any]]]:
-    """Render ``configs`` (names or variant files; default: every ``.ci_support`` config) of
-    the recipe in ``recipe_dir`` (default ``<root>/recipe``) with ``tools.render``."""
+    """Render ``configs`` (variant files, or names as every command takes them: full,
+    NAME.yaml, unique prefix, glob; default: every ``.ci_support`` config) of the recipe in
+    ``recipe_dir`` (default ``<root>/recipe``) with ``tools.render``."""
     try:
-        from tools.render import list_configs, render_config
+        from tools.render import list_configs, render_config, select_configs
     except ImportError as exc:
         raise RendererUnavailable(
             f"the recipe renderer (tools.render) is unavailable: {exc}"
         ) from None
-    configs = list(configs) or list(list_configs(root=root))
-    if not configs:
+    chosen = select_configs(configs, root) if configs else list(list_configs(root=root))
+    if not chosen:
         raise UserError(
             f"{root / '.ci_support'}: no configurations to render; "
             "run `python -m tools matrix --write`"
         )
-    return [(config_name(c), render_config(c, root=root, recipe_dir=recipe_dir)) for c in configs]
+    return [(config_name(c), render_config(c, root=root, recipe_dir=recipe_dir)) for c in chosen]

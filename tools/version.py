@@ -1,0 +1,62 @@
+"""``python -m tools --version``: which recipe, and which toolkit, the user is running.
+
+The recipe version is read the way conda-forge's bots read it, from
+``{% set version = "..." %}`` (and ``{% set build = N %}``) at the top of
+``meta.yaml``, so that ``--version`` stays instant and works on a recipe that
+does not render.  The toolkit has no release number of its own: its git
+revision is what identifies it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tools.errors import ToolError
+
+_SET = re.compile(r"""\{%-?\s*set\s+(version|build)\s*=\s*["']?([^"'\s%]+)["']?\s*-?%\}""")
+
+
+def recipe_version(meta_text: str) -> tuple[str | None, str | None]:
+    """``(version, build number)`` from the jinja ``set`` statements, None where absent."""
+    found: dict[str, str] = {}
+    for key, value in _SET.findall(meta_text):
+        found.setdefault(key, value)
+    return found.get("version"), found.get("build")
+
+
+def git_revision(directory: Path) -> str | None:
+    """``<short sha>`` (``+ uncommitted changes`` when the tree differs), or None."""
+    from tools import proc
+
+    try:
+        head = proc.call("git", "-C", directory, "rev-parse", "--short=12", "HEAD",
+                         capture=True, quiet=True, check=False, timeout=10)
+        if head.returncode != 0:
+            return None
+        status = proc.call("git", "-C", directory, "status", "--porcelain",
+                           "--untracked-files=no", capture=True, quiet=True, check=False,
+                           timeout=10)
+    except ToolError:  # no git on PATH, or it hung
+        return None
+    revision = head.stdout.strip()
+    if status.returncode == 0 and status.stdout.strip():
+        revision += " + uncommitted changes"
+    return revision
+
+
+def describe(feedstock: Path | None, toolkit: Path) -> str:
+    """The two lines ``--version`` prints."""
+    if feedstock is None:
+        recipe_line = "recipe: unknown (not inside the feedstock)"
+    else:
+        meta = feedstock / "recipe" / "meta.yaml"
+        try:
+            version, build = recipe_version(meta.read_text(encoding="utf-8"))
+        except OSError:
+            version, build = None, None
+        recipe_line = (f"recipe: pytorch {version or 'unknown'}, build {build or 'unknown'} "
+                       f"({meta})")
+    revision = git_revision(toolkit)
+    toolkit_line = f"toolkit: git {revision}" if revision else "toolkit: git revision unknown"
+    return f"{recipe_line}\n{toolkit_line} ({toolkit / 'tools'})"
