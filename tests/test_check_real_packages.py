@@ -137,6 +137,7 @@ class Built:
     dotdot_member: Path
     overlapping: Path
     python: str
+    upstream_tests: Path  # torch/test and torch/bin of the wheel, as a conda package
 
 
 def _python_of(wheel: Path) -> str:
@@ -188,10 +189,25 @@ def _build_all(wheel: Path, root: Path) -> Built:
     (torch / "lib" / "libtorch_python.so").rename(pytorch / "lib" / "libtorch_python.so")
     for name in (*TEST_ONLY_LIBS, "libgomp.so.1"):  # libgomp comes from conda-forge's libgomp
         (torch / "lib" / name).unlink()
-    shutil.rmtree(torch / "test")
-    for test_binary in (torch / "bin").iterdir():
+    # What the split leaves out: upstream's C++ test binaries (torch/test, torch/bin) and
+    # its protoc, packed apart so that --baseline can be shown to match them.
+    extras = root / "src-upstream-tests"
+    extras_torch = extras / site / "torch"
+    (extras_torch / "bin").mkdir(parents=True)
+    (torch / "test").rename(extras_torch / "test")
+    for test_binary in sorted((torch / "bin").iterdir()):
         if test_binary.name != "torch_shm_manager":
-            shutil.rmtree(test_binary) if test_binary.is_dir() else test_binary.unlink()
+            test_binary.rename(extras_torch / "bin" / test_binary.name)
+    upstream_tests_pkg = pack(
+        extras,
+        out / "upstream-tests",
+        {
+            "name": "pytorch-tests",
+            "build": f"cpu_generic_py{py.replace('.', '')}_{SUFFIX}",
+            "build_number": 2,
+            "depends": [f"pytorch {VERSION} cpu_generic*_2", *RUNTIME_DEPS],
+        },
+    )
     torch.rename(sp_torch)
     for lib in (*LIBTORCH_LIBS, "libtorch_python.so"):
         _link(sp_torch / "lib" / lib, f"../../../../{lib}")
@@ -287,7 +303,13 @@ def _build_all(wheel: Path, root: Path) -> Built:
         },
     )
     return Built(
-        (libtorch_pkg, pytorch_pkg, meta_pkg), missing_pkg, leaky_pkg, dotdot_pkg, extra_pkg, py
+        (libtorch_pkg, pytorch_pkg, meta_pkg),
+        missing_pkg,
+        leaky_pkg,
+        dotdot_pkg,
+        extra_pkg,
+        py,
+        upstream_tests_pkg,
     )
 
 

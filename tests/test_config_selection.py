@@ -1,0 +1,208 @@
+"""One way to name a config, for every command that takes one (tools/selection.py).
+
+From the user's side: each command is run as a process in this repository, with the
+.ci_support configs it holds, and judged by its exit status, stdout and stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools.selection import ConfigSelectionError, closest, select_many, select_one
+
+ROOT = Path(__file__).resolve().parent.parent
+DRIFT_SOURCE = Path(__file__).parent / "fixtures" / "drift" / "pytorch-src"
+CONFIGS = sorted(p.name[: -len(".yaml")] for p in (ROOT / ".ci_support").glob("*.yaml"))
+LINUX_64 = [c for c in CONFIGS if c.startswith("linux_64")]
+OSX_ARM64 = next(c for c in CONFIGS if c.startswith("osx_arm64"))
+
+pytestmark = pytest.mark.skipif(len(LINUX_64) < 2, reason=".ci_support holds no linux_64 configs")
+
+
+def _tools(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tools", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def _build_locally(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "build-locally.py"), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _error(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """The error's lines: stderr from the `error:` line on (progress lines may come first)."""
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.splitlines()
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("error: ")):]
+
+
+def _ambiguity(result: subprocess.CompletedProcess[str], text: str) -> list[str]:
+    """The names an "ambiguous" error lists, after checking its first line and exit status."""
+    first, *names = _error(result)
+    assert first == (
+        f"error: config {text!r} is ambiguous, it matches {len(names)} configs; "
+        "give more of the name:"
+    )
+    assert all(name.startswith("  ") for name in names)
+    return [name.strip() for name in names]
+
+
+def _closest(result: subprocess.CompletedProcess[str], text: str) -> list[str]:
+    first, *names = _error(result)
+    assert first == f"error: no config named {text!r} in .ci_support/; the closest are:"
+    return [name.strip() for name in names]
+
+
+# ------------------------------------------------------------------ render
+
+
+def test_render_accepts_a_unique_prefix() -> None:
+    result = _tools("render", "osx_arm64", "--json")
+    assert result.returncode == 0, result.stderr
+    assert {o["config"] for o in json.loads(result.stdout)} == {OSX_ARM64}
+
+
+@pytest.mark.parametrize("form", ["{}.yaml", ".ci_support/{}.yaml", "{}"])
+def test_render_accepts_the_name_the_file_name_and_the_path(form: str) -> None:
+    result = _tools("render", form.format(OSX_ARM64), "--json")
+    assert result.returncode == 0, result.stderr
+    assert {o["config"] for o in json.loads(result.stdout)} == {OSX_ARM64}
+
+
+def test_render_with_an_ambiguous_prefix_lists_every_match_one_per_line() -> None:
+    assert _ambiguity(_tools("render", "linux_64"), "linux_64") == LINUX_64
+
+
+def test_render_with_an_unknown_name_lists_the_three_closest() -> None:
+    typo = "linux_64_blas_implmklcuda_compiler_version12.9"
+    names = _closest(_tools("render", typo), typo)
+    assert len(names) == 3 and all(n.startswith("linux_64_blas_implmkl") for n in names)
+
+
+def test_render_takes_a_glob_and_renders_every_match_under_its_own_heading() -> None:
+    result = _tools("render", "osx_*", "--built-only")
+    assert result.returncode == 0, result.stderr
+    headings = [line for line in result.stdout.splitlines() if line.startswith("== ")]
+    assert headings == [f"== {c} ==" for c in CONFIGS if c.startswith("osx_")]
+
+
+def test_render_filter_alone_renders_every_config_it_matches() -> None:
+    result = _tools("render", "--filter", "win_*", "--json")
+    assert result.returncode == 0, result.stderr
+    rendered = {o["config"] for o in json.loads(result.stdout)}
+    assert rendered == {c for c in CONFIGS if c.startswith("win_")}
+
+
+def test_render_filter_excluding_the_named_config_is_an_error() -> None:
+    result = _tools("render", OSX_ARM64, "--filter", "linux_*")
+    assert result.returncode == 2
+    assert result.stderr == f"error: config {OSX_ARM64!r} is excluded by --filter 'linux_*'\n"
+
+
+def test_render_without_config_or_filter_says_what_to_give() -> None:
+    result = _tools("render")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: name a CONFIG") and "--filter" in result.stderr
+
+
+# ------------------------------------------------------------------ check, drift
+
+
+def test_check_config_with_an_ambiguous_prefix_lists_every_match(tmp_path: Path) -> None:
+    result = _tools("check", "--config", "linux_64", str(tmp_path))
+    assert _ambiguity(result, "linux_64") == LINUX_64
+
+
+def test_check_config_accepts_a_unique_prefix_and_renders_it(tmp_path: Path) -> None:
+    # The config is rendered first; the empty directory is what fails, afterwards.
+    result = _tools("check", "--config", "osx_arm64", str(tmp_path))
+    assert result.returncode == 2
+    assert "holds no .conda or .tar.bz2 packages" in result.stderr
+
+
+def test_drift_config_with_an_unknown_name_lists_the_three_closest() -> None:
+    result = _tools("drift", "--source", str(DRIFT_SOURCE), "--offline", "--config", "win64")
+    names = _closest(result, "win64")
+    assert len(names) == 3 and all(n.startswith("win_64_") for n in names)
+
+
+def test_drift_config_takes_globs_and_unique_prefixes() -> None:
+    result = _tools(
+        "drift", "--source", str(DRIFT_SOURCE), "--offline", "--json",
+        "--config", "osx_*", "--config", "win_64_channel_targetsconda-forge_maincuda_compiler_versionN",
+    )
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["rows"]
+    configs = {c for row in rows for r in row["recipe"] for c in r["configs"]}
+    expected = {c for c in CONFIGS if c.startswith("osx_")}
+    expected |= {c for c in CONFIGS if c.startswith("win_64_") and "versionNone" in c}
+    assert configs and configs <= expected
+
+
+# ------------------------------------------------------------------ build-locally.py
+
+
+def test_build_locally_with_an_ambiguous_prefix_lists_every_match_and_starts_nothing() -> None:
+    result = _build_locally("linux_64", "--dry-run")
+    assert _ambiguity(result, "linux_64") == LINUX_64
+    assert result.stdout == ""
+
+
+def test_build_locally_accepts_a_unique_prefix() -> None:
+    result = _build_locally("osx_arm64", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert f"CONFIG={OSX_ARM64}" in result.stdout
+
+
+def test_build_locally_with_an_unknown_name_lists_the_three_closest() -> None:
+    names = _closest(_build_locally("linux_99", "--dry-run"), "linux_99")
+    assert len(names) == 3 and all(n.startswith("linux_") for n in names)
+
+
+# ------------------------------------------------------------------ the rules themselves
+
+
+NAMES = ("linux_64_cuda12.9", "linux_64_cudaNone", "linux_aarch64_cudaNone", "osx_arm64_x")
+
+
+def test_an_exact_name_wins_over_longer_names_it_starts() -> None:
+    assert select_one(("linux_64", "linux_64_more"), "linux_64") == "linux_64"
+
+
+def test_a_glob_matching_one_config_is_fine_where_one_is_needed() -> None:
+    assert select_one(NAMES, "*aarch64*") == "linux_aarch64_cudaNone"
+
+
+def test_a_glob_matching_several_where_one_is_needed_is_ambiguous() -> None:
+    with pytest.raises(ConfigSelectionError) as excinfo:
+        select_one(NAMES, "linux_64_*")
+    assert excinfo.value.matches == NAMES[:2]
+
+
+def test_select_many_keeps_the_order_given_and_each_config_once() -> None:
+    assert select_many(NAMES, ["osx", "linux_*", "linux_64_cudaN"]) == (
+        "osx_arm64_x", "linux_64_cuda12.9", "linux_64_cudaNone", "linux_aarch64_cudaNone"
+    )
+
+
+def test_closest_prefers_names_that_start_like_the_text() -> None:
+    long_names = [f"linux_64_{'x' * 120}_{i}" for i in range(3)] + ["osx_arm64_y", "win_64_z"]
+    assert closest("linux_99", long_names) == sorted(long_names[:3])
