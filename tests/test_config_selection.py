@@ -147,7 +147,8 @@ def test_drift_config_with_an_unknown_name_lists_the_three_closest() -> None:
 def test_drift_config_takes_globs_and_unique_prefixes() -> None:
     result = _tools(
         "drift", "--source", str(DRIFT_SOURCE), "--offline", "--json",
-        "--config", "osx_*", "--config", "win_64_channel_targetsconda-forge_maincuda_compiler_versionN",
+        "--config", "osx_*",
+        "--config", "win_64_channel_targetsconda-forge_maincuda_compiler_versionN",
     )
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)["rows"]

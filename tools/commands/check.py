@@ -82,7 +82,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "NAME.yaml, unique prefix, or a variant YAML path",
     )
     parser.add_argument(
-        "--recipe-dir", metavar="DIR", help="recipe to render --config with (default: <repo>/recipe)"
+        "--recipe-dir",
+        metavar="DIR",
+        help="recipe to render --config with (default: <repo>/recipe)",
     )
     parser.add_argument(
         "--baseline",

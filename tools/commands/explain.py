@@ -148,7 +148,9 @@ def run(args: argparse.Namespace) -> int:
     recipe = recipe_dir(args.recipe_dir, root)
     available = list_configs(root)
     if not available:
-        raise UserError(f"{root / '.ci_support'}: no configs; run `python -m tools matrix --write` first")
+        raise UserError(
+            f"{root / '.ci_support'}: no configs; run `python -m tools matrix --write` first"
+        )
     if args.update_readme and args.filter_glob:
         raise UserError("--update-readme writes the whole table; drop --filter")
     configs = select_many(available, (), filter_glob=args.filter_glob)

@@ -110,4 +110,6 @@ def _document(matrix) -> dict:
 def _scalar(value):
     if isinstance(value, (list, tuple)):
         value = value[0] if len(value) == 1 else list(value)
-    return value if isinstance(value, (str, int, float, bool, list)) or value is None else str(value)
+    if value is None or isinstance(value, (str, int, float, bool, list)):
+        return value
+    return str(value)

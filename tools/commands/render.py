@@ -50,8 +50,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tools.errors import UserError
     from tools.render import render_config, select_configs
-    from tools.selection import normalize
     from tools.repo import find_root, recipe_dir
+    from tools.selection import normalize
 
     if not args.configs and not args.filter_glob:
         raise UserError("name a CONFIG (or several, or a glob) or pass --filter GLOB; "
