@@ -150,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
         findings = [f for f in findings if f.status in args.status]
     if args.json:
         print(to_json(findings))
+        for note in notes:  # the document stays a list of findings; people read stderr
+            print(note, file=sys.stderr)
     else:
         colour = use_colour(sys.stdout, os.environ)
         print(to_text(findings, check_order=CHECK_IDS, colour=colour, notes=notes))
