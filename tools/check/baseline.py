@@ -104,29 +104,34 @@ def compare(
 def _fixed(
     problems: Sequence[Located], ours: Sequence[Located], packages: Sequence[Package]
 ) -> list[Finding]:
-    """A pass for each baseline problem on a file we ship without that problem."""
-    shipped: dict[str, str] = {}  # canonical member -> where we ship it (checked files only)
+    """A pass for each baseline problem on a file we ship without that problem.
+
+    Only where the check ran on the package that ships the file: a check that does
+    not apply to it (abi.* to a package from another feedstock) fixed nothing.
+    """
+    shipped: dict[str, tuple[str, str]] = {}  # canonical member -> (package label, member)
     for package in packages:
         if not package.analysed:
             continue
         for member in package.members:
             if member.kind == "file":
-                where = f"{package.label}:{member.path}"
-                shipped.setdefault(canonical_member(member.path, package.kind), where)
+                canonical = canonical_member(member.path, package.kind)
+                shipped.setdefault(canonical, (package.label, member.path))
+    ran = {(item.finding.check, item.label) for item in ours}
     still = {item.key for item in ours if item.finding.status != "pass"}
     fixed: list[Finding] = []
     seen: set[tuple[str, str, str]] = set()
     for item in problems:
         if item.member is None or item.key in still or item.key in seen:
             continue
-        where = shipped.get(item.key[2])
-        if where is None:
+        label, member = shipped.get(item.key[2], (None, None))
+        if label is None or (item.finding.check, label) not in ran:
             continue
         seen.add(item.key)
         fixed.append(
             passed(
                 item.finding.check,
-                where,
+                f"{label}:{member}",
                 f"fixed: the baseline's {item.label or ''}:{item.member} has "
                 f"{item.finding.status} {item.finding.detail!r}",
             )
