@@ -10,14 +10,27 @@ from tools.check.archive import Member, Package
 from tools.check.baseline import canonical_member, compare
 from tools.check.findings import failed, passed, warned
 
-WHEEL = Package(Path("torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl"), "wheel", "torch",
-                "2.13.0", "", "linux-64", members=(Member("torch/lib/libc10.so", "file"),))
+WHEEL = Package(
+    Path("torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl"),
+    "wheel",
+    "torch",
+    "2.13.0",
+    "",
+    "linux-64",
+    members=(Member("torch/lib/libc10.so", "file"),),
+)
 
 
 def _conda(name: str, *members: str) -> Package:
-    return Package(Path(f"{name}-2.13.0-cpu_generic_h0_0.conda"), "conda", name, "2.13.0",
-                   "cpu_generic_h0_0", "linux-64",
-                   members=tuple(Member(m, "file") for m in members))
+    return Package(
+        Path(f"{name}-2.13.0-cpu_generic_h0_0.conda"),
+        "conda",
+        name,
+        "2.13.0",
+        "cpu_generic_h0_0",
+        "linux-64",
+        members=tuple(Member(m, "file") for m in members),
+    )
 
 
 @pytest.mark.parametrize(
@@ -55,8 +68,10 @@ def test_another_check_on_the_same_file_is_not_covered() -> None:
 
 def test_a_package_finding_is_covered_only_by_the_same_detail() -> None:
     ours = _conda("libtorch", "lib/libc10.so")
-    mine = [failed("layout.expected-files", ours.label, "missing lib/libtorch_cpu.so"),
-            failed("layout.expected-files", ours.label, "missing lib/libshm.so")]
+    mine = [
+        failed("layout.expected-files", ours.label, "missing lib/libtorch_cpu.so"),
+        failed("layout.expected-files", ours.label, "missing lib/libshm.so"),
+    ]
     upstream = _conda("libtorch-upstream", "lib/libc10.so")
     theirs = [failed("layout.expected-files", upstream.label, "missing lib/libshm.so")]
     result = compare(mine, [ours], theirs, [upstream])

@@ -54,8 +54,14 @@ def libraries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
 def _conda(out: Path, name: str, files: dict[str, bytes], subdir: str = "linux-64") -> Path:
     out.mkdir(parents=True, exist_ok=True)
     stem = f"{name}-2.13.0-cpu_generic_h0c0ffee_0"
-    index = {"name": name, "version": "2.13.0", "build": "cpu_generic_h0c0ffee_0",
-             "build_number": 0, "subdir": subdir, "depends": []}
+    index = {
+        "name": name,
+        "version": "2.13.0",
+        "build": "cpu_generic_h0c0ffee_0",
+        "build_number": 0,
+        "subdir": subdir,
+        "depends": [],
+    }
     with conda_builder(stem, out, compression_level=1) as tar:
         for member, data in {"info/index.json": json.dumps(index).encode(), **files}.items():
             info = tarfile.TarInfo(member)
@@ -220,7 +226,11 @@ def _on_a_terminal(*args: str | Path, env: dict[str, str]) -> str:
     try:
         subprocess.run(
             [sys.executable, "-m", "tools", "check", *map(str, args)],
-            cwd=ROOT, stdout=follower, stderr=subprocess.DEVNULL, env=env, timeout=300,
+            cwd=ROOT,
+            stdout=follower,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            timeout=300,
             check=False,
         )
         os.close(follower)

@@ -57,7 +57,10 @@ def test_top_level_and_build_locally_help_have_an_exit_status_paragraph() -> Non
     assert "\nexit status: 0 " in _tools("--help").stdout
     build = subprocess.run(
         [sys.executable, str(ROOT / "build-locally.py"), "--help"],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert "\nexit status: 0 " in build.stdout
 
@@ -85,8 +88,16 @@ def test_explain_json_has_one_object_per_config_matching_the_filter() -> None:
     expected = sorted(p.name[:-5] for p in (ROOT / ".ci_support").glob("osx_*.yaml"))
     assert [job["config"] for job in jobs] == expected
     for job in jobs:
-        assert set(job) == {"config", "platform", "build_platform", "cross", "cuda", "blas",
-                            "pythons", "packages"}
+        assert set(job) == {
+            "config",
+            "platform",
+            "build_platform",
+            "cross",
+            "cuda",
+            "blas",
+            "pythons",
+            "packages",
+        }
         assert job["cuda"] is None and job["cross"] is False
         assert {p["name"] for p in job["packages"]} == {"libtorch", "pytorch", "pytorch-cpu"}
         assert next(p for p in job["packages"] if p["name"] == "pytorch")["count"] == len(
@@ -140,7 +151,9 @@ def test_version_names_the_recipe_version_and_the_git_revision() -> None:
     assert recipe_line.startswith(f"recipe: pytorch {version}, build ")
     head = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if head.returncode == 0:
         assert toolkit_line.startswith(f"toolkit: git {head.stdout.strip()}")

@@ -51,7 +51,7 @@ def _error(result: subprocess.CompletedProcess[str]) -> list[str]:
     """The error's lines: stderr from the `error:` line on (progress lines may come first)."""
     assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.splitlines()
-    return lines[next(i for i, line in enumerate(lines) if line.startswith("error: ")):]
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("error: ")) :]
 
 
 def _ambiguity(result: subprocess.CompletedProcess[str], text: str) -> list[str]:
@@ -146,9 +146,15 @@ def test_drift_config_with_an_unknown_name_lists_the_three_closest() -> None:
 
 def test_drift_config_takes_globs_and_unique_prefixes() -> None:
     result = _tools(
-        "drift", "--source", str(DRIFT_SOURCE), "--offline", "--json",
-        "--config", "osx_*",
-        "--config", "win_64_channel_targetsconda-forge_maincuda_compiler_versionN",
+        "drift",
+        "--source",
+        str(DRIFT_SOURCE),
+        "--offline",
+        "--json",
+        "--config",
+        "osx_*",
+        "--config",
+        "win_64_channel_targetsconda-forge_maincuda_compiler_versionN",
     )
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)["rows"]
@@ -200,7 +206,10 @@ def test_a_glob_matching_several_where_one_is_needed_is_ambiguous() -> None:
 
 def test_select_many_keeps_the_order_given_and_each_config_once() -> None:
     assert select_many(NAMES, ["osx", "linux_*", "linux_64_cudaN"]) == (
-        "osx_arm64_x", "linux_64_cuda12.9", "linux_64_cudaNone", "linux_aarch64_cudaNone"
+        "osx_arm64_x",
+        "linux_64_cuda12.9",
+        "linux_64_cudaNone",
+        "linux_aarch64_cudaNone",
     )
 
 

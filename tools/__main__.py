@@ -26,7 +26,7 @@ if not __package__:
     # the toolkit imports itself as the package `tools`, so its parent goes there.
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from tools.errors import ToolError  # noqa: E402  (after the sys.path fix above)
+from tools.errors import ToolError
 
 # Order is the order shown by --help.
 COMMANDS = ("render", "matrix", "explain", "check", "drift", "emulate")

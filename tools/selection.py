@@ -89,12 +89,14 @@ def _matches(text: str, names: Sequence[str]) -> list[str]:
     return [n for n in names if n.startswith(name)]
 
 
-def _none_match(text: str, names: Sequence[str], available: Sequence[str],
-                filter_glob: str | None) -> ConfigSelectionError:
+def _none_match(
+    text: str, names: Sequence[str], available: Sequence[str], filter_glob: str | None
+) -> ConfigSelectionError:
     name = normalize(text)
     if not available:
-        return ConfigSelectionError(f"config {text!r}: .ci_support/ holds no configs; "
-                                    f"{NO_CONFIGS_HINT}")
+        return ConfigSelectionError(
+            f"config {text!r}: .ci_support/ holds no configs; {NO_CONFIGS_HINT}"
+        )
     if filter_glob and _matches(text, available):
         return ConfigSelectionError(f"config {text!r} is excluded by --filter {filter_glob!r}")
     if is_glob(name):

@@ -30,13 +30,32 @@ def git_revision(directory: Path) -> str | None:
     from tools import proc
 
     try:
-        head = proc.call("git", "-C", directory, "rev-parse", "--short=12", "HEAD",
-                         capture=True, quiet=True, check=False, timeout=10)
+        head = proc.call(
+            "git",
+            "-C",
+            directory,
+            "rev-parse",
+            "--short=12",
+            "HEAD",
+            capture=True,
+            quiet=True,
+            check=False,
+            timeout=10,
+        )
         if head.returncode != 0:
             return None
-        status = proc.call("git", "-C", directory, "status", "--porcelain",
-                           "--untracked-files=no", capture=True, quiet=True, check=False,
-                           timeout=10)
+        status = proc.call(
+            "git",
+            "-C",
+            directory,
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            capture=True,
+            quiet=True,
+            check=False,
+            timeout=10,
+        )
     except ToolError:  # no git on PATH, or it hung
         return None
     revision = head.stdout.strip()
@@ -55,8 +74,7 @@ def describe(feedstock: Path | None, toolkit: Path) -> str:
             version, build = recipe_version(meta.read_text(encoding="utf-8"))
         except OSError:
             version, build = None, None
-        recipe_line = (f"recipe: pytorch {version or 'unknown'}, build {build or 'unknown'} "
-                       f"({meta})")
+        recipe_line = f"recipe: pytorch {version or 'unknown'}, build {build or 'unknown'} ({meta})"
     revision = git_revision(toolkit)
     toolkit_line = f"toolkit: git {revision}" if revision else "toolkit: git revision unknown"
     return f"{recipe_line}\n{toolkit_line} ({toolkit / 'tools'})"

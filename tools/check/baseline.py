@@ -66,7 +66,7 @@ def locate(findings: Iterable[Finding], packages: Sequence[Package]) -> list[Loc
                 located.append(Located(finding, label, None, kinds[label]))
                 break
             if finding.path.startswith(f"{label}:"):
-                member = finding.path[len(label) + 1:]
+                member = finding.path[len(label) + 1 :]
                 located.append(Located(finding, label, member, kinds[label]))
                 break
         else:
