@@ -9,8 +9,10 @@ import textwrap
 import pytest
 
 from tools.recipe.errors import RecipeError, UnsupportedConstruct
-from tools.recipe.model import RecipeSource, Target, apply_pin_expressions, render
-from tools.variants import explode
+from tools.recipe.metadata import apply_pin_expressions
+from tools.recipe.evaluate import RecipeSource, Target
+from tools.recipe.model import render
+from tools.recipe.variant_config import explode
 
 LINUX = Target("linux-64")
 BASE = {

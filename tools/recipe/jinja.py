@@ -200,6 +200,11 @@ def render_conditional(
     return template.render(context)
 
 
+# What rendering a template can raise for a recipe error; :func:`render` turns each into a
+# RecipeError with the line, and the fast path falls back to :func:`render` on them.
+RENDER_ERRORS = (_Unsupported, jinja2.TemplateError, TypeError, ValueError, AttributeError)
+
+
 def render(
     text: str,
     names: Mapping[str, Any],

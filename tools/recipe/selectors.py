@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -239,18 +239,42 @@ def select_lines(
 ) -> Selected:
     """Keep the lines whose selector is true; drop the others (conda-build semantics)."""
     if origin is None:
-        key = (text, source, tuple(cache_key_value(names.get(n)) for n in selector_names(text)))
-        found = _SELECTED.get(key)
-        if found is None:
-            found = _select(text, names, source, None)
-            if len(_SELECTED) > 4096:
-                _SELECTED.clear()
-            _SELECTED[key] = found
-        return found
+        return _select_memo(text, source, _Bound(names, selector_names(text)))
     return _select(text, names, source, origin)
 
 
-_SELECTED: dict[tuple, Selected] = {}
+class _Bound:
+    """``names`` seen through the few names a text's selectors read: equal (and hashing
+    alike) whenever those names have equal values, so selection can be memoised."""
+
+    __slots__ = ("names", "key")
+
+    def __init__(self, names: Mapping[str, Any], read: Iterable[str]) -> None:
+        self.names = names
+        self.key = tuple(cache_key_value(names.get(n)) for n in read)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Bound) and self.key == other.key
+
+
+@lru_cache(maxsize=4096)
+def _select_memo(text: str, source: str, bound: _Bound) -> Selected:
+    return _select(text, bound.names, source, None)
+
+
+def selector_value(selector: str, names: Mapping[str, Any], *, source: str, text: str) -> bool:
+    """:func:`evaluate` memoised on the values of the names ``selector`` reads; ``text`` (the
+    file the selector comes from) only locates the line for an error message."""
+    return _selector_memo(selector, _Bound(names, sorted(referenced_names(selector))), source, text)
+
+
+@lru_cache(maxsize=65536)
+def _selector_memo(selector: str, bound: _Bound, source: str, text: str) -> bool:
+    line = next((i for i, ln in enumerate(text.splitlines(), 1) if f"[{selector}]" in ln), "?")
+    return evaluate(selector, bound.names, where=f"{source}:{line}")
 
 
 def cache_key_value(value: Any) -> Any:
