@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tools.smithy.forge import FALLBACK_DOCKER_IMAGE
+
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted((REPO / ".scripts").glob("*.sh"))
 
@@ -37,3 +39,9 @@ def test_every_script_build_locally_needs_exists() -> None:
         "run_win_build.bat",
         "logging_utils.sh",
     } <= names
+
+
+def test_run_docker_build_falls_back_to_the_toolkits_image() -> None:
+    # The shell script cannot import the constant; this keeps the two copies equal.
+    script = (REPO / ".scripts" / "run_docker_build.sh").read_text()
+    assert f'FALLBACK_IMAGE="{FALLBACK_DOCKER_IMAGE}"' in script

@@ -20,7 +20,7 @@ import yaml
 from tools.recipe import jinja
 from tools.recipe.errors import RecipeError, UnsupportedConstruct
 from tools.recipe.loader import DuplicateKey, load_chunked, load_yaml
-from tools.recipe.namespace import selector_namespace
+from tools.recipe.namespace import python_series, selector_namespace
 from tools.recipe.selectors import select_lines, selector_value
 from tools.recipe.variant_config import freeze
 
@@ -209,10 +209,8 @@ def language_vars(variant: Mapping[str, Any]) -> dict[str, str]:
     out = {}
     python = variant.get("python")
     if isinstance(python, str) and python:
-        short = python.split(" ")[0]
-        major_minor = short.split(".")[:2]
-        out["CONDA_PY"] = "".join(major_minor)
-        out["PY_VER"] = ".".join(major_minor)
+        out["PY_VER"] = python_series(python)
+        out["CONDA_PY"] = out["PY_VER"].replace(".", "")
     numpy = variant.get("numpy")
     if isinstance(numpy, str) and numpy:
         out["CONDA_NPY"] = "".join(numpy.split(".")[:2])
