@@ -12,10 +12,11 @@ from pathlib import Path
 from tools.errors import UserError
 
 
-def read_user_file(path: Path) -> str:
-    """A UTF-8 file the user pointed at; unreadable is their error to fix."""
+def read_user_file(path: Path, *, errors: str = "strict") -> str:
+    """A UTF-8 file the user pointed at; unreadable is their error to fix.  ``errors`` is
+    ``str.decode``'s (``"replace"`` for files we only search, such as an upstream tree's)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8", errors=errors)
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
 
