@@ -9,8 +9,8 @@ import textwrap
 import pytest
 
 from tools.recipe.errors import RecipeError, UnsupportedConstruct
-from tools.recipe.metadata import apply_pin_expressions
 from tools.recipe.evaluate import RecipeSource, Target
+from tools.recipe.metadata import apply_pin_expressions
 from tools.recipe.model import render
 from tools.recipe.variant_config import explode
 

@@ -6,10 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from tools.errors import UserError
 from tools.recipe.variant_config import combine_specs, explode, parse_cbc, squish, validate_spec
 from tools.smithy.jobs import job_name, prune_spec
-from tools.smithy.migrations import apply_migrations, MigrationFile, plan_migrations, read_migration_file
-from tools.errors import UserError
+from tools.smithy.migrations import (
+    MigrationFile,
+    apply_migrations,
+    plan_migrations,
+    read_migration_file,
+)
 
 
 def test_cbc_values_stay_strings_after_selectors():

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from tools.recipe.variant_config import explode
-from tools.smithy.jobs import collapse, finalize_config
 from tools.commands.explain import format_table, job_row
 from tools.recipe.text import (
     used_in_batch_script,
@@ -13,6 +11,8 @@ from tools.recipe.text import (
     used_in_text,
     uses_cuda_compiler,
 )
+from tools.recipe.variant_config import explode
+from tools.smithy.jobs import collapse, finalize_config
 
 
 def test_keys_count_as_used_in_jinja_pins_requirements_selectors_and_conditions():

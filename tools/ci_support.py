@@ -25,16 +25,27 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
-from tools.recipe.variant_config import combine_specs, default_variant, explode, parse_cbc, validate_spec
-from tools.smithy.forge import read_forge_settings
-from tools.smithy.jobs import CiJob, collapse, finalize_config, job_name, prune_spec
-from tools.smithy.migrations import apply_migrations, MigrationPlan, plan_migrations, read_migration_file
 from tools.errors import UserError
 from tools.files import atomic_write_text, read_user_file
 from tools.recipe.evaluate import Target
 from tools.recipe.model import render as render_variants
 from tools.recipe.text import uses_cuda_compiler
+from tools.recipe.variant_config import (
+    combine_specs,
+    default_variant,
+    explode,
+    parse_cbc,
+    validate_spec,
+)
 from tools.render import load_forge_yml, load_recipe_source
+from tools.smithy.forge import read_forge_settings
+from tools.smithy.jobs import CiJob, collapse, finalize_config, job_name, prune_spec
+from tools.smithy.migrations import (
+    MigrationPlan,
+    apply_migrations,
+    plan_migrations,
+    read_migration_file,
+)
 
 README_TEXT = """\
 These files are generated: each YAML file here is one CI job's variant configuration,

@@ -94,7 +94,7 @@ def channel_versions(
     try:
         with step(f"query {request.channel} through py-rattler"):
             return channel_io.query_channel(names, platforms, request.channel), None
-    except Exception as exc:  # noqa: BLE001 -- offline, DNS, TLS, timeout: the column is unknown
+    except Exception as exc:  # offline, DNS, TLS, timeout: the column becomes unknown
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         note = f"{request.channel} unreachable ({first})"
         warn(note)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tools.drift.model import Condition, Kind, Scope, UpstreamClaim
-from tools.drift.tree_vendored import CUDA_ONLY, tested
+from tools.drift.tree_vendored import CUDA_ONLY, claim_tested
 from tools.files import read_user_file
 
 
@@ -73,13 +73,13 @@ def ci_images(root: Path) -> tuple[list[UpstreamClaim], list[str]]:
     triton_version = docker / "triton_version.txt"
     if triton_version.is_file() and (version := _pin_version(_text(triton_version))):
         claims.append(
-            tested("triton", version, ".ci/docker/triton_version.txt", _ANY_CUDA, priority=40)
+            claim_tested("triton", version, ".ci/docker/triton_version.txt", _ANY_CUDA, priority=40)
         )
     elif (pins / "triton.txt").is_file():
         text = _text(pins / "triton.txt").strip()
         if version := _pin_version(text):
             claims.append(
-                tested(
+                claim_tested(
                     "triton",
                     version,
                     ".ci/docker/ci_commit_pins/triton.txt",
@@ -104,7 +104,7 @@ def ci_images(root: Path) -> tuple[list[UpstreamClaim], list[str]]:
             continue
         condition = cuda_condition(flavour[1]) if flavour[1] else _ANY_CUDA
         claims.append(
-            tested(
+            claim_tested(
                 "nccl", version, f".ci/docker/ci_commit_pins/{path.name}", condition, priority=40
             )
         )
@@ -157,7 +157,7 @@ def _install_cuda(text: str, source: str) -> list[UpstreamClaim]:
             assigned = re.match(rf"^\s*(?:local\s+)?{variable}=\"?([0-9][0-9.]*)\"?\s*$", line)
             if assigned:
                 claims.append(
-                    tested(package, assigned[1], source, _condition_for(series), priority=40)
+                    claim_tested(package, assigned[1], source, _condition_for(series), priority=40)
                 )
     return claims
 
@@ -168,7 +168,7 @@ def _install_cudnn(text: str, source: str) -> list[UpstreamClaim]:
         archive = re.search(r"cudnn-linux-[^\s\"]*?-(\d+(?:\.\d+)+)_cuda(\d+)-archive", line)
         if archive:
             claims.append(
-                tested("cudnn", archive[1], source, cuda_condition(archive[2]), priority=45)
+                claim_tested("cudnn", archive[1], source, cuda_condition(archive[2]), priority=45)
             )
     return claims
 
@@ -180,7 +180,7 @@ def _archive_versions(package: str, pattern: str) -> Callable[[str, str], list[U
             found = re.search(pattern, line)
             if found:
                 claims.append(
-                    tested(package, found[1], source, _condition_for(series), priority=40)
+                    claim_tested(package, found[1], source, _condition_for(series), priority=40)
                 )
         return claims
 
@@ -192,6 +192,6 @@ def _variable(
 ) -> Callable[[str, str], list[UpstreamClaim]]:
     def read(text: str, source: str) -> list[UpstreamClaim]:
         found = re.search(rf"(?m)^\s*(?:local\s+)?{variable}=\"?([0-9][0-9.]*)\"?", text)
-        return [tested(package, found[1], source, condition, priority=40)] if found else []
+        return [claim_tested(package, found[1], source, condition, priority=40)] if found else []
 
     return read

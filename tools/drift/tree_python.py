@@ -19,8 +19,6 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 
-
-
 def _requirement_claims(
     lines: Sequence[str],
     source: str,

@@ -12,7 +12,6 @@ from tools.drift.model import ANYWHERE, Condition, Kind, Scope, UpstreamClaim
 from tools.files import read_user_file
 
 
-
 def _assigned(text: str, name: str) -> str | None:
     """The value of ``name`` as a C macro, a CMake ``set()`` or a make/shell assignment."""
     pattern = (
@@ -156,7 +155,7 @@ PROBES: tuple[Probe, ...] = (
 # fmt: on
 
 
-def tested(
+def claim_tested(
     package: str, version: str, source: str, condition: Condition = ANYWHERE, priority: int = 60
 ) -> UpstreamClaim:
     return UpstreamClaim(
@@ -180,7 +179,9 @@ def vendored(root: Path) -> tuple[list[UpstreamClaim], list[str]]:
         for rel, extract in present:
             version = extract(read_user_file(root / rel, errors="replace"))
             if version:
-                claims.append(tested(probe.package, version, rel, probe.condition, priority=70))
+                claims.append(
+                    claim_tested(probe.package, version, rel, probe.condition, priority=70)
+                )
                 break
         else:
             notes.append(f"{present[0][0]}: no version found for {probe.package}")

@@ -32,7 +32,7 @@ class RecipeSource:
     """meta.yaml and the build scripts next to it, as text."""
 
     meta_text: str
-    scripts: tuple[tuple[str, str], ...] = ()   # (path relative to the recipe, text)
+    scripts: tuple[tuple[str, str], ...] = ()  # (path relative to the recipe, text)
     path: str = "meta.yaml"
 
     def script(self, name: str) -> str | None:
@@ -85,8 +85,12 @@ class Recipe:
         key = self.key(variant)
         found = self._names.get(key)
         if found is None:
-            found = selector_namespace(self.target.subdir, variant, build_subdir=self.target.build,
-                                       environ=self.target.environ)
+            found = selector_namespace(
+                self.target.subdir,
+                variant,
+                build_subdir=self.target.build,
+                environ=self.target.environ,
+            )
             self._names[key] = found
         return found
 
@@ -108,21 +112,30 @@ class Recipe:
 
     def _parse(self, variant: Mapping[str, Any]) -> dict[str, Any]:
         names = self.names(variant)
-        extra: dict[str, Any] = {"PKG_NAME": "", "PKG_VERSION": "", "PKG_BUILDNUM": "0",
-                                 "PKG_HASH": "1234567", "PKG_BUILD_STRING": "placeholder"}
+        extra: dict[str, Any] = {
+            "PKG_NAME": "",
+            "PKG_VERSION": "",
+            "PKG_BUILDNUM": "0",
+            "PKG_HASH": "1234567",
+            "PKG_BUILD_STRING": "placeholder",
+        }
         extra.update(language_vars(variant))
         meta = self._render_once(names, variant, extra)
         if re.search(r"PKG_(NAME|VERSION|BUILDNUM|BUILD_STRING)", self.source.meta_text):
             # conda-build re-parses until the package name/version settle.
             package = meta.get("package") or {}
             build = meta.get("build") or {}
-            extra.update(PKG_NAME=str(package.get("name", "")), PKG_VERSION=str(package.get("version", "")),
-                         PKG_BUILDNUM=str(build.get("number", 0) or 0))
+            extra.update(
+                PKG_NAME=str(package.get("name", "")),
+                PKG_VERSION=str(package.get("version", "")),
+                PKG_BUILDNUM=str(build.get("number", 0) or 0),
+            )
             meta = self._render_once(names, variant, extra)
         return meta
 
-    def _rendered_text(self, names: dict[str, Any], variant: Mapping[str, Any],
-                       extra: dict[str, Any]) -> str | None:
+    def _rendered_text(
+        self, names: dict[str, Any], variant: Mapping[str, Any], extra: dict[str, Any]
+    ) -> str | None:
         """The fast path: one compiled template per recipe, selections as context values.
 
         None means "take the slow path"; so does a rendering error, which the slow path then
@@ -137,17 +150,21 @@ class Recipe:
         template, selectors = compiled
         selections = {}
         for index, selector in enumerate(selectors):
-            selections[f"_cfsel{index}"] = selector_value(selector, names, source=self.source.path,
-                                                          text=self.source.meta_text)
+            selections[f"_cfsel{index}"] = selector_value(
+                selector, names, source=self.source.path, text=self.source.meta_text
+            )
         info = jinja.TargetInfo(self.target.subdir, self.target.build)
         try:
-            rendered = jinja.render_conditional(template, selections, names, variant, info, extra=extra)
+            rendered = jinja.render_conditional(
+                template, selections, names, variant, info, extra=extra
+            )
         except jinja.RENDER_ERRORS:
             return None
         return rendered
 
-    def _render_once(self, names: dict[str, Any], variant: Mapping[str, Any],
-                     extra: dict[str, Any]) -> dict[str, Any]:
+    def _render_once(
+        self, names: dict[str, Any], variant: Mapping[str, Any], extra: dict[str, Any]
+    ) -> dict[str, Any]:
         fast = self._rendered_text(names, variant, extra)
         data = None
         if fast is not None:
@@ -159,20 +176,26 @@ class Recipe:
             data = self._slow(names, variant, extra)  # also raises errors with their source line
         return self._check(data)
 
-    def _slow(self, names: dict[str, Any], variant: Mapping[str, Any], extra: dict[str, Any]) -> Any:
+    def _slow(
+        self, names: dict[str, Any], variant: Mapping[str, Any], extra: dict[str, Any]
+    ) -> Any:
         """Select, render, select again, keeping track of source lines for error messages."""
         path = self.source.path
-        first = select_lines(self.source.meta_text, names, source=path, origin=_identity(self.source.meta_text))
+        first = select_lines(
+            self.source.meta_text, names, source=path, origin=_identity(self.source.meta_text)
+        )
         info = jinja.TargetInfo(self.target.subdir, self.target.build)
-        rendered = jinja.render(first.text, names, variant, info, extra=extra, source=path,
-                                line_of=first.source_line)
+        rendered = jinja.render(
+            first.text, names, variant, info, extra=extra, source=path, line_of=first.source_line
+        )
         second = select_lines(rendered, names, source=path, origin=first.origin)
         try:
             return load_yaml(second.text)
         except DuplicateKey as exc:
             raise UnsupportedConstruct(
                 f"{path}:{second.source_line(exc.line)}",
-                f"duplicate key {exc.key!r} left after applying selectors; give each copy a selector",
+                f"duplicate key {exc.key!r} left after applying selectors; "
+                "give each copy a selector",
             ) from exc
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
@@ -192,7 +215,7 @@ class Recipe:
             if section in data and not data[section]:
                 data[section] = [] if section == "outputs" else {}
         if "outputs" in data and not isinstance(data["outputs"], list):
-            raise RecipeError(path, "outputs: must be a list of mappings (\"- name: ...\")")
+            raise RecipeError(path, 'outputs: must be a list of mappings ("- name: ...")')
         for section in ("package", "build", "requirements", "test", "about", "extra"):
             if section in data and not isinstance(data[section], dict):
                 if section == "requirements" and isinstance(data[section], list):

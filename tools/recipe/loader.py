@@ -55,9 +55,11 @@ def split_outputs(text: str) -> tuple[str, list[str]] | None:
     start = next((i for i, line in enumerate(lines) if line.rstrip() == "outputs:"), None)
     if start is None:
         return None
-    end = next((i for i in range(start + 1, len(lines)) if lines[i][:1] not in ("", " ", "\t", "#")),
-               len(lines))
-    body = lines[start + 1:end]
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i][:1] not in ("", " ", "\t", "#")),
+        len(lines),
+    )
+    body = lines[start + 1 : end]
     first = next((i for i, line in enumerate(body) if line.strip()), None)
     if first is None or not body[first].lstrip().startswith("- "):
         return None
@@ -93,7 +95,11 @@ def load_chunked(rendered: str, names: Mapping[str, Any], source: str) -> dict[s
     items = []
     for block in blocks:
         parsed = load_yaml("outputs:\n" + select_lines(block + "\n", names, source=source).text)
-        if not isinstance(parsed, dict) or not isinstance(parsed.get("outputs"), list) or len(parsed["outputs"]) != 1:
+        if (
+            not isinstance(parsed, dict)
+            or not isinstance(parsed.get("outputs"), list)
+            or len(parsed["outputs"]) != 1
+        ):
             return None
         items.append(parsed["outputs"][0])
     data = dict(data)

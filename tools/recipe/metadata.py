@@ -43,7 +43,9 @@ _BARE_RE = re.compile(r"^(\S+)\s*$")
 _XX_RE = re.compile(r"([0-9a-zA-Z\.\-\_]+)\s+x\.x")
 
 
-def insert_variant_versions(reqs: dict[str, list[str]], variant: Mapping[str, Any], env: str) -> None:
+def insert_variant_versions(
+    reqs: dict[str, list[str]], variant: Mapping[str, Any], env: str
+) -> None:
     """A bare requirement named like a variant key receives the key's value as its pin.
 
     (conda-build matches ``^key$`` with ``_`` standing for ``-`` or ``_``; a bare name
@@ -77,8 +79,13 @@ def _increment(part: str, alpha: bool) -> str:
         return chr(ord(part[0]) + 1)
 
 
-def apply_pin_expressions(version: str, min_pin: str | None = "x.x.x.x.x.x", max_pin: str | None = "x") -> str:
-    """conda-build's pin arithmetic for dotted numeric versions: ``2.13.0``, ``x.x`` -> ``<2.14.0a0``."""
+def apply_pin_expressions(
+    version: str, min_pin: str | None = "x.x.x.x.x.x", max_pin: str | None = "x"
+) -> str:
+    """conda-build's pin arithmetic for dotted numeric versions.
+
+    ``2.13.0`` with ``max_pin="x.x"`` -> ``>=2.13.0,<2.14.0a0``.
+    """
     parts = version.replace("_", ".").split(".")
     bounds = ["", ""]
     for index, pin in enumerate((min_pin, max_pin)):
@@ -90,7 +97,7 @@ def apply_pin_expressions(version: str, min_pin: str | None = "x.x.x.x.x.x", max
         chosen = parts[:places]
         if index == 1:
             alpha = parts[min(places, len(parts) - 1)].isalpha()
-            chosen = chosen[:-1] + [_increment(chosen[-1], alpha)]
+            chosen = [*chosen[:-1], _increment(chosen[-1], alpha)]
         bounds[index] = ".".join(chosen)
     lower, upper = bounds
     out = []
@@ -101,14 +108,21 @@ def apply_pin_expressions(version: str, min_pin: str | None = "x.x.x.x.x.x", max
     return ",".join(out)
 
 
-def hash_input(variant: Mapping[str, Any], used: set[str] | frozenset[str], run: Sequence[str],
-               *, numpy_excluded: bool = False) -> dict[str, str]:
+def hash_input(
+    variant: Mapping[str, Any],
+    used: set[str] | frozenset[str],
+    run: Sequence[str],
+    *,
+    numpy_excluded: bool = False,
+) -> dict[str, str]:
     """conda-build's ``get_hash_contents``: the used keys whose values the hash covers."""
     excludes = ["python", "r_base", "perl", "lua", *ensure_list(variant.get("ignore_version"))]
     if numpy_excluded:
         excludes.append("numpy")
     pattern = re.compile("|".join(rf"{e}[\s$]?.*" for e in excludes))
-    deps = [k for k in sorted(used) if k in variant and (not pattern.match(k) or " " in str(variant[k]))]
+    deps = [
+        k for k in sorted(used) if k in variant and (not pattern.match(k) or " " in str(variant[k]))
+    ]
     contents = {} if deps == ["target_platform"] else {k: variant[k] for k in deps}
     for req in run:
         if req.startswith("__"):
@@ -123,7 +137,9 @@ def hash_of(contents: Mapping[str, Any]) -> str:
     return f"h{digest}"[: HASH_LENGTH + 1]
 
 
-def get_loop_vars(variants: Sequence[Mapping[str, Any]], subset: set[str] | None = None) -> set[str]:
+def get_loop_vars(
+    variants: Sequence[Mapping[str, Any]], subset: set[str] | None = None
+) -> set[str]:
     first, *others = variants
     consider = set(first)
     if subset is not None:
@@ -154,10 +170,18 @@ class Meta:
     argument, so a view can never miss one.  ``used_vars`` results are cached per instance.
     """
 
-    def __init__(self, recipe: Recipe, variant: dict[str, Any], meta: dict[str, Any], *,
-                 variants: list[dict[str, Any]], input_variants: list[dict[str, Any]],
-                 output_names: list[str], is_output: bool = False,
-                 out: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        recipe: Recipe,
+        variant: dict[str, Any],
+        meta: dict[str, Any],
+        *,
+        variants: list[dict[str, Any]],
+        input_variants: list[dict[str, Any]],
+        output_names: list[str],
+        is_output: bool = False,
+        out: dict[str, Any] | None = None,
+    ) -> None:
         self.recipe = recipe
         self.variant = variant
         self.meta = meta
@@ -169,20 +193,39 @@ class Meta:
         self._used: dict[tuple[bool, bool], frozenset[str]] = {}
 
     @classmethod
-    def top_level(cls, recipe: Recipe, variant: dict[str, Any], *, variants: list[dict[str, Any]],
-                  input_variants: list[dict[str, Any]]) -> Meta:
+    def top_level(
+        cls,
+        recipe: Recipe,
+        variant: dict[str, Any],
+        *,
+        variants: list[dict[str, Any]],
+        input_variants: list[dict[str, Any]],
+    ) -> Meta:
         """The whole recipe parsed under ``variant``."""
         meta = recipe.parse(variant)
         names = [str(o.get("name", "")) for o in meta.get("outputs") or []]
-        return cls(recipe, variant, meta, variants=variants, input_variants=input_variants,
-                   output_names=names)
+        return cls(
+            recipe,
+            variant,
+            meta,
+            variants=variants,
+            input_variants=input_variants,
+            output_names=names,
+        )
 
     def for_output(self, out: dict[str, Any]) -> Meta:
         """The view of output ``out`` (one of :func:`output_dicts`) of this top level."""
         meta, is_output = _output_meta_dict(self, out)
-        return Meta(self.recipe, self.variant, meta, variants=self.variants,
-                    input_variants=self.input_variants, output_names=self.output_names,
-                    is_output=is_output, out=out)
+        return Meta(
+            self.recipe,
+            self.variant,
+            meta,
+            variants=self.variants,
+            input_variants=self.input_variants,
+            output_names=self.output_names,
+            is_output=is_output,
+            out=out,
+        )
 
     # -- identity ----------------------------------------------------------------
     def name(self) -> str:
@@ -199,7 +242,9 @@ class Meta:
         try:
             return int(number) if number not in (None, "") else 0
         except (TypeError, ValueError) as exc:
-            raise RecipeError(self.recipe.source.path, f"build/number {number!r} is not an integer") from exc
+            raise RecipeError(
+                self.recipe.source.path, f"build/number {number!r} is not an integer"
+            ) from exc
 
     def skip(self) -> bool:
         return bool(self.build().get("skip", False))
@@ -240,7 +285,9 @@ class Meta:
 
     def requirements_text(self) -> str:
         full = self.recipe_text()
-        pattern = r"(^\s*requirements:.*?)(?=^\s*test:|^\s*extra:|^\s*about:|^\s*-\s+name:|^outputs:|\Z)"
+        pattern = (
+            r"(^\s*requirements:.*?)(?=^\s*test:|^\s*extra:|^\s*about:|^\s*-\s+name:|^outputs:|\Z)"
+        )
         if "package:" in full:
             pattern = text.TOP_REQUIREMENTS
         raw = self.recipe.source.meta_text
@@ -261,7 +308,9 @@ class Meta:
             ) + self.single_output_text(self.name(), apply)
         return text.requirements_block(whole), whole
 
-    def used_vars(self, *, force_top_level: bool = False, force_global: bool = False) -> frozenset[str]:
+    def used_vars(
+        self, *, force_top_level: bool = False, force_global: bool = False
+    ) -> frozenset[str]:
         key = (force_top_level, force_global)
         if key in self._used:
             return self._used[key]
@@ -275,7 +324,9 @@ class Meta:
         else:
             in_reqs = set(text.used_in_text(keys, reqs_text))
             kept = text.trim_build_only_deps(
-                self.requirements(), in_reqs, ensure_list(self.variant.get("ignore_build_only_deps"))
+                self.requirements(),
+                in_reqs,
+                ensure_list(self.variant.get("ignore_build_only_deps")),
             )
             used = (used_all - in_reqs) | kept
         used |= self._script_vars()
@@ -302,8 +353,11 @@ class Meta:
             if body is None:
                 if script.endswith((".sh", ".bat")):
                     # conda-build reads the file to find the keys it uses, and fails without it.
-                    raise RecipeError(self.recipe.source.path,
-                                      f"output {self.name()} names script {script!r}, which is not in the recipe directory")
+                    raise RecipeError(
+                        self.recipe.source.path,
+                        f"output {self.name()} names script {script!r}, "
+                        "which is not in the recipe directory",
+                    )
                 return set()
             if script.endswith(".sh"):
                 return text.used_in_shell_script(keys, body)
@@ -326,7 +380,9 @@ class Meta:
         if text.NUMPY_XX_RE.search(reqs_text):
             return True
         if re.search(r"pin_\w+\([\'\"]numpy[\'\"]", reqs_text):
-            xs = re.search(r"pin_\w+\([\'\"]numpy[\'\"].*((?<=x_pin=[\'\"])[x\.]*(?=[\'\"]))", reqs_text)
+            xs = re.search(
+                r"pin_\w+\([\'\"]numpy[\'\"].*((?<=x_pin=[\'\"])[x\.]*(?=[\'\"]))", reqs_text
+            )
             not_xx = xs.group(1).count("x") != 2 if xs else True
             return not not_xx
         return False
@@ -340,9 +396,15 @@ class Meta:
         manual = self.build().get("string")
         # conda-build looks for "h{{ PKG_HASH }}" in the *raw* package/build text of this
         # meta: the top level's for the top-level output, the output block for the others.
-        source = self.single_output_text(self.name(), True) if self.is_output else self.recipe.source.meta_text
+        source = (
+            self.single_output_text(self.name(), True)
+            if self.is_output
+            else self.recipe.source.meta_text
+        )
         raw = text.extract(source, text.PACKAGE_AND_BUILD)
-        uses_hash = bool(re.search(r"\s*string:", raw)) and bool(re.findall(r"h\{\{\s*PKG_HASH\s*\}\}", raw))
+        uses_hash = bool(re.search(r"\s*string:", raw)) and bool(
+            re.findall(r"h\{\{\s*PKG_HASH\s*\}\}", raw)
+        )
         if manual and not uses_hash:
             return str(manual)
         out = str(manual) if manual else self.default_build_string()
@@ -415,8 +477,10 @@ def _output_meta_dict(top: Meta, out: dict[str, Any]) -> tuple[dict[str, Any], b
             merged[section] = out[section]
         return merged, False
     new = {k: v for k, v in base.items() if k != "outputs"}
-    new["package"] = {"name": str(out.get("name", top.name())),
-                      "version": str(out.get("version") or top.version())}
+    new["package"] = {
+        "name": str(out.get("name", top.name())),
+        "version": str(out.get("version") or top.version()),
+    }
     test = dict(base.get("test") or {})
     test.pop("commands", None)
     test.pop("imports", None)

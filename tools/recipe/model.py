@@ -66,15 +66,20 @@ class OutputVariant:
     top_skip: bool = False
 
 
-
 @dataclass
 class _Rendered:
     meta: Meta
     top: Meta
 
 
-def render(source: RecipeSource, variants: Sequence[Mapping[str, Any]], target: Target, *,
-           ci_split: bool = True, fast_yaml: bool = True) -> list[OutputVariant]:
+def render(
+    source: RecipeSource,
+    variants: Sequence[Mapping[str, Any]],
+    target: Target,
+    *,
+    ci_split: bool = True,
+    fast_yaml: bool = True,
+) -> list[OutputVariant]:
     """Every (non-skipped and skipped) output variant of the recipe for ``variants``.
 
     ``ci_split=False`` leaves ``top_level_vars``/``top_level_loop_vars`` empty: only the
@@ -101,7 +106,11 @@ def _distribute(recipe: Recipe, variants: list[dict[str, Any]]) -> list[Meta]:
         for key in used:
             subset = filter_variants(subset, key, variant[key]) or subset
         top = Meta.top_level(recipe, variant, variants=subset, input_variants=variants)
-        key = (top.name(), top.version(), tuple((k, str(variant.get(k))) for k in sorted(top.used_vars())))
+        key = (
+            top.name(),
+            top.version(),
+            tuple((k, str(variant.get(k))) for k in sorted(top.used_vars())),
+        )
         tops[key] = top
     return list(tops.values())
 
@@ -111,7 +120,9 @@ def _output_set(top: Meta) -> list[Meta]:
     loop = reduce_variants(top.variants, used) or top.variants[:1]
     found: dict[tuple, Meta] = {}
     for variant in loop:
-        ref = Meta.top_level(top.recipe, variant, variants=top.variants, input_variants=top.input_variants)
+        ref = Meta.top_level(
+            top.recipe, variant, variants=top.variants, input_variants=top.input_variants
+        )
         for out in output_dicts(ref):
             reqs = expand_requirements(out.get("requirements"))
             if reqs:
@@ -131,15 +142,20 @@ def _finish(rendered: list[_Rendered], ci_split: bool = True) -> list[OutputVari
     for item in rendered:
         meta = item.meta
         siblings = [r.meta for r in rendered if r.top is item.top]
-        reqs = {kind: tuple(_resolve(meta, spec, siblings, strings) for spec in specs)
-                for kind, specs in meta.requirements().items()}
+        reqs = {
+            kind: tuple(_resolve(meta, spec, siblings, strings) for spec in specs)
+            for kind, specs in meta.requirements().items()
+        }
         reqs = {kind: reqs.get(kind, ()) for kind in REQUIREMENT_KINDS} | {
-            k: v for k, v in reqs.items() if k not in REQUIREMENT_KINDS}
+            k: v for k, v in reqs.items() if k not in REQUIREMENT_KINDS
+        }
         exports = meta.build().get("run_exports") or {}
         if not isinstance(exports, Mapping):
             exports = {"weak": exports}
-        run_exports = {str(k): tuple(_resolve(meta, s, siblings, strings) for s in as_str_list(v))
-                       for k, v in exports.items()}
+        run_exports = {
+            str(k): tuple(_resolve(meta, s, siblings, strings) for s in as_str_list(v))
+            for k, v in exports.items()
+        }
         test = meta.meta.get("test") or {}
         script = meta.out.get("script") if meta.is_output else meta.build().get("script")
         results.append(
@@ -158,8 +174,11 @@ def _finish(rendered: list[_Rendered], ci_split: bool = True) -> list[OutputVari
                 used_vars=meta.used_vars(),
                 hash_input=meta.hash_contents(),
                 top_level_vars=meta.used_vars(force_top_level=True) if ci_split else frozenset(),
-                top_level_loop_vars=(frozenset(meta.used_loop_vars(force_top_level=True))
-                                     if ci_split else frozenset()),
+                top_level_loop_vars=(
+                    frozenset(meta.used_loop_vars(force_top_level=True))
+                    if ci_split
+                    else frozenset()
+                ),
                 variants=tuple(meta.variants),
                 top_skip=item.top.skip(),
             )

@@ -247,7 +247,7 @@ class _Bound:
     """``names`` seen through the few names a text's selectors read: equal (and hashing
     alike) whenever those names have equal values, so selection can be memoised."""
 
-    __slots__ = ("names", "key")
+    __slots__ = ("key", "names")
 
     def __init__(self, names: Mapping[str, Any], read: Iterable[str]) -> None:
         self.names = names

@@ -44,8 +44,12 @@ DEFAULT_VARIANT: Spec = {
 _DEFAULT_COMPILERS = {
     "linux": {"c_compiler": "gcc", "cxx_compiler": "gxx", "fortran_compiler": "gfortran"},
     "osx": {"c_compiler": "clang", "cxx_compiler": "clangxx", "fortran_compiler": "gfortran"},
-    "win": {"c_compiler": "vs2017", "cxx_compiler": "vs2017", "fortran_compiler": "gfortran",
-            "vc": "14"},
+    "win": {
+        "c_compiler": "vs2017",
+        "cxx_compiler": "vs2017",
+        "fortran_compiler": "gfortran",
+        "vc": "14",
+    },
 }
 
 
@@ -73,8 +77,14 @@ def trim_empty(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def parse_cbc(text: str, subdir: str, *, source: str, build_subdir: str | None = None,
-              environ: Mapping[str, str] | None = None) -> Spec:
+def parse_cbc(
+    text: str,
+    subdir: str,
+    *,
+    source: str,
+    build_subdir: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Spec:
     """A conda_build_config.yaml (or migration) text after selectors, all scalars strings."""
     names = selector_namespace(subdir, {}, build_subdir=build_subdir or subdir, environ=environ)
     selected = select_lines(text, names, source=source)
@@ -146,14 +156,19 @@ def validate_spec(source: str, spec: Mapping[str, Any]) -> None:
     for group in zip_groups(spec.get("zip_keys")):
         lengths = {len(ensure_list(spec[k])) for k in group if k in spec}
         if len(lengths) > 1:
-            raise UserError(f"{source}: the zip_keys group {list(group)} has lists of different lengths")
+            raise UserError(
+                f"{source}: the zip_keys group {list(group)} has lists of different lengths"
+            )
         for key in group:
             if key in seen:
-                raise UserError(f"{source}: {key} appears in two zip_keys groups; a key may be zipped once")
+                raise UserError(
+                    f"{source}: {key} appears in two zip_keys groups; a key may be zipped once"
+                )
             seen.add(key)
 
 
 # -- combining, exploding, squishing ---------------------------------------------------------
+
 
 def extend_keys_of(specs: Iterable[Mapping[str, Any]]) -> set[str]:
     """Keys whose values are merged across variant files rather than replaced."""
@@ -177,7 +192,7 @@ def combine_specs(specs: Sequence[tuple[str, Mapping[str, Any]]]) -> Spec:
             if key in extend:
                 if isinstance(value, Mapping):
                     if isinstance(values.get(key), Mapping):
-                        values[key] = {**values[key], **{k: v for k, v in value.items()}}
+                        values[key] = {**values[key], **value}
                     else:
                         values[key] = dict(value)
                 else:
@@ -203,7 +218,9 @@ def combine_specs(specs: Sequence[tuple[str, Mapping[str, Any]]]) -> Spec:
                 elif key in values:
                     same_length = all(
                         not (k in spec and len(ensure_list(spec[k])) != len(ensure_list(value)))
-                        and not (k in values and len(ensure_list(values[k])) != len(ensure_list(value)))
+                        and not (
+                            k in values and len(ensure_list(values[k])) != len(ensure_list(value))
+                        )
                         for k in group
                     )
                     if same_length:
@@ -212,7 +229,8 @@ def combine_specs(specs: Sequence[tuple[str, Mapping[str, Any]]]) -> Spec:
                     if missing:
                         absent = [k for k in group if k not in spec]
                         raise UserError(
-                            f"{source}: {key} is zipped with {absent}, which this file does not set; "
+                            f"{source}: {key} is zipped with {absent}, "
+                            "which this file does not set; "
                             f"set the whole group or only choose among {ensure_list(values[key])}"
                         )
                 else:

@@ -15,7 +15,7 @@ FALLBACK_DOCKER_IMAGE = "quay.io/condaforge/linux-anvil-comp7"
 class ForgeSettings:
     """What of conda-forge.yml the job split needs."""
 
-    build_platform: Mapping[str, str] = field(default_factory=dict)   # linux_aarch64 -> linux_64
+    build_platform: Mapping[str, str] = field(default_factory=dict)  # linux_aarch64 -> linux_64
     providers: Mapping[str, str | None] = field(default_factory=dict)
     github_actions: bool = False
     os_version: Mapping[str, str] = field(default_factory=dict)

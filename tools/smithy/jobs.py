@@ -19,19 +19,46 @@ from tools.errors import UserError
 from tools.recipe.variant_config import Spec, ensure_list, explode, freeze, squish, zip_groups
 
 # conda-smithy keeps these in every .ci_support file when the variant set has them.
-ALWAYS_KEEP = frozenset({
-    "zip_keys", "pin_run_as_build", "MACOSX_DEPLOYMENT_TARGET", "MACOSX_SDK_VERSION",
-    "macos_min_version", "macos_machine", "channel_sources", "channel_targets",
-    "docker_image", "build_number_decrement",
-})
+ALWAYS_KEEP = frozenset(
+    {
+        "zip_keys",
+        "pin_run_as_build",
+        "MACOSX_DEPLOYMENT_TARGET",
+        "MACOSX_SDK_VERSION",
+        "macos_min_version",
+        "macos_machine",
+        "channel_sources",
+        "channel_targets",
+        "docker_image",
+        "build_number_decrement",
+    }
+)
 
 
 # Keys kept even when no recipe text names them.
-_STRUCTURAL = frozenset({
-    "zip_keys", "pin_run_as_build", "extend_keys", "ignore_version", "ignore_build_only_deps",
-    "target_platform", "github_actions_labels", "CONDA_BUILD_SYSROOT", "python_min",
-    "mpi", "mpich", "openmpi", "msmpi", "mpi_serial", "impi", "replacements",
-}) | ALWAYS_KEEP
+_STRUCTURAL = (
+    frozenset(
+        {
+            "zip_keys",
+            "pin_run_as_build",
+            "extend_keys",
+            "ignore_version",
+            "ignore_build_only_deps",
+            "target_platform",
+            "github_actions_labels",
+            "CONDA_BUILD_SYSROOT",
+            "python_min",
+            "mpi",
+            "mpich",
+            "openmpi",
+            "msmpi",
+            "mpi_serial",
+            "impi",
+            "replacements",
+        }
+    )
+    | ALWAYS_KEEP
+)
 _TOOLCHAIN_KEY = re.compile(r"(.*?)_(compiler|stdlib)(_version)?$|cdt_")
 
 
@@ -45,10 +72,7 @@ def prune_spec(spec: Spec, texts: Iterable[str]) -> Spec:
     """
     corpus = "\n".join(texts)
     corpus = corpus + "\n" + corpus.replace("-", "_")
-    keep = {
-        k for k in spec
-        if k in _STRUCTURAL or _TOOLCHAIN_KEY.match(k) or k in corpus
-    }
+    keep = {k for k in spec if k in _STRUCTURAL or _TOOLCHAIN_KEY.match(k) or k in corpus}
     out = {k: v for k, v in spec.items() if k in keep}
     groups = [[k for k in g if k in keep] for g in zip_groups(spec.get("zip_keys"))]
     groups = [g for g in groups if g]
@@ -59,7 +83,6 @@ def prune_spec(spec: Spec, texts: Iterable[str]) -> Spec:
     return out
 
 
-
 def merge_deployment_target(variants: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """On osx, c_stdlib_version and MACOSX_DEPLOYMENT_TARGET become their maximum."""
     from rattler import Version
@@ -68,7 +91,10 @@ def merge_deployment_target(variants: Iterable[Mapping[str, Any]]) -> list[dict[
     out = []
     for variant in variants:
         variant = dict(variant)
-        if str(variant.get("target_platform", "")).startswith("osx") and "c_stdlib_version" in variant:
+        if (
+            str(variant.get("target_platform", "")).startswith("osx")
+            and "c_stdlib_version" in variant
+        ):
             stdlib = variant["c_stdlib_version"]
             macdt = variant.get("MACOSX_DEPLOYMENT_TARGET", stdlib)
             sdk = variant.get("MACOSX_SDK_VERSION", stdlib)
@@ -79,9 +105,12 @@ def merge_deployment_target(variants: Iterable[Mapping[str, Any]]) -> list[dict[
                     sdk = stdlib
             except InvalidVersionError as exc:
                 raise UserError(
-                    "c_stdlib_version/MACOSX_DEPLOYMENT_TARGET/MACOSX_SDK_VERSION must each be one version"
+                    "c_stdlib_version/MACOSX_DEPLOYMENT_TARGET/MACOSX_SDK_VERSION "
+                    "must each be one version"
                 ) from exc
-            variant.update(c_stdlib_version=stdlib, MACOSX_DEPLOYMENT_TARGET=stdlib, MACOSX_SDK_VERSION=sdk)
+            variant.update(
+                c_stdlib_version=stdlib, MACOSX_DEPLOYMENT_TARGET=stdlib, MACOSX_SDK_VERSION=sdk
+            )
         out.append(variant)
     return out
 
@@ -215,11 +244,13 @@ def package_key(config: Mapping[str, Any], loop_vars: Iterable[str]) -> str:
 
 @dataclass(frozen=True)
 class JobName:
-    name: str        # file name without .yaml
-    short: str       # CI job / artifact name
+    name: str  # file name without .yaml
+    short: str  # CI job / artifact name
 
 
-def job_name(platform_arch: str, config: Mapping[str, Any], loop_vars: Iterable[str], feedstock: str) -> JobName:
+def job_name(
+    platform_arch: str, config: Mapping[str, Any], loop_vars: Iterable[str], feedstock: str
+) -> JobName:
     """File and job names (feedstock-facts.md §2.2): sanitised, short form, Windows path cap."""
     name = f"{platform_arch}_{package_key(config, loop_vars)}"
     name = re.sub(r"[<>:?*,\"\/\|\\]", "", name)
@@ -236,14 +267,20 @@ def job_name(platform_arch: str, config: Mapping[str, Any], loop_vars: Iterable[
 class CiJob:
     name: str
     short_name: str
-    platform: str          # target subdir, e.g. linux-aarch64
-    build_platform: str    # e.g. linux-64
+    platform: str  # target subdir, e.g. linux-aarch64
+    build_platform: str  # e.g. linux-64
     loop_vars: tuple[str, ...]
     config: Mapping[str, Any]
 
 
-def collapse(outputs: Sequence[Any], input_variants: Sequence[Mapping[str, Any]], *,
-             github_actions: bool, noarch_only: bool = False, recipe_text: str = "") -> tuple[list[Spec], set[str]]:
+def collapse(
+    outputs: Sequence[Any],
+    input_variants: Sequence[Mapping[str, Any]],
+    *,
+    github_actions: bool,
+    noarch_only: bool = False,
+    recipe_text: str = "",
+) -> tuple[list[Spec], set[str]]:
     """conda-smithy's ``_collapse_subpackage_variants`` over our rendered outputs."""
     used: set[str] = set()
     all_variants: list[Mapping[str, Any]] = []

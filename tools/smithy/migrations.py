@@ -44,11 +44,13 @@ def read_migration_file(path: Path) -> MigrationFile:
 @dataclass(frozen=True)
 class MigrationPlan:
     apply: tuple[Path, ...]
-    closed: tuple[Path, ...]      # feedstock files conda-smithy would delete
-    replaced: tuple[str, ...]     # feedstock files superseded by the pinning's copy
+    closed: tuple[Path, ...]  # feedstock files conda-smithy would delete
+    replaced: tuple[str, ...]  # feedstock files superseded by the pinning's copy
 
 
-def plan_migrations(feedstock: Iterable[MigrationFile], pinning: Iterable[MigrationFile] | None) -> MigrationPlan:
+def plan_migrations(
+    feedstock: Iterable[MigrationFile], pinning: Iterable[MigrationFile] | None
+) -> MigrationPlan:
     """conda-smithy's ``set_migration_fns``: keep local, take the pinning's copy, or close."""
     feedstock = sorted(feedstock, key=lambda m: m.name)
     if pinning is None:
@@ -93,7 +95,10 @@ def _sort_key(ordering: Sequence[str] | None):
 def _key_add(left: list, right: list, ordering: Sequence[str] | None = None) -> list:
     if ordering is None:
         common = min(len(left), len(right))
-        out = [r if _version_key(l) < _version_key(r) else l for l, r in zip(left[:common], right[:common])]
+        out = [
+            theirs if _version_key(ours) < _version_key(theirs) else ours
+            for ours, theirs in zip(left[:common], right[:common])
+        ]
         for values in (left, right):
             out.extend(values[common:])
         return out
@@ -140,7 +145,9 @@ def _op_key_add(v1: Spec, v2: Spec) -> Spec:
         count = len(left[primary])
         for key in new_zip:
             if len(ensure_list(left[key])) != 1:
-                raise UserError(f"migration zips {key} with {primary}, but {key} has several values")
+                raise UserError(
+                    f"migration zips {key} with {primary}, but {key} has several values"
+                )
             left[key] = [ensure_list(left[key])[0]] * count
         for key in group:
             if key not in v2:
@@ -205,12 +212,12 @@ def variant_add(v1: Spec, v2: Spec) -> Spec:
         zl = [frozenset(g) for g in zip_groups(v1["zip_keys"])]
         zr = [frozenset(g) for g in zip_groups(v2["zip_keys"])]
         out = []
-        for r in sorted(zr, key=len, reverse=True):
-            for l in sorted(zl, key=len, reverse=True):
-                if l <= r:
-                    zl.remove(l)
-                    zr.remove(r)
-                    out.append(r)
+        for right_group in sorted(zr, key=len, reverse=True):
+            for left_group in sorted(zl, key=len, reverse=True):
+                if left_group <= right_group:
+                    zl.remove(left_group)
+                    zr.remove(right_group)
+                    out.append(right_group)
                     break
         out.extend(zl)
         out.extend(zr)
@@ -244,6 +251,7 @@ def variant_add(v1: Spec, v2: Spec) -> Spec:
 
 def apply_migrations(spec: Spec, migrations: Sequence[tuple[str, Spec]]) -> Spec:
     """Apply migrations in ``migrator_ts`` order (then file name), as conda-smithy does."""
+
     def order(item: tuple[str, Spec]) -> tuple[float, str]:
         try:
             ts = float(item[1].get("migrator_ts", -1.0))
@@ -256,5 +264,3 @@ def apply_migrations(spec: Spec, migrations: Sequence[tuple[str, Spec]]) -> Spec
         if migration:
             spec = variant_add(spec, migration)
     return spec
-
-
