@@ -21,7 +21,7 @@ from tools.recipe import jinja
 from tools.recipe.errors import RecipeError, UnsupportedConstruct
 from tools.recipe.loader import DuplicateKey, load_chunked, load_yaml
 from tools.recipe.namespace import python_series, selector_namespace
-from tools.recipe.selectors import select_lines, selector_value
+from tools.recipe.selectors import cache_key_value, evaluate, names_read, select_lines
 from tools.recipe.variant_config import freeze
 
 SECTIONS = ("package", "source", "build", "requirements", "test", "about", "extra", "outputs")
@@ -72,6 +72,7 @@ class Recipe:
         self._parsed: dict[tuple, dict[str, Any]] = {}
         self._selected: dict[tuple, str] = {}
         self._keys: dict[int, tuple[Mapping[str, Any], tuple]] = {}
+        self._selector_values: dict[tuple, bool] = {}
 
     def key(self, variant: Mapping[str, Any]) -> tuple:
         """A hashable identity of ``variant`` (computed once per dict; the dict is kept alive)."""
@@ -148,11 +149,10 @@ class Recipe:
         if compiled is None:
             return None
         template, selectors = compiled
-        selections = {}
-        for index, selector in enumerate(selectors):
-            selections[f"_cfsel{index}"] = selector_value(
-                selector, names, source=self.source.path, text=self.source.meta_text
-            )
+        selections = {
+            f"_cfsel{index}": self._selector_value(selector, names)
+            for index, selector in enumerate(selectors)
+        }
         info = jinja.TargetInfo(self.target.subdir, self.target.build)
         try:
             rendered = jinja.render_conditional(
@@ -161,6 +161,21 @@ class Recipe:
         except jinja.RENDER_ERRORS:
             return None
         return rendered
+
+    def _selector_value(self, selector: str, names: Mapping[str, Any]) -> bool:
+        """A selector's truth value, memoised on the values of the names it reads (the
+        recipe's selectors repeat on many lines and variants share most values)."""
+        read = names_read(selector)
+        key = (selector, tuple(cache_key_value(names.get(n)) for n in read))
+        value = self._selector_values.get(key)
+        if value is None:
+            text = self.source.meta_text
+            line = next(
+                (i for i, ln in enumerate(text.splitlines(), 1) if f"[{selector}]" in ln), "?"
+            )
+            value = evaluate(selector, names, where=f"{self.source.path}:{line}")
+            self._selector_values[key] = value
+        return value
 
     def _render_once(
         self, names: dict[str, Any], variant: Mapping[str, Any], extra: dict[str, Any]

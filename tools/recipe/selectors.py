@@ -206,6 +206,12 @@ def referenced_names(expression: str) -> frozenset[str]:
     return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
 
 
+@lru_cache(maxsize=4096)
+def names_read(expression: str) -> tuple[str, ...]:
+    """:func:`referenced_names` of one selector expression, sorted: a memo key's order."""
+    return tuple(sorted(referenced_names(expression)))
+
+
 @lru_cache(maxsize=256)
 def selector_names(text: str) -> tuple[str, ...]:
     """Every name any selector of ``text`` reads, sorted: the cache key of a selection."""
@@ -263,18 +269,6 @@ class _Bound:
 @lru_cache(maxsize=4096)
 def _select_memo(text: str, source: str, bound: _Bound) -> Selected:
     return _select(text, bound.names, source, None)
-
-
-def selector_value(selector: str, names: Mapping[str, Any], *, source: str, text: str) -> bool:
-    """:func:`evaluate` memoised on the values of the names ``selector`` reads; ``text`` (the
-    file the selector comes from) only locates the line for an error message."""
-    return _selector_memo(selector, _Bound(names, sorted(referenced_names(selector))), source, text)
-
-
-@lru_cache(maxsize=65536)
-def _selector_memo(selector: str, bound: _Bound, source: str, text: str) -> bool:
-    line = next((i for i, ln in enumerate(text.splitlines(), 1) if f"[{selector}]" in ln), "?")
-    return evaluate(selector, bound.names, where=f"{source}:{line}")
 
 
 def cache_key_value(value: Any) -> Any:
