@@ -24,7 +24,7 @@ DEFAULT_NUMPY = "1.26"
 
 
 def python_series(version: str) -> str:
-    """The major.minor of a Python variant value or version: ``"3.12.* *_cpython"`` -> ``"3.12"``."""
+    """The major.minor of a Python variant value: ``"3.12.* *_cpython"`` -> ``"3.12"``."""
     return ".".join(version.split(" ")[0].split(".")[:2])
 
 
