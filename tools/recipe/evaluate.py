@@ -1,9 +1,9 @@
-"""Stage 2 of the recipe model: meta.yaml text + one variant -> the parsed recipe dict.
+"""The evaluation stage of the recipe model: meta.yaml text + one variant -> the parsed recipe.
 
 conda-build selects lines, renders jinja2, selects again and parses YAML.  The fast path
 (:meth:`Recipe.parse` with ``fast=True``) compiles meta.yaml once with every selector turned
 into a jinja condition and parses the result piece by piece (:func:`loader.load_chunked`);
-whenever it cannot handle a recipe, or the recipe has an error, it falls back to the slow
+whenever it cannot handle a recipe, or rendering or parsing fails, it falls back to the slow
 path, which reports the error with its source line.  Both give the same data
 (tests/test_recipe_fast_path.py).
 """

@@ -1,4 +1,4 @@
-"""Stage 1 of the recipe model: rendered meta.yaml text -> Python data, as conda-build parses it.
+"""The YAML stage of the recipe model: rendered meta.yaml text -> data, as conda-build parses it.
 
 PyYAML's safe loader (YAML 1.1 scalars, its C implementation when available), except that a
 key left twice after selectors is an error instead of "last one wins".  :func:`load_chunked`

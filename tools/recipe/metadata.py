@@ -1,4 +1,4 @@
-"""Stage 3 of the recipe model: conda-build's MetaData logic over one parsed recipe.
+"""The MetaData stage of the recipe model: conda-build's MetaData logic over one parsed recipe.
 
 What ``conda_build.metadata.MetaData`` computes for a recipe (or one of its outputs) under
 one variant: the variant keys it uses (from its text, scripts and requirements), the hash
