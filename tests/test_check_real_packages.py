@@ -641,9 +641,7 @@ def _json_of(*args: str) -> list[dict]:
     return json.loads(_cli("--json", *args).stdout)
 
 
-def test_baseline_wheel_leaves_out_the_runpaths_of_upstreams_own_test_binaries(
-    built, torch_wheel
-):
+def test_baseline_wheel_leaves_out_the_runpaths_of_upstreams_own_test_binaries(built, torch_wheel):
     ours = [*map(str, built.clean), str(built.upstream_tests)]
     wheel_alone = _json_of("--only", "elf.runpath", str(torch_wheel))
     upstream = [f for f in wheel_alone if f["status"] == "fail"]

@@ -26,7 +26,7 @@ if not __package__:
     # the toolkit imports itself as the package `tools`, so its parent goes there.
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from tools.errors import ToolError
+from tools.errors import ToolError, exit_code_of
 
 # Order is the order shown by --help.
 COMMANDS = ("render", "matrix", "explain", "check", "drift", "emulate")
@@ -47,24 +47,32 @@ WHERE_TO_RUN = (
     "`python <repository>/tools` (from recipe/: `python ../tools explain`)."
 )
 
-EPILOG = textwrap.fill(
-    f"{WHERE_TO_RUN}  Every command finds the feedstock from the current directory (else from "
-    "where the toolkit lives) and reads the recipe from recipe/ or --recipe-dir.  "
-    "`python -m tools COMMAND --help` describes each command and its exit status.",
-    width=88,
-) + """
+EPILOG = (
+    textwrap.fill(
+        f"{WHERE_TO_RUN}  Every command finds the feedstock from the current directory (else from "
+        "where the toolkit lives) and reads the recipe from recipe/ or --recipe-dir.  "
+        "`python -m tools COMMAND --help` describes each command and its exit status.",
+        width=88,
+    )
+    + """
 
 exit status: 0 done; 1 checked and found problems (check, matrix --check, drift --check,
 emulate); 2 bad input or a failed external command, in one line starting `error:`
 (lists of config names follow one per line); 130 interrupted.
 """
+)
 
 
 class _Version(argparse.Action):
     """``--version``, computed only when asked for (it runs git)."""
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                 help="print the recipe's version and the toolkit's git revision, then exit"):
+    def __init__(
+        self,
+        option_strings,
+        dest=argparse.SUPPRESS,
+        default=argparse.SUPPRESS,
+        help="print the recipe's version and the toolkit's git revision, then exit",
+    ):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
@@ -95,16 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         module.configure(sub_parser)
         sub_parser.set_defaults(_run=module.run)
     args = parser.parse_args(argv)
-    try:
-        return int(args._run(args) or 0)
-    except ToolError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
+    return exit_code_of(lambda: args._run(args))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Locate the feedstock so that every command works from any directory inside it."""
+"""Locate the feedstock: from the current directory up, else where the toolkit lives."""
 
 from __future__ import annotations
 

@@ -19,10 +19,6 @@ from tools.selection import apply_filter
 
 __all__ = ["Config", "apply_filter", "choose_interactively", "discover", "docker_image", "select"]
 
-# The container image conda-smithy uses when a config names none.
-FALLBACK_IMAGE = "quay.io/condaforge/linux-anvil-comp7"
-
-
 @dataclass(frozen=True)
 class Config:
     name: str

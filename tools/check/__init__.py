@@ -65,8 +65,10 @@ def resolve_only(requested: Iterable[str]) -> frozenset[str]:
             from tools.selection import closest
 
             near = ", ".join(closest(item, CHECK_IDS))
-            raise UserError(f"--only {item}: no such check; the closest are {near} "
-                            "(`python -m tools check --help` lists them all)")
+            raise UserError(
+                f"--only {item}: no such check; the closest are {near} "
+                "(`python -m tools check --help` lists them all)"
+            )
         chosen.update(found)
     return frozenset(chosen)
 

@@ -420,7 +420,10 @@ def packages_under(directory: Path) -> list[Path]:
     for root, dirs, files in os.walk(directory):
         # Caches, work trees and environments can hold 100k files and never our packages.
         dirs[:] = sorted(
-            d for d in dirs if d not in _NEVER_PACKAGES and not d.startswith(("_", "."))
+            d
+            for d in dirs
+            if d not in _NEVER_PACKAGES
+            and not d.startswith(("_", "."))
             and not (Path(root, d) / "conda-meta").is_dir()
         )
         here = Path(root)
