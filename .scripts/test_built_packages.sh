@@ -44,6 +44,9 @@ CONFIG_FILE="${FEEDSTOCK_ROOT}/.ci_support/${CONFIG}.yaml"
 TOOLS_PREFIX="${TOOLS_PREFIX:-/opt/conda}"
 LOG="${ARTIFACTS}/${CONFIG}-gpu-test-log.txt"
 exec > >(tee "${LOG}") 2>&1
+TEE_PID=$!
+# The log must be complete when the container ends: close our side, let tee finish.
+trap 'exec >&- 2>&-; wait "${TEE_PID}"' EXIT
 # shellcheck source=SCRIPTDIR/logging_utils.sh
 source "${FEEDSTOCK_ROOT}/.scripts/logging_utils.sh"
 
