@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 from test_build_locally_e2e import ARM, CPU, CUDA, Feedstock
 
+from tools.build.merge import Source, choose_records
+from tools.errors import UserError
+
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="drives bash scripts through a pseudo-terminal (POSIX only)"
 )
@@ -217,3 +220,34 @@ def test_an_empty_shard_builds_nothing_and_succeeds(feedstock: Feedstock) -> Non
 @pytest.fixture
 def feedstock(tmp_path: Path) -> Feedstock:
     return Feedstock(tmp_path)
+
+
+def _source(path: str, **records: dict) -> Source:
+    return Source(Path(path), None, None, tuple(records), records)
+
+
+def _built(status: str, *packages: tuple[str, str]) -> dict:
+    return {
+        "status": status,
+        "packages": [{"path": p, "sha256": d, "size": 1} for p, d in packages],
+    }
+
+
+def test_the_best_record_of_a_config_wins_and_earlier_folders_win_ties() -> None:
+    chosen = choose_records(
+        [
+            _source("/a", x=_built("failed"), y=_built("done", ("linux-64/y.conda", "1"))),
+            _source("/b", x=_built("done", ("linux-64/x.conda", "2")), y=_built("skipped")),
+        ]
+    )
+    assert (chosen["x"].source, chosen["y"].source) == (Path("/b"), Path("/a"))
+
+
+def test_a_config_built_on_two_machines_with_different_packages_is_refused() -> None:
+    with pytest.raises(UserError, match="x was built in both /a and /b with different packages"):
+        choose_records(
+            [
+                _source("/a", x=_built("done", ("linux-64/x-1.conda", "1"))),
+                _source("/b", x=_built("done", ("linux-64/x-2.conda", "2"))),
+            ]
+        )

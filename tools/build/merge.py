@@ -128,13 +128,38 @@ def plan_packages(target: Path, sources: Sequence[Path]) -> list[tuple[str, Path
     return [(name, place) for name, (_, place) in sorted(seen.items()) if place != target]
 
 
+def _packages_of(record: Mapping[str, object]) -> frozenset[tuple[str, str]]:
+    entries = record.get("packages")
+    return frozenset(
+        (str(p.get("path")), str(p.get("sha256")))
+        for p in (entries if isinstance(entries, list) else [])
+        if isinstance(p, dict)
+    )
+
+
 def choose_records(sources: Sequence[Source]) -> dict[str, Chosen]:
-    """Per config, the best record any source holds; earlier sources win ties."""
+    """Per config, the best record any source holds; earlier sources win ties.
+
+    A config built on two machines must have produced the same packages on both;
+    otherwise the merged summary could describe only one of them.
+    """
     chosen: dict[str, Chosen] = {}
     for source in sources:
         for name, record in source.records.items():
-            rank = _RANK.get(str(record.get("status")), len(_RANK))
             current = chosen.get(name)
+            # A record that lists no packages (skipped after its summary was lost) says nothing.
+            theirs = _packages_of(record) if record.get("status") in BUILT else frozenset()
+            ours = (
+                _packages_of(current.record)
+                if current is not None and current.record.get("status") in BUILT
+                else frozenset()
+            )
+            if theirs and ours and theirs != ours:
+                raise UserError(
+                    f"--merge: {name} was built in both {current.source} and {source.path} "
+                    "with different packages; keep the build the logs should show and merge again"
+                )
+            rank = _RANK.get(str(record.get("status")), len(_RANK))
             if current is None or rank < _RANK.get(str(current.record.get("status")), len(_RANK)):
                 chosen[name] = Chosen(record, source.path)
     return dict(sorted(chosen.items()))
@@ -188,12 +213,13 @@ def merge(
     # What this checkout built itself takes part first, so its own records win ties.
     if (target / "summary.json").is_file():
         sources.insert(0, load_source(target))
-    to_copy = plan_packages(target, resolved)  # checks every conflict before copying anything
+    # Every conflict is found before anything is copied.
+    to_copy = plan_packages(target, resolved)
+    chosen = choose_records(sources)
 
     target.mkdir(exist_ok=True)
     for name, place in to_copy:
         _copy_file(place / name, target / name)
-    chosen = choose_records(sources)
     records: dict[str, dict[str, object]] = {}
     for config, pick in chosen.items():
         _bring_log(target, pick.source, config)
