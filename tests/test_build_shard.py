@@ -250,7 +250,16 @@ def test_durations_without_shard_is_refused() -> None:
 
 
 @pytest.mark.parametrize(
-    "extra", [["--all"], ["linux_x"], ["--shard", "1/2"], ["--force"], ["--dry-run"], ["--list"]]
+    "extra",
+    [
+        ["--all"],
+        ["linux_x"],
+        ["--shard", "1/2"],
+        ["--force"],
+        ["--dry-run"],
+        ["--list"],
+        ["--filter", "linux_*"],
+    ],
 )
 def test_merge_does_not_combine_with_building(extra: list[str]) -> None:
     with pytest.raises(UserError, match="--merge only combines folders"):

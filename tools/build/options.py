@@ -204,6 +204,10 @@ def _check_spread(args: argparse.Namespace) -> None:
                 ("--native", args.native),
                 ("--dry-run", args.dry_run),
                 ("--list", args.list_only),
+                ("--filter", args.filter_glob),
+                ("--fail-fast", args.fail_fast),
+                ("--prune", args.prune),
+                ("--ccache", args.ccache),
             )
             if given
         ]
