@@ -208,7 +208,7 @@ def has_gpu(runs_on: Sequence[str]) -> bool:
     return any("gpu" in label.lower() for label in runs_on)
 
 
-def test_image(facts: ConfigFacts) -> str | None:
+def image_for_tests(facts: ConfigFacts) -> str | None:
     """The image to test in, on a machine of the target platform.
 
     A cross-compiled linux-aarch64 config names the x86_64 build image; conda-forge
@@ -251,7 +251,7 @@ def plan_jobs(
         gpu = _rule_for(gpu_labels, fact.target_platform) if fact.cuda else None
         split = gpu is not None and not has_gpu(runs_on) and fact.os == "linux"
         if split:
-            image = test_image(fact)
+            image = image_for_tests(fact)
             if image is None:
                 raise UserError(f".ci_support/{fact.name}.yaml names no docker_image to test in")
             gpu_runs_on = expand_labels(gpu, fact.target_platform, short=short, run_id=run_id)
