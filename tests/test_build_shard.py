@@ -87,7 +87,7 @@ def test_each_shard_keeps_the_selection_order() -> None:
 
 
 def test_equal_costs_are_split_by_name_not_by_chance() -> None:
-    costs = {name: 1.0 for name in ("c", "a", "d", "b")}
+    costs = dict.fromkeys(("c", "a", "d", "b"), 1.0)
     assert partition(costs, 2) == (("c", "a"), ("d", "b"))
 
 

@@ -1,4 +1,4 @@
-"""CUDA packages built without tests, then tested on a GPU machine (.scripts/test_built_packages.sh).
+"""CUDA packages built without tests, then tested on a GPU machine (test_built_packages.sh).
 
 The build half runs through build-locally.py and the fake engine like every e2e
 test; the test half runs the repository's script against the same fake engine,

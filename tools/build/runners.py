@@ -1,4 +1,4 @@
-"""Which GitHub Actions runner builds, and which one tests, each config (.github/workflows/build.yml).
+"""Which GitHub Actions runner builds and which tests each config (.github/workflows/build.yml).
 
 The labels a build job runs on come from, in order:
 
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from tools.build.facts import ConfigFacts
 from tools.errors import UserError
+from tools.smithy.forge import read_forge_settings
 
 # GitHub-hosted images per build platform (conda-smithy picks the same families).
 HOSTED = {
@@ -113,7 +114,6 @@ class ForgeCi:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object]) -> ForgeCi:
-        mapping = data.get("build_platform") or {}
         gha = data.get("github_actions") or {}
         timeout = gha.get("timeout_minutes") if isinstance(gha, dict) else None
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)):
@@ -123,8 +123,8 @@ class ForgeCi:
             )
         return cls(
             build_platform={
-                str(k).replace("_", "-"): str(v).replace("_", "-")
-                for k, v in (mapping.items() if isinstance(mapping, dict) else ())
+                k.replace("_", "-"): v.replace("_", "-")
+                for k, v in read_forge_settings(data).build_platform.items()
             },
             timeout_minutes=timeout or DEFAULT_TIMEOUT_MINUTES,
         )
