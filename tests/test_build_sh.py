@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from fixtures.minitorch.support import (
     RECIPE_DIR,
+    Compile,
     FakeCondaBuild,
     Interpreter,
     Package,
@@ -26,6 +27,8 @@ from fixtures.minitorch.support import (
     base_venv,
     binds_now,
     clean_env,
+    compiles,
+    count_compiles,
     install_blas,
     install_magma,
     needed,
@@ -39,6 +42,7 @@ from fixtures.minitorch.support import (
 BUILD_SH = RECIPE_DIR / "build.sh"
 ARCH_LIST_129 = "5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX"
 LIBTORCH_LIBS = ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_global_deps.so")
+CUDA_LIBTORCH_LIBS = (*LIBTORCH_LIBS, "libtorch_cuda.so")
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class Flow:
     magma: Package
     blas: Package
     libtorch: Package
+    libtorch_compiles: list[Compile]
     linalg: dict[str, Package]
     pytorch: tuple[Package, Package]
     ran_for_second_python: set[str]
@@ -71,6 +76,7 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
     blas = conda.package_from("blas", scratch / "blas")
 
     libtorch = conda.run_output("libtorch", venvs[0], [magma, blas])
+    libtorch_compiles = compiles(conda.src_dir / "build")
     linalg = {
         "magma": conda.run_output(
             "libtorch-cuda-linalg",
@@ -100,6 +106,7 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
         magma,
         blas,
         libtorch,
+        libtorch_compiles,
         linalg,
         (pytorch_first, pytorch_second),
         ran,
@@ -118,8 +125,9 @@ def site_packages_of(package: Package) -> str:
 @pytest.mark.slow
 def test_libtorch_ships_libraries_headers_cmake_config_and_activation(flow: Flow) -> None:
     assert flow.libtorch.files == {
-        *(f"lib/{name}" for name in LIBTORCH_LIBS),
+        *(f"lib/{name}" for name in CUDA_LIBTORCH_LIBS),
         "include/ATen/ATen.h",
+        "include/ATen/cuda/CUDAConfig.h",
         "include/c10/c10.h",
         "include/torch/torch.h",
         "share/cmake/Torch/TorchConfig.cmake",
@@ -130,7 +138,7 @@ def test_libtorch_ships_libraries_headers_cmake_config_and_activation(flow: Flow
 
 @pytest.mark.slow
 def test_libtorch_libraries_bind_lazily_despite_z_now_in_ldflags(flow: Flow) -> None:
-    eager = [name for name in LIBTORCH_LIBS if binds_now(flow.libtorch.root / "lib" / name)]
+    eager = [name for name in CUDA_LIBTORCH_LIBS if binds_now(flow.libtorch.root / "lib" / name)]
     assert eager == []
 
 
@@ -203,6 +211,17 @@ def test_deactivation_removes_what_activation_set(flow: Flow) -> None:
 
 
 @pytest.mark.slow
+def test_both_linalg_flavours_compile_no_object_outside_linalg_twice(flow: Flow) -> None:
+    # The miniature's libtorch_cuda sources reach the generated MAGMA switch
+    # (ATen/cuda/CUDAConfig.h) as PyTorch's do: switching USE_MAGMA between two builds
+    # recompiles them, which on the real tree means hundreds of nvcc translation units.
+    counted = count_compiles(flow.libtorch_compiles, linalg_prefix="torch_cuda_linalg")
+    assert counted.repeated_outside_linalg == ()
+    # The log did record the CUDA sources: the check above is not vacuous.
+    assert "aten/src/ATen/native/cuda/UnarySpecialOpsKernel.cu" in counted.once
+
+
+@pytest.mark.slow
 def test_each_linalg_flavour_ships_only_its_library(flow: Flow) -> None:
     assert {name: package.files for name, package in flow.linalg.items()} == {
         "magma": {"lib/libtorch_cuda_linalg.so"},
@@ -266,6 +285,7 @@ def test_second_python_rebuilds_only_python_bound_targets(flow: Flow) -> None:
         "libtorch_cpu.so",
         "libtorch.so",
         "libtorch_global_deps.so",
+        "libtorch_cuda.so",
         "libtorch_cuda_linalg.so",
     }
     assert flow.ran_for_second_python.isdisjoint(python_independent)
