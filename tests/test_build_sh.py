@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -509,6 +510,34 @@ def test_bad_configuration_stops_with_one_line_naming_value_and_file(
     for text in expected:
         assert text in line
     assert not any((tmp_path / "prefix").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("platform", "tool"), [("linux-64", "readelf"), ("osx-arm64", "otool")], ids=["linux", "osx"]
+)
+def test_libtorch_stops_before_building_without_the_platforms_linkage_tool(
+    tmp_path: Path, platform: str, tool: str
+) -> None:
+    # The check that libtorch links no Python library must not pass by doing nothing.
+    (tmp_path / "bin").mkdir()
+    env = _env(
+        tmp_path,
+        target_platform=platform,
+        CF_TORCH_MEGABUILD_PYTHON=f"{sys.version_info[0]}.{sys.version_info[1]}",
+        PATH=str(tmp_path / "bin"),
+        READELF="<unset>",
+        OTOOL="<unset>",
+    )
+    bash = shutil.which("bash")
+    assert bash
+    result = subprocess.run(
+        [bash, str(BUILD_SH)], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 2, result.stderr
+    [line] = [line for line in result.stderr.splitlines() if line.strip()]
+    assert line.startswith(f"build.sh: error: {tool} is not on PATH")
+    assert "recipe/meta.yaml" in line
+    assert not (tmp_path / "src" / "build").exists()
 
 
 def test_pytorch_output_refuses_a_python_other_than_py_ver(tmp_path: Path) -> None:
