@@ -351,6 +351,28 @@ def test_installed_environment_symlinks_resolve_and_torch_imports(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("flavour", ["magma", "nomagma"])
+def test_has_magma_tells_the_truth_for_the_installed_linalg_flavour(
+    flow: Flow, flavour: str, tmp_path: Path
+) -> None:
+    # libtorch_cuda is compiled once, with MAGMA; hasMAGMA() (patch 0001) must still say
+    # "no" where the nomagma flavour keeps libmagma out of the environment, and "yes"
+    # where the magma flavour brings it, however the loader reached libtorch_cuda.
+    magma = [flow.magma] if flavour == "magma" else []
+    env = assemble(
+        tmp_path / "env",
+        flow.venvs[0],
+        [*magma, flow.blas, flow.libtorch, flow.linalg[flavour], flow.pytorch[0]],
+    )
+    probe = run(
+        [venv_python(env), "-c", "import torch; print(torch.has_magma())"],
+        cwd=tmp_path,
+        env=clean_env(),
+    )
+    assert probe.stdout.strip() == str(flavour == "magma")
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["lib", "site-packages/torch/lib"])
 def test_extensions_link_libtorch_python_from_prefix_lib_and_torch_lib(
     flow: Flow, where: str, tmp_path: Path
