@@ -287,20 +287,20 @@ install_tree() {
 }
 
 stash_cuda_linalg_flavours() {
-    local name="libtorch_cuda_linalg${SHLIB_EXT}" magma nomagma
-    magma="${STAGE_DIR}/cuda-linalg-magma/lib"
-    nomagma="${STAGE_DIR}/cuda-linalg-nomagma/lib"
+    local name="libtorch_cuda_linalg${SHLIB_EXT}" magma_dir nomagma_dir
+    magma_dir="${STAGE_DIR}/cuda-linalg-magma/lib"
+    nomagma_dir="${STAGE_DIR}/cuda-linalg-nomagma/lib"
     # magma: the library PyTorch installs into its own tree.
     [[ -f "$(install_tree)/lib/${name}" ]] \
         || die "the build produced no $(install_tree)/lib/${name} (USE_CUDA=${USE_CUDA:-})"
-    mkdir -p "${magma}"
-    cp -p "$(install_tree)/lib/${name}" "${magma}/"
+    mkdir -p "${magma_dir}"
+    cp -p "$(install_tree)/lib/${name}" "${magma_dir}/"
     # nomagma: patch 0004 builds it in the same tree and installs it only on request, so
     # that it never lands in torch/lib next to the magma one.
-    cmake --install "${SRC_DIR}/build" --component cuda_linalg_nomagma --prefix "${nomagma%/lib}"
-    [[ -f "${nomagma}/${name}" ]] \
-        || die "the build installed no ${nomagma}/${name} (component cuda_linalg_nomagma); is recipe/patches/0004-cmake-build-the-nomagma-cuda-linalg-library-in-the-same-tree.patch listed in recipe/meta.yaml?"
-    if cmp -s "${magma}/${name}" "${nomagma}/${name}"; then
+    cmake --install "${SRC_DIR}/build" --component cuda_linalg_nomagma --prefix "${nomagma_dir%/lib}"
+    [[ -f "${nomagma_dir}/${name}" ]] \
+        || die "the build installed no ${nomagma_dir}/${name} (component cuda_linalg_nomagma); is recipe/patches/0004-cmake-build-the-nomagma-cuda-linalg-library-in-the-same-tree.patch listed in recipe/meta.yaml?"
+    if cmp -s "${magma_dir}/${name}" "${nomagma_dir}/${name}"; then
         die "the magma and nomagma builds of ${name} are identical (USE_MAGMA lost on configure, or magma not found); fix build_libtorch in ${RECIPE_FILE}"
     fi
 }
