@@ -401,6 +401,7 @@ def test_extensions_link_libtorch_python_from_prefix_lib_and_torch_lib(
 @dataclass(frozen=True)
 class CpuFlow:
     clobbering: subprocess.CompletedProcess[str]
+    python_bound: subprocess.CompletedProcess[str]
     libtorch: Package
     pytorch: Package
 
@@ -419,9 +420,17 @@ def cpu_flow(tmp_path_factory: pytest.TempPathFactory) -> CpuFlow:
     clobbering = conda.attempt_output(
         "libtorch", venv, [conda.package_from("other", scratch / "other")]
     )
+    # A libtorch library that links libpython, as readelf would show it.
+    readelf = scratch / "python-bound-readelf"
+    readelf.write_text(
+        '#!/bin/sh\nreadelf "$@" || exit\n'
+        "echo ' 0x0000000000000001 (NEEDED)  Shared library: [libpython3.12.so.1.0]'\n"
+    )
+    readelf.chmod(0o755)
+    python_bound = conda.attempt_output("libtorch", venv, extra_env={"READELF": str(readelf)})
     libtorch = conda.run_output("libtorch", venv)
     pytorch = conda.run_output("pytorch", venv, [libtorch])
-    return CpuFlow(clobbering, libtorch, pytorch)
+    return CpuFlow(clobbering, python_bound, libtorch, pytorch)
 
 
 @pytest.mark.slow
@@ -452,6 +461,17 @@ def test_libtorch_refuses_to_overwrite_a_host_dependencys_file(cpu_flow: CpuFlow
         if line.startswith("build.sh: error:")
     ]
     assert "include/c10/c10.h already exists" in line and "recipe/build.sh" in line
+
+
+@pytest.mark.slow
+def test_libtorch_refuses_a_library_that_links_libpython(cpu_flow: CpuFlow) -> None:
+    assert cpu_flow.python_bound.returncode == 2
+    [line] = [
+        line
+        for line in cpu_flow.python_bound.stderr.splitlines()
+        if line.startswith("build.sh: error:")
+    ]
+    assert "needs a Python library" in line and "libtorch_file" in line
 
 
 # ---------------------------------------------------------------- bad variant values
