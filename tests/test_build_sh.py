@@ -474,6 +474,64 @@ def test_libtorch_refuses_a_library_that_links_libpython(cpu_flow: CpuFlow) -> N
     assert "needs a Python library" in line and "libtorch_file" in line
 
 
+# ---------------------------------------------------------------- macOS linkage (otool)
+
+OTOOL_OUTPUT = """#!/bin/sh
+# otool -L as macOS prints it: the file, its own install name, then what it links.
+[ "$1" = -L ] || exit 64
+printf '%s:\\n' "$2"
+printf '\\t@rpath/%s (compatibility version 0.0.0, current version 0.0.0)\\n' "${2##*/}"
+printf '\\t/usr/lib/libc++.1.dylib (compatibility version 1.0.0, current version 1.0.0)\\n'
+"""
+
+
+@dataclass(frozen=True)
+class OsxLinkage:
+    clean: subprocess.CompletedProcess[str]
+    python_bound: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def osx_linkage(tmp_path_factory: pytest.TempPathFactory) -> OsxLinkage:
+    # The miniature builds natively; only the linkage listing is macOS's (a stand-in otool).
+    first, _ = two_interpreters()
+    venv = base_venv(first)
+    scratch = tmp_path_factory.mktemp("conda-bld-osx")
+    conda = FakeCondaBuild(
+        scratch,
+        {"cuda_compiler_version": "None", "blas_impl": "generic", "target_platform": "osx-arm64"},
+        megabuild_python=first.tag,
+    )
+    install_blas(scratch / "blas", scratch)
+    blas = conda.package_from("blas", scratch / "blas")
+    results = []
+    for name, extra in (("otool", ""), ("python-bound-otool", "@rpath/libpython3.12.dylib")):
+        otool = scratch / name
+        line = f"printf '\\t{extra} (compatibility version 3.12.0)\\n'\n" if extra else ""
+        otool.write_text(OTOOL_OUTPUT + line)
+        otool.chmod(0o755)
+        results.append(conda.attempt_output("libtorch", venv, [blas], {"OTOOL": str(otool)}))
+    return OsxLinkage(*results)
+
+
+@pytest.mark.slow
+def test_macos_libtorch_passes_the_python_check_through_otool(osx_linkage: OsxLinkage) -> None:
+    assert osx_linkage.clean.returncode == 0, osx_linkage.clean.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_macos_libtorch_refuses_a_library_otool_shows_linking_libpython(
+    osx_linkage: OsxLinkage,
+) -> None:
+    assert osx_linkage.python_bound.returncode == 2
+    [line] = [
+        line
+        for line in osx_linkage.python_bound.stderr.splitlines()
+        if line.startswith("build.sh: error:")
+    ]
+    assert "needs a Python library" in line
+
+
 # ---------------------------------------------------------------- bad variant values
 
 
