@@ -19,12 +19,13 @@
 #
 # The seam: the script drives the source tree only through `setup.py build`,
 # `pip install .` and build/CMakeCache.txt, plus the install tree whose location the
-# cache records (CMAKE_INSTALL_PREFIX). It needs no knowledge of PyTorch's internal
-# files. tests/test_build_sh.py runs this very script against a miniature torch-shaped
+# cache records (CMAKE_INSTALL_PREFIX) and the install component patch 0004 defines
+# (`cmake --install build --component cuda_linalg_nomagma`). It needs no knowledge of
+# PyTorch's internal files. tests/test_build_sh.py runs this very script against a miniature torch-shaped
 # project (tests/fixtures/minitorch/project) in a faked conda-build environment; the
 # PyTorch-only variables exported below are inert there, while the ones the miniature
-# shares with PyTorch (USE_CUDA, USE_MAGMA, MAGMA_HOME, CMAKE_ARGS, MAX_JOBS,
-# PYTORCH_BUILD_VERSION/NUMBER, LDFLAGS) behave the same way.
+# shares with PyTorch (USE_CUDA, USE_MAGMA, MAGMA_HOME, BUILD_CUDA_LINALG_NOMAGMA,
+# CMAKE_ARGS, MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER, LDFLAGS) behave the same way.
 set -euo pipefail
 
 RECIPE_FILE="recipe/build.sh"
