@@ -299,8 +299,9 @@ stash_cuda_linalg_flavours() {
     # nomagma: patch 0004 builds it in the same tree and installs it only on request, so
     # that it never lands in torch/lib next to the magma one.
     cmake --install "${SRC_DIR}/build" --component cuda_linalg_nomagma --prefix "${nomagma_dir%/lib}"
+    # PyTorch turns USE_MAGMA off in the cache when it cannot find magma.
     [[ -f "${nomagma_dir}/${name}" ]] \
-        || die "the build installed no ${nomagma_dir}/${name} (component cuda_linalg_nomagma); is recipe/patches/0004-cmake-build-the-nomagma-cuda-linalg-library-in-the-same-tree.patch listed in recipe/meta.yaml?"
+        || die "the build installed no ${nomagma_dir}/${name} (component cuda_linalg_nomagma, USE_MAGMA=$(cmake_cache get "${CMAKE_CACHE}" USE_MAGMA --default unset) in the tree): check that recipe/meta.yaml lists patches/0004-cmake-build-the-nomagma-cuda-linalg-library-in-the-same-tree.patch and libmagma-devel in the top-level host requirements"
     if cmp -s "${magma_dir}/${name}" "${nomagma_dir}/${name}"; then
         die "the magma and nomagma builds of ${name} are identical (USE_MAGMA lost on configure, or magma not found); fix build_libtorch in ${RECIPE_FILE}"
     fi

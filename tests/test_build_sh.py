@@ -474,6 +474,32 @@ def test_libtorch_refuses_a_library_that_links_libpython(cpu_flow: CpuFlow) -> N
     assert "needs a Python library" in line and "libtorch_file" in line
 
 
+@pytest.mark.slow
+def test_libtorch_stops_when_the_tree_builds_no_nomagma_linalg(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # A source tree without the recipe's patch 0004 (here: the miniature with its nomagma
+    # target switched off) must not yield a libtorch-cuda-linalg stash with one flavour.
+    first, _ = two_interpreters()
+    scratch = tmp_path_factory.mktemp("conda-bld-unpatched")
+    conda = FakeCondaBuild(
+        scratch, {"cuda_compiler_version": "12.9", "blas_impl": "mkl"}, first.tag
+    )
+    cmake_lists = conda.src_dir / "CMakeLists.txt"
+    text = cmake_lists.read_text()
+    assert "if(USE_MAGMA AND BUILD_CUDA_LINALG_NOMAGMA)" in text
+    cmake_lists.write_text(text.replace("AND BUILD_CUDA_LINALG_NOMAGMA)", "AND FALSE)"))
+    install_magma(scratch / "libmagma", scratch)
+    result = conda.attempt_output(
+        "libtorch", base_venv(first), [conda.package_from("libmagma", scratch / "libmagma")]
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("build.sh: error:")]
+    assert "component cuda_linalg_nomagma, USE_MAGMA=1 in the tree" in line
+    assert "patches/0004-" in line
+    assert not (scratch / "work" / "_stage" / "cuda-linalg-nomagma" / "lib").exists()
+
+
 # ---------------------------------------------------------------- macOS linkage (otool)
 
 OTOOL_OUTPUT = """#!/bin/sh
