@@ -28,8 +28,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-import pytest  # the fixtures skip with pytest's exception
-from fixtures.minitorch.support import (
+import pytest  # noqa: E402  (the fixtures skip with pytest's exception)
+from fixtures.minitorch.support import (  # noqa: E402
     RECIPE_DIR,
     FakeCondaBuild,
     base_venv,
