@@ -81,6 +81,10 @@ configure_flags() {
         # with -z,now `import torch` would fail on every machine without one.
         LDFLAGS="${LDFLAGS//-Wl,-z,now/}"
         LDFLAGS="${LDFLAGS} -Wl,-z,lazy"
+        # An assembler object without a .note.GNU-stack section makes the whole library ask
+        # for an executable stack, which glibc 2.41 refuses to dlopen.
+        # https://sourceware.org/git/?p=glibc.git;a=blob;f=NEWS;hb=glibc-2.41 (dlopen, execstack)
+        LDFLAGS="${LDFLAGS} -Wl,-z,noexecstack"
     fi
     if [[ "${target_platform}" == osx-64 ]]; then
         CFLAGS="${CFLAGS} -DTARGET_OS_OSX=1"
