@@ -80,6 +80,9 @@ set "USE_SYSTEM_FMT=1"
 set "BUILD_CUSTOM_PROTOBUF=OFF"
 set "BLAS=MKL"
 set "USE_MKLDNN=1"
+rem setup.py's setuptools compiles with the MSVC the environment activated instead of
+rem looking for another Visual Studio installation.
+set "DISTUTILS_USE_SDK=1"
 set "USE_DISTRIBUTED=1"
 
 if not "%cuda_compiler_version%"=="None" (
