@@ -1,8 +1,9 @@
 """The recipe's test helpers against a real PyTorch 2.13.0 (upstream's CPU wheel).
 
-check_torch.py, check_cpp_extension.py and cmake_test/ run inside conda-build's test environments, where a bug in
-them would only show after hours of compiling. Here they meet the real thing: upstream's
-CPU wheel, whose variant (MKL, no CUDA, OpenMP, mkldnn, distributed) is known.
+check_torch.py, check_cpp_extension.py and cmake_test/ run inside conda-build's test
+environments, where a bug in them would only show after hours of compiling. Here they meet
+the real thing: upstream's CPU wheel, whose variant (MKL, no CUDA, OpenMP, mkldnn,
+distributed) is known.
 """
 
 from __future__ import annotations
