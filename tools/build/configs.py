@@ -18,10 +18,6 @@ from tools.errors import UserError
 
 GLOB_CHARS = frozenset("*?[")
 
-# The container image conda-smithy uses when a config names none.
-FALLBACK_IMAGE = "quay.io/condaforge/linux-anvil-comp7"
-
-
 @dataclass(frozen=True)
 class Config:
     name: str

@@ -200,6 +200,12 @@ def render_conditional(
     return template.render(context)
 
 
+# What rendering a template can raise for a recipe error; :func:`render` turns each into a
+# RecipeError with the line, and the fast path falls back to :func:`render` on them.
+_EVALUATION_ERRORS = (TypeError, ValueError, AttributeError, ArithmeticError, LookupError)
+RENDER_ERRORS = (_Unsupported, jinja2.TemplateError, *_EVALUATION_ERRORS)
+
+
 def render(
     text: str,
     names: Mapping[str, Any],
@@ -230,5 +236,5 @@ def render(
         ) from exc
     except jinja2.TemplateError as exc:
         raise RecipeError(source, f"jinja2 error: {exc}") from exc
-    except (TypeError, ValueError, AttributeError) as exc:
+    except _EVALUATION_ERRORS as exc:
         raise RecipeError(source, f"jinja2 evaluation failed: {type(exc).__name__}: {exc}") from exc
