@@ -199,4 +199,3 @@ def test_check_cpp_extension_fails_when_torch_include_lacks_pybind11(torch_site,
     assert result.returncode == 1
     assert "FAIL build:" in result.stdout
     assert "pybind11/pybind11.h" in result.stdout
-
