@@ -97,6 +97,18 @@ def test_cirun_labels_are_made_unique_per_job_and_run() -> None:
     assert build.runs_on == ("cirun-openstack-cpu-4xlarge--99-c",)
 
 
+def test_namespace_linux_runners_get_a_privileged_container_with_scratch_as_in_smithy() -> None:
+    labels = ("namespace-profile-16cpu-on-linux-64",)
+    assert expand_labels(labels, "linux-64", short="c", run_id=None) == (
+        "namespace-profile-16cpu-on-linux-64;container.privileged=true;container.mount-scratch=true",
+    )
+
+
+def test_namespace_macos_runners_keep_their_label_as_written() -> None:
+    labels = ("namespace-profile-12cpu-on-osx-arm64",)
+    assert expand_labels(labels, "osx-arm64", short="c", run_id=None) == labels
+
+
 def test_a_gpu_labelled_build_runner_gets_the_gpus_and_keeps_its_tests() -> None:
     build, tests = one(
         config("c", cuda="12.9", labels=("cirun-openstack-gpu-2xlarge",)),

@@ -162,6 +162,9 @@ def parse_rules(text: str | None, what: str) -> tuple[LabelRule, ...]:
     return tuple(rules)
 
 
+NAMESPACE_LINUX_OPTIONS = ";container.privileged=true;container.mount-scratch=true"
+
+
 def _rule_for(rules: Sequence[LabelRule], platform: str) -> tuple[str, ...] | None:
     for rule in rules:
         if fnmatch.fnmatchcase(platform, rule.platform):
@@ -190,6 +193,14 @@ def expand_labels(
             f"{label}--{run_id}-{short}" if label.startswith("cirun-") else label
             for label in result
         ]
+    # Namespace's Linux runners start the job in a container; conda-smithy asks for a
+    # privileged one with the scratch disk mounted, which the docker build inside needs.
+    result = [
+        f"{label}{NAMESPACE_LINUX_OPTIONS}"
+        if label.startswith("namespace-profile-") and "-on-linux-" in label
+        else label
+        for label in result
+    ]
     return tuple(dict.fromkeys(result))
 
 
