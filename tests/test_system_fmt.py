@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.debian import apt_install, can_install
 from fixtures.minitorch.support import run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,22 +39,28 @@ def installed_fmt() -> Path | None:
     return None
 
 
-FMT_PREFIX = installed_fmt()
-needs_fmt = pytest.mark.skipif(
-    FMT_PREFIX is None,
-    reason="needs an fmt with its CMake package (apt-get install libfmt-dev, or conda's fmt)",
-)
+@pytest.fixture(scope="module")
+def fmt_prefix() -> Path:
+    """An installed fmt with its CMake package; CI installs Debian's, elsewhere a skip."""
+    found = installed_fmt()
+    if found is None and can_install():
+        apt_install("libfmt-dev")
+        found = installed_fmt()
+    if found is None:
+        pytest.skip(
+            "needs an fmt with its CMake package (apt-get install libfmt-dev, or conda's fmt)"
+        )
+    return found
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tree(tmp_path_factory: pytest.TempPathFactory, fmt_prefix: Path) -> Path:
     """The fixture with the patch applied to upstream/ and real fmt headers in the stand-in."""
     root = tmp_path_factory.mktemp("system_fmt") / "src"
     shutil.copytree(FIXTURE, root)
     run(["git", "apply", "--verbose", PATCH], cwd=root / "upstream")
-    assert FMT_PREFIX is not None
     shutil.copytree(
-        FMT_PREFIX / "include" / "fmt", root / "project" / "third_party" / "fmt" / "include" / "fmt"
+        fmt_prefix / "include" / "fmt", root / "project" / "third_party" / "fmt" / "include" / "fmt"
     )
     return root
 
@@ -76,7 +83,7 @@ def configure(tree: Path, build: Path, *options: str) -> None:
             "-G",
             "Ninja",
             f"-DUPSTREAM_DIR={tree / 'upstream'}",
-            f"-DCMAKE_PREFIX_PATH={FMT_PREFIX}",
+            f"-DCMAKE_PREFIX_PATH={installed_fmt()}",
             *options,
         ]
     )
@@ -117,41 +124,35 @@ def libraries_that_printed(built: Built) -> list[str]:
     return [line.split(" fmt ")[0] for line in built.output.splitlines()]
 
 
-@needs_fmt
-def test_system_fmt_builds_every_consumer_against_the_installed_package(system):
-    assert cache_value(system.build, "fmt_DIR").startswith(str(FMT_PREFIX))
+def test_system_fmt_builds_every_consumer_against_the_installed_package(system, fmt_prefix):
+    assert cache_value(system.build, "fmt_DIR").startswith(str(fmt_prefix))
     assert not (system.build / "third_party" / "fmt").exists(), "the vendored fmt was configured"
     assert libraries_that_printed(system) == ["c10 7", "kineto", "probe"]
 
 
-@needs_fmt
 def test_system_fmt_keeps_libraries_shared(system):
     assert cache_value(system.build, "BUILD_SHARED_LIBS") == "ON"
     assert (system.prefix / "lib" / "libc10.so").is_file()
 
 
-@needs_fmt
 def test_system_fmt_installs_no_fmt_files(system):
     installed = [name for name in FMT_FILES_IN_INSTALL if (system.prefix / name).exists()]
     assert installed == [], f"fmt files in the install tree: {installed}"
 
 
-@needs_fmt
 def test_system_fmt_keeps_the_layout_define_on_the_header_only_target(system):
     for source in ("c10.cpp", "kineto.cpp", "probe.cpp"):
         assert LAYOUT_DEFINE in compile_command(system.build, source), source
 
 
-@needs_fmt
-def test_use_system_libs_turns_system_fmt_on(tree, tmp_path):
+def test_use_system_libs_turns_system_fmt_on(tree, tmp_path, fmt_prefix):
     build = tmp_path / "build"
     configure(tree, build, "-DUSE_SYSTEM_LIBS=ON")
 
-    assert cache_value(build, "fmt_DIR").startswith(str(FMT_PREFIX))
+    assert cache_value(build, "fmt_DIR").startswith(str(fmt_prefix))
     assert not (build / "third_party" / "fmt").exists()
 
 
-@needs_fmt
 def test_default_still_builds_and_installs_the_vendored_fmt(vendored):
     assert (vendored.build / "third_party" / "fmt").is_dir()
     assert (vendored.prefix / "include" / "fmt" / "format.h").is_file()
