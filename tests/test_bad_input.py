@@ -1,0 +1,164 @@
+"""Bad input ends in one clear line and an exit code, never a traceback or a silent success.
+
+Each test runs a command the way a user types it (``python -m tools ...`` through its entry
+point, in process) on one damaged or mistaken input, and checks the exit status and message.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from conda_package_streaming.create import conda_builder
+
+from tools.__main__ import main
+
+REPO = Path(__file__).resolve().parent.parent
+LINUX_CPU = (
+    "linux_64_blas_implgenericc_compiler_version15c_stdlib_version2.17channel_targetsconda-forge_"
+    "maincuda_compiler_versionNonecxx_compiler_version15is_rcFalse"
+)
+OSX_ARM64 = "osx_arm64_channel_targetsconda-forge_mainis_rcFalse"
+
+
+def run_tool(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def incompressible_text(size: int, seed: int = 1) -> bytes:
+    """Text that compresses, but not to nothing, so damage lands inside the compressed data."""
+    rnd = random.Random(seed)
+    return "".join(rnd.choice("abcdefgh \n") for _ in range(size)).encode()
+
+
+def tiny_conda(out: Path, name: str, build: str, members: dict[str, bytes], subdir="linux-64"):
+    stem = f"{name}-2.13.0-{build}"
+    with conda_builder(stem, out, compression_level=1) as tar:
+        index = {
+            "name": name,
+            "version": "2.13.0",
+            "build": build,
+            "build_number": 0,
+            "subdir": subdir,
+            "depends": [],
+        }
+        for path, data in {"info/index.json": json.dumps(index).encode(), **members}.items():
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out / f"{stem}.conda"
+
+
+def zero_middle(path: Path, size: int = 4096) -> None:
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + size] = bytes(size)
+    path.write_bytes(bytes(data))
+
+
+# ------------------------------------------------------------------ check: damaged archives
+
+
+def test_check_of_a_wheel_with_damaged_zip_data_is_one_line_and_exit_2(tmp_path, capsys):
+    wheel = tmp_path / "torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("torch/a.txt", incompressible_text(200_000))
+        archive.writestr("torch/b.txt", incompressible_text(200_000, seed=2))
+    zero_middle(wheel)
+    code, _, err = run_tool(capsys, "check", str(wheel))
+    assert code == 2
+    assert "not a readable wheel" in one_error_line(err)
+
+
+def test_check_of_a_conda_with_a_damaged_zstd_payload_is_one_line_and_exit_2(tmp_path, capsys):
+    pkg = tiny_conda(
+        tmp_path,
+        "libtorch",
+        "cpu_generic_h1234567_0",
+        {"lib/a.txt": incompressible_text(200_000), "lib/b.txt": incompressible_text(200_000, 2)},
+    )
+    zero_middle(pkg)
+    code, _, err = run_tool(capsys, "check", str(pkg))
+    assert code == 2
+    assert "not a readable conda package" in one_error_line(err)
+
+
+# ------------------------------------------------------------------ check: against a config
+
+
+def _linux_elf_package(tmp_path: Path, name: str) -> Path:
+    return tiny_conda(
+        tmp_path,
+        name,
+        "cpu_generic_h1234567_0",
+        {"lib/libx.so": Path(sys.executable).resolve().read_bytes()},
+    )
+
+
+def test_check_refuses_a_linux_package_against_a_macos_config(tmp_path, capsys):
+    pkg = _linux_elf_package(tmp_path, "libtorch")
+    code, out, err = run_tool(capsys, "check", str(pkg), "--config", OSX_ARM64)
+    assert code == 2
+    line = one_error_line(err)
+    assert "built for linux-64" in line and "builds osx-arm64" in line
+    assert "GLIBC_12" not in out
+
+
+def test_check_fails_a_package_that_is_not_an_output_of_the_config(tmp_path, capsys):
+    pkg = _linux_elf_package(tmp_path, "not-torch")
+    code, out, _ = run_tool(capsys, "check", "--json", str(pkg), "--config", LINUX_CPU)
+    assert code == 1
+    failures = [f for f in json.loads(out) if f["check"] == "metadata.output"]
+    assert [f["status"] for f in failures] == ["fail"]
+    assert "not-torch is not an output" in failures[0]["detail"]
+
+
+# ------------------------------------------------------------------ check: installed prefixes
+
+
+def _prefix(tmp_path: Path, name: str, files: list[str]) -> Path:
+    prefix = tmp_path / "env"
+    (prefix / "conda-meta").mkdir(parents=True)
+    record = {
+        "name": name,
+        "version": "2.13.0",
+        "build": "cpu_generic_h1234567_0",
+        "subdir": "linux-64",
+        "depends": [],
+        "files": files,
+    }
+    (prefix / "conda-meta" / f"{name}-2.13.0-cpu_generic_h1234567_0.json").write_text(
+        json.dumps(record)
+    )
+    return prefix
+
+
+def test_check_of_a_prefix_missing_the_files_its_record_lists_fails(tmp_path, capsys):
+    prefix = _prefix(tmp_path, "libtorch", ["lib/libtorch.so", "lib/libc10.so"])
+    code, out, _ = run_tool(capsys, "check", "--json", str(prefix))
+    assert code == 1
+    failures = [f for f in json.loads(out) if f["status"] == "fail"]
+    assert [f["check"] for f in failures] == ["prefix.files"]
+    assert "2 of 2 files" in failures[0]["detail"]
+
+
+def test_check_of_a_prefix_without_this_feedstocks_packages_is_exit_2(tmp_path, capsys):
+    prefix = _prefix(tmp_path, "zlib", [])
+    code, _, err = run_tool(capsys, "check", str(prefix))
+    assert code == 2
+    assert "nothing to check" in one_error_line(err)
