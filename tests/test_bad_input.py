@@ -162,3 +162,29 @@ def test_check_of_a_prefix_without_this_feedstocks_packages_is_exit_2(tmp_path, 
     code, _, err = run_tool(capsys, "check", str(prefix))
     assert code == 2
     assert "nothing to check" in one_error_line(err)
+
+
+# ------------------------------------------------------------------ drift, matrix: ignored options
+
+
+def test_drift_with_an_output_no_configuration_builds_is_exit_2(tmp_path, capsys):
+    wheel = tmp_path / "torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr(
+            "torch-2.13.0.dist-info/METADATA",
+            "Metadata-Version: 2.4\nName: torch\nVersion: 2.13.0\nRequires-Dist: sympy>=1.13.3\n",
+        )
+    code, out, err = run_tool(
+        capsys, "drift", "--wheel", str(wheel), "--offline", "--output", "nonexist",
+        "--config", LINUX_CPU,
+    )
+    assert code == 2
+    assert "--output nonexist: no configuration builds" in one_error_line(err)
+    assert out == ""
+
+
+def test_matrix_diff_without_check_is_refused(capsys):
+    code, out, err = run_tool(capsys, "matrix", "--diff")
+    assert code == 2
+    assert "--check --diff" in one_error_line(err)
+    assert out == ""

@@ -143,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
             recipe_note = str(exc)
             warn(recipe_note)
         else:
+            recipe_io.require_output(rendered, args.output)
             specs, configs, unparsable = recipe_io.specs_from_rendered(rendered, args.output)
             for item in unparsable:
                 warn(f"cannot parse rendered requirement, skipped: {item}")
