@@ -188,3 +188,96 @@ def test_matrix_diff_without_check_is_refused(capsys):
     assert code == 2
     assert "--check --diff" in one_error_line(err)
     assert out == ""
+
+
+# ------------------------------------------------------------------ emulate: linking stays inside
+
+
+def conda_with_links(
+    out: Path, name: str, files: dict[str, bytes], links: dict[str, str], paths: list[str]
+) -> Path:
+    """A linux-aarch64 .conda whose paths.json lists ``paths`` (which may lie about members)."""
+    stem = f"{name}-1.0-0"
+    index = {"name": name, "version": "1.0", "build": "0", "subdir": "linux-aarch64"}
+    paths_json = {"paths": [{"_path": p, "path_type": "hardlink"} for p in paths]}
+    with conda_builder(stem, out, compression_level=1) as tar:
+        for member, data in {
+            "info/index.json": json.dumps(index).encode(),
+            "info/paths.json": json.dumps(paths_json).encode(),
+            **files,
+        }.items():
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for member, target in links.items():
+            info = tarfile.TarInfo(member)
+            info.type = tarfile.SYMTYPE
+            info.linkname = target
+            tar.addfile(info)
+    return out / f"{stem}.conda"
+
+
+def link_into(tmp_path: Path, package: Path) -> Path:
+    from pathlib import PurePosixPath
+
+    from tools.emulate import install
+
+    prefix = tmp_path / "rootfs" / "opt" / "env" / "prefix"
+    install.link_conda_package(
+        package,
+        prefix,
+        PurePosixPath("/opt/env/prefix"),
+        tmp_path / "rootfs" / "opt" / "env" / "pkgs",
+        python="3.11",
+    )
+    return prefix
+
+
+def files_under(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")}
+
+
+@pytest.mark.parametrize("where", ["absolute", "dotdot"])
+def test_emulate_refuses_a_paths_json_entry_outside_the_prefix(tmp_path, where):
+    from tools.errors import UserError
+
+    outside = tmp_path / "host" / "pwned"
+    entry = str(outside) if where == "absolute" else "../../../../host/pwned"
+    package = conda_with_links(tmp_path, "evil", {"lib/ok.txt": b"ok"}, {}, ["lib/ok.txt", entry])
+    # What the entry names from the unpacked package's side exists (inside the rootfs), so
+    # following the entry would copy it out of the rootfs.
+    (tmp_path / "rootfs" / "host").mkdir(parents=True)
+    (tmp_path / "rootfs" / "host" / "pwned").write_text("x")
+    with pytest.raises(UserError, match="evil-1.0-0.conda: refused"):
+        link_into(tmp_path, package)
+    assert not outside.exists()
+    assert not (tmp_path / "host").exists()
+
+
+def test_emulate_refuses_a_member_linking_out_of_the_package(tmp_path):
+    from tools.errors import UserError
+
+    package = conda_with_links(
+        tmp_path, "evil", {}, {"lib": "../../../../host"}, ["lib", "lib/pwned"]
+    )
+    (tmp_path / "host").mkdir()
+    with pytest.raises(UserError, match="refused, symlink to '../../../../host' escapes"):
+        link_into(tmp_path, package)
+    assert files_under(tmp_path / "host") == set()
+
+
+def test_emulate_refuses_a_write_through_a_link_an_earlier_package_placed(tmp_path):
+    """Each package alone stays inside; together ``d -> .`` and ``d/up -> ..`` climb out."""
+    from tools.errors import UserError
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = conda_with_links(tmp_path / "a", "first", {}, {"d": "."}, ["d"])
+    second = conda_with_links(
+        tmp_path / "b", "second", {"up/pwned": b"x"}, {"d/up": ".."}, ["d/up", "up/pwned"]
+    )
+    prefix = link_into(tmp_path, first)
+    with pytest.raises(UserError, match="second-1.0-0.conda: refused"):
+        link_into(tmp_path, second)
+    assert files_under(tmp_path / "rootfs" / "opt" / "env") <= {"prefix", "prefix/d", "pkgs"}
+    assert (prefix / "d").is_symlink()

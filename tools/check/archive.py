@@ -149,7 +149,7 @@ def unsafe_reason(name: str, kind: MemberKind, target: str | None) -> str | None
     return None
 
 
-def _tar_kind(info: tarfile.TarInfo) -> MemberKind | None:
+def tar_kind(info: tarfile.TarInfo) -> MemberKind | None:
     if info.isreg():
         return "file"
     if info.issym():
@@ -284,7 +284,7 @@ def read_conda(path: Path, workdir: Path) -> Package:
 
 
 def _take_member(tar, entry, members, unsafe, info, collector) -> None:
-    kind = _tar_kind(entry)
+    kind = tar_kind(entry)
     name = entry.name
     target = entry.linkname if kind in ("symlink", "hardlink") else None
     if kind is None:
