@@ -6,11 +6,20 @@ failed external command, 130 interrupted.  Library code raises, never exits.
 
 from __future__ import annotations
 
+import os
+
+from tools.secrets import scrub, secret_values
+
 
 class ToolError(Exception):
-    """An error the user can act on; its message is one line."""
+    """An error the user can act on; its message is one line, and never shows a token."""
 
     exit_code = 2
+
+    def __init__(self, message: str = "") -> None:
+        # Messages quote commands, their output and environment values: a credential of
+        # this environment, or one shaped like a GitHub token, is masked wherever it came from.
+        super().__init__(scrub(str(message), secret_values(os.environ)))
 
 
 class UserError(ToolError):
