@@ -505,6 +505,7 @@ def _prefix_files(package: Package) -> Finding:
     if not package.members:
         return failed("prefix.files", package.label, f"the {record} lists no files")
     return passed(
-        "prefix.files", package.label, f"all {len(package.members)} files the {record} lists"
-        " are present"
+        "prefix.files",
+        package.label,
+        f"all {len(package.members)} files the {record} lists are present",
     )

@@ -33,8 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tools import ci_support
-    from tools.errors import ProblemsFound
-    from tools.errors import UserError
+    from tools.errors import ProblemsFound, UserError
     from tools.repo import find_root, recipe_dir
 
     if args.diff and not args.check:
