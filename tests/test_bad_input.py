@@ -432,3 +432,60 @@ def test_all_builds_what_this_machine_can_and_summarises_the_rest_as_skipped(fee
     assert configs["win_64_cuda_compiler_versionNone"]["status"] == "skipped"
     assert "Windows" in configs["win_64_cuda_compiler_versionNone"]["note"]
     assert configs[CPU]["status"] == "done"
+
+
+# ------------------------------------------------------------------ damaged YAML
+
+
+@pytest.fixture
+def feedstock_copy(tmp_path, monkeypatch):
+    """recipe/, .ci_support/ and conda-forge.yml of this repository, to damage; cwd inside it."""
+    import shutil
+
+    root = tmp_path / "feedstock"
+    shutil.copytree(REPO / "recipe", root / "recipe")
+    shutil.copytree(REPO / ".ci_support", root / ".ci_support")
+    shutil.copy2(REPO / "conda-forge.yml", root / "conda-forge.yml")
+    monkeypatch.chdir(root)
+    return root
+
+
+def test_render_of_a_variant_file_that_is_not_yaml_names_the_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("target_platform:\n- linux-64\na: [b\n")
+    code, out, err = run_tool(capsys, "render", str(bad))
+    assert code == 2
+    assert f"{bad}:4: not valid YAML" in one_error_line(err)
+
+
+def _conflicted(root: Path) -> Path:
+    config = root / ".ci_support" / f"{LINUX_CPU}.yaml"
+    lines = config.read_text().splitlines(keepends=True)
+    lines[2:2] = ["<<<<<<< HEAD\n"]
+    lines[5:5] = ["=======\n", "c_stdlib_version:\n", "- '2.28'\n", ">>>>>>> cuda130\n"]
+    config.write_text("".join(lines))
+    return config
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("render", LINUX_CPU),
+        ("explain",),
+        ("check", "PACKAGE", "--config", LINUX_CPU),
+        ("drift", "--wheel", "WHEEL", "--offline"),
+    ],
+    ids=["render", "explain", "check", "drift"],
+)
+def test_a_ci_support_file_with_merge_conflict_markers_is_one_line(
+    feedstock_copy, tmp_path, capsys, argv
+):
+    config = _conflicted(feedstock_copy)
+    package = tiny_conda(tmp_path, "libtorch", "cpu_generic_h1234567_0", {"lib/a.txt": b"a"})
+    wheel = tmp_path / "torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("torch-2.13.0.dist-info/METADATA", "Name: torch\nVersion: 2.13.0\n")
+    argv = [str(package) if a == "PACKAGE" else str(wheel) if a == "WHEEL" else a for a in argv]
+    code, _, err = run_tool(capsys, *argv)
+    assert code == 2
+    assert f"{config}:3: merge-conflict marker" in one_error_line(err)

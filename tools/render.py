@@ -178,7 +178,7 @@ def variants_for_config(config_text: str, recipe_cbc: str | None, *, config_sour
 
 
 def _subdir_of(config_text: str, source: str, name: str) -> str:
-    data = load_variant_yaml(config_text) or {}
+    data = load_variant_yaml(config_text, source=source) or {}
     target = data.get("target_platform") if isinstance(data, dict) else None
     if isinstance(target, list) and target:
         return str(target[0])
@@ -212,7 +212,8 @@ def _render_cached(source: RecipeSource, config_text: str, cbc: str | None, conf
                    cbc_source: str, name: str, subdir: str, build_subdir: str) -> tuple[RenderedOutput, ...]:
     variants = variants_for_config(config_text, cbc, config_source=config_source, cbc_source=cbc_source,
                                    subdir=subdir, build_subdir=build_subdir)
-    config_keys = set(load_variant_yaml(config_text) or {})
+    data = load_variant_yaml(config_text, source=config_source) or {}
+    config_keys = set(data) if isinstance(data, dict) else set()
     outputs = render_variants(source, variants, Target(subdir, build_subdir), ci_split=False)
     return tuple(_public(o, name, subdir, build_subdir, config_keys) for o in outputs)
 

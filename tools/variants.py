@@ -71,9 +71,33 @@ FALLBACK_DOCKER_IMAGE = "quay.io/condaforge/linux-anvil-comp7"
 _BASE_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
-def load_variant_yaml(text: str) -> Any:
-    """Parse variant-file YAML the way conda-build does: every scalar stays a string."""
-    return yaml.load(text, Loader=_BASE_LOADER)
+def load_variant_yaml(text: str, *, source: str | None = None) -> Any:
+    """Parse variant-file YAML the way conda-build does: every scalar stays a string.
+
+    With ``source`` (the file's name) malformed YAML, merge-conflict markers included, is a
+    UserError naming the file and line; without it the caller handles ``yaml.YAMLError``.
+    """
+    if source is None:
+        return yaml.load(text, Loader=_BASE_LOADER)
+    try:
+        return yaml.load(text, Loader=_BASE_LOADER)
+    except yaml.YAMLError as exc:
+        raise UserError(yaml_error_message(source, exc, text)) from None
+
+
+_CONFLICT_MARKER = re.compile(r"^(?:<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
+
+
+def yaml_error_message(source: str, exc: yaml.YAMLError, text: str = "") -> str:
+    """``file:line: not valid YAML (problem)``, pointing at merge-conflict markers first."""
+    conflict = _CONFLICT_MARKER.search(text)
+    if conflict:
+        line = text.count("\n", 0, conflict.start()) + 1
+        return f"{source}:{line}: merge-conflict marker; resolve the conflict (or rerender)"
+    mark = getattr(exc, "problem_mark", None)
+    where = f"{source}:{mark.line + 1}" if mark is not None else source
+    problem = getattr(exc, "problem", None) or exc.__class__.__name__
+    return f"{where}: not valid YAML ({problem})"
 
 
 def trim_empty(spec: dict[str, Any]) -> dict[str, Any]:
@@ -302,9 +326,10 @@ class MigrationFile:
 
 def read_migration_file(path: Path) -> MigrationFile:
     try:
-        data = load_variant_yaml(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: cannot read migration file ({exc.__class__.__name__})") from exc
+    data = load_variant_yaml(text, source=str(path)) or {}
     if not isinstance(data, dict):
         raise UserError(f"{path}: a migration file must be a mapping")
     migrator = data.get("__migrator") or {}
