@@ -489,3 +489,59 @@ def test_a_ci_support_file_with_merge_conflict_markers_is_one_line(
     code, _, err = run_tool(capsys, *argv)
     assert code == 2
     assert f"{config}:3: merge-conflict marker" in one_error_line(err)
+
+
+# ------------------------------------------------------------------ the recipe itself
+
+
+def _use_undefined_name(root: Path) -> None:
+    meta = root / "recipe" / "meta.yaml"
+    text = meta.read_text()
+    assert "_{{ blas_impl }}_h{{ PKG_HASH }}" in text
+    meta.write_text(
+        text.replace("_{{ blas_impl }}_h{{ PKG_HASH }}", "_{{ blas_implx }}_h{{ PKG_HASH }}")
+    )
+
+
+@pytest.mark.parametrize("argv", [("render", LINUX_CPU), ("explain",)], ids=["render", "explain"])
+def test_an_undefined_jinja_variable_is_an_error_as_in_conda_build(feedstock_copy, capsys, argv):
+    _use_undefined_name(feedstock_copy)
+    code, _, err = run_tool(capsys, *argv)
+    assert code == 2
+    line = one_error_line(err)
+    assert "meta.yaml:" in line and "'blas_implx' is undefined" in line
+
+
+def test_matrix_refuses_a_recipe_with_an_undefined_jinja_variable(
+    feedstock_copy, capsys, pinning_dir
+):
+    _use_undefined_name(feedstock_copy)
+    code, _, err = run_tool(capsys, "matrix", "--check", "--pinning", str(pinning_dir))
+    assert code == 2
+    assert "'blas_implx' is undefined" in one_error_line(err)
+
+
+def test_an_undefined_name_in_a_recipe_skipped_here_is_no_error(tmp_path, capsys):
+    """conda-build renders strictly only what it builds: a recipe skipped for this platform
+    may use names only the other platforms define."""
+    recipe = tmp_path / "recipe"
+    recipe.mkdir()
+    (recipe / "meta.yaml").write_text(
+        "package:\n  name: onlywin\n  version: 1.0\n"
+        "build:\n  skip: true  # [not win]\n  string: {{ vc_runtime }}_0\n"
+    )
+    variant = tmp_path / "linux.yaml"
+    variant.write_text("target_platform:\n- linux-64\n")
+    code, out, err = run_tool(capsys, "render", str(variant), "--recipe-dir", str(recipe))
+    assert code == 0, err
+    assert "onlywin" in out
+
+
+def test_an_empty_meta_yaml_names_what_is_missing(tmp_path, capsys):
+    recipe = tmp_path / "recipe"
+    recipe.mkdir()
+    (recipe / "meta.yaml").write_text("")
+    code, out, err = run_tool(capsys, "render", LINUX_CPU, "--recipe-dir", str(recipe))
+    assert code == 2
+    assert "package/name missing" in one_error_line(err)
+    assert out == ""

@@ -524,8 +524,34 @@ class Recipe:
             build = meta.get("build") or {}
             extra.update(PKG_NAME=str(package.get("name", "")), PKG_VERSION=str(package.get("version", "")),
                          PKG_BUILDNUM=str(build.get("number", 0) or 0))
+        # conda-build's last parse is strict (StrictUndefined), unless the recipe as a whole
+        # is skipped for this variant: an undefined name is then an error, not "".
+        with jinja.recording_undefined() as used:
             meta = self._render_once(names, variant, extra)
+        if used and not (meta.get("build") or {}).get("skip"):
+            raise RecipeError(self._line_using(used[0]),
+                              f"failed to render jinja template: {used[0]!r} is undefined")
+        self._check_package(meta)
         return meta
+
+    def _check_package(self, meta: Mapping[str, Any]) -> None:
+        """conda-build's MetaData.name()/version(): a recipe must name its package."""
+        package = meta.get("package") or {}
+        name = str(package.get("name") or "")
+        if not name:
+            raise RecipeError(self.source.path, "package/name missing; add `package: name: ...`")
+        if name != name.lower():
+            raise RecipeError(self.source.path, f"package/name must be lowercase, got {name!r}")
+        if not str(package.get("version") or "") and not meta.get("outputs"):
+            raise RecipeError(self.source.path, "package/version missing; add `package: version: ...`")
+
+    def _line_using(self, name: str) -> str:
+        """``meta.yaml:<line>`` of the first jinja expression naming ``name``."""
+        word = re.compile(rf"\{{[{{%].*\b{re.escape(name)}\b.*[%}}]\}}")
+        for number, line in enumerate(self.source.meta_text.splitlines(), start=1):
+            if word.search(line):
+                return f"{self.source.path}:{number}"
+        return self.source.path
 
     def _rendered_text(self, names: dict[str, Any], variant: Mapping[str, Any],
                        extra: dict[str, Any]) -> str | None:
