@@ -545,3 +545,25 @@ def test_an_empty_meta_yaml_names_what_is_missing(tmp_path, capsys):
     assert code == 2
     assert "package/name missing" in one_error_line(err)
     assert out == ""
+
+
+def test_matrix_refuses_a_zip_keys_group_naming_a_key_the_recipe_cbc_does_not_set(
+    feedstock_copy, capsys, pinning_dir
+):
+    cbc = feedstock_copy / "recipe" / "conda_build_config.yaml"
+    text = cbc.read_text()
+    assert "zip_keys:\n  - - channel_targets\n    - is_rc\n" in text
+    cbc.write_text(
+        text.replace(
+            "zip_keys:\n",
+            "linalg_abi:\n  - '1'\n\nzip_keys:\n  - - linalg_abi\n    - c_stdlib\n",
+        )
+    )
+    before = {p.name: p.read_bytes() for p in (feedstock_copy / ".ci_support").glob("*.yaml")}
+    code, out, err = run_tool(capsys, "matrix", "--write", "--pinning", str(pinning_dir))
+    assert code == 2
+    line = one_error_line(err)
+    assert f"{cbc}: zip_keys entry c_stdlib in group ['linalg_abi', 'c_stdlib']" in line
+    assert "does not have any settings" in line
+    after = {p.name: p.read_bytes() for p in (feedstock_copy / ".ci_support").glob("*.yaml")}
+    assert after == before

@@ -147,6 +147,14 @@ def ensure_list(value: Any) -> list:
     return [value]
 
 
+def _is_zip_keys(value: Any) -> bool:
+    if not isinstance(value, list):
+        return False
+    if all(isinstance(v, str) for v in value):
+        return True
+    return all(isinstance(g, list) and all(isinstance(k, str) for k in g) for g in value)
+
+
 def zip_groups(value: Any) -> list[tuple[str, ...]]:
     """``zip_keys`` as a list of groups (a flat list is one group)."""
     if not value:
@@ -165,11 +173,23 @@ def default_variant(subdir: str) -> Spec:
 
 
 def validate_spec(source: str, spec: Mapping[str, Any]) -> None:
+    """conda-build's per-file checks (``conda_build.variants.validate_spec``), one line each."""
     for key in spec:
         if "-" in key:
             raise UserError(f"{source}: key {key!r} contains '-'; variant keys use '_'")
+    zips = spec.get("zip_keys")
+    if zips and not _is_zip_keys(zips):
+        raise UserError(f"{source}: zip_keys must be a list of keys or a list of lists of keys")
     seen: set[str] = set()
-    for group in zip_groups(spec.get("zip_keys")):
+    for group in zip_groups(zips):
+        for key in group:
+            # Each file is checked alone: zipping a key that only another file (the pinning)
+            # sets is refused, as `conda smithy rerender` and conda-build refuse it.
+            if key not in spec:
+                raise UserError(
+                    f"{source}: zip_keys entry {key} in group {list(group)} does not have any "
+                    f"settings in this file; set {key} here too or leave it out of the group"
+                )
         lengths = {len(ensure_list(spec[k])) for k in group if k in spec}
         if len(lengths) > 1:
             raise UserError(f"{source}: the zip_keys group {list(group)} has lists of different lengths")
