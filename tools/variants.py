@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from tools.errors import UserError
+from tools.files import yaml_error_message
 from tools.recipe.namespace import DEFAULT_NUMPY, DEFAULT_PYTHON, selector_namespace
 from tools.recipe.selectors import select_lines
 
@@ -83,21 +84,6 @@ def load_variant_yaml(text: str, *, source: str | None = None) -> Any:
         return yaml.load(text, Loader=_BASE_LOADER)
     except yaml.YAMLError as exc:
         raise UserError(yaml_error_message(source, exc, text)) from None
-
-
-_CONFLICT_MARKER = re.compile(r"^(?:<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
-
-
-def yaml_error_message(source: str, exc: yaml.YAMLError, text: str = "") -> str:
-    """``file:line: not valid YAML (problem)``, pointing at merge-conflict markers first."""
-    conflict = _CONFLICT_MARKER.search(text)
-    if conflict:
-        line = text.count("\n", 0, conflict.start()) + 1
-        return f"{source}:{line}: merge-conflict marker; resolve the conflict (or rerender)"
-    mark = getattr(exc, "problem_mark", None)
-    where = f"{source}:{mark.line + 1}" if mark is not None else source
-    problem = getattr(exc, "problem", None) or exc.__class__.__name__
-    return f"{where}: not valid YAML ({problem})"
 
 
 def trim_empty(spec: dict[str, Any]) -> dict[str, Any]:

@@ -264,7 +264,7 @@ def link_conda_package(package: Path, prefix_on_host: Path, prefix_inside: PureP
     except _Refused as exc:
         raise UserError(f"{package.name}: refused, {exc}; nothing was written outside "
                         f"{prefix_inside}") from None
-    except (DAMAGED, json.JSONDecodeError) as exc:
+    except DAMAGED as exc:
         raise UserError(f"{package.name}: not a usable conda package ({exc})") from None
     finally:
         shutil.rmtree(unpacked, ignore_errors=True)

@@ -271,6 +271,22 @@ def render(
             f"{source}:{line}", f"unsupported construct {exc.construct} (needs files or a solver)"
         ) from exc
     except jinja2.TemplateError as exc:
-        raise RecipeError(source, f"jinja2 error: {exc}") from exc
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise RecipeError(source, f"jinja2 evaluation failed: {type(exc).__name__}: {exc}") from exc
+        raise RecipeError(_where(source, exc, line_of), f"jinja2 error: {exc}") from exc
+    except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
+        # An expression that fails as Python ({{ 1 / 0 }}, {{ x[9] }}, {{ "a" + 1 }}).
+        raise RecipeError(
+            _where(source, exc, line_of), f"jinja2 evaluation failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _where(source: str, exc: BaseException, line_of: Any) -> str:
+    """``source:line`` of the template line that raised, when jinja's traceback names it."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None:
+        return source
+    return f"{source}:{line_of(line) if line_of else line}"
