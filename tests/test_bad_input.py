@@ -567,3 +567,23 @@ def test_matrix_refuses_a_zip_keys_group_naming_a_key_the_recipe_cbc_does_not_se
     assert "does not have any settings" in line
     after = {p.name: p.read_bytes() for p in (feedstock_copy / ".ci_support").glob("*.yaml")}
     assert after == before
+
+
+def test_a_jinja_expression_failing_as_python_names_its_line(feedstock_copy, capsys):
+    meta = feedstock_copy / "recipe" / "meta.yaml"
+    lines = meta.read_text().splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines, 1) if line.startswith("package:"))
+    lines.insert(number - 1, "{% set broken = 1 / 0 %}\n")
+    meta.write_text("".join(lines))
+    code, _, err = run_tool(capsys, "render", LINUX_CPU)
+    assert code == 2
+    line = one_error_line(err)
+    assert f"meta.yaml:{number}: jinja2 evaluation failed: ZeroDivisionError" in line
+
+
+def test_a_meta_yaml_that_is_not_utf8_is_one_line(feedstock_copy, capsys):
+    meta = feedstock_copy / "recipe" / "meta.yaml"
+    meta.write_bytes(meta.read_bytes().replace(b"package:", b"pack\xffage:", 1))
+    code, _, err = run_tool(capsys, "render", LINUX_CPU)
+    assert code == 2
+    assert "meta.yaml: not UTF-8 text" in one_error_line(err)
