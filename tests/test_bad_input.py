@@ -255,7 +255,7 @@ def test_emulate_refuses_a_paths_json_entry_outside_the_prefix(tmp_path, where):
     # following the entry would copy it out of the rootfs.
     (tmp_path / "rootfs" / "host").mkdir(parents=True)
     (tmp_path / "rootfs" / "host" / "pwned").write_text("x")
-    with pytest.raises(UserError, match="evil-1.0-0.conda: refused"):
+    with pytest.raises(UserError, match=r"evil-1\.0-0\.conda: refused"):
         link_into(tmp_path, package)
     assert not outside.exists()
     assert not (tmp_path / "host").exists()
@@ -268,7 +268,7 @@ def test_emulate_refuses_a_member_linking_out_of_the_package(tmp_path):
         tmp_path, "evil", {}, {"lib": "../../../../host"}, ["lib", "lib/pwned"]
     )
     (tmp_path / "host").mkdir()
-    with pytest.raises(UserError, match="refused, symlink to '../../../../host' escapes"):
+    with pytest.raises(UserError, match=r"refused, symlink to '\.\./\.\./\.\./\.\./host' escapes"):
         link_into(tmp_path, package)
     assert files_under(tmp_path / "host") == set()
 
@@ -284,7 +284,7 @@ def test_emulate_refuses_a_write_through_a_link_an_earlier_package_placed(tmp_pa
         tmp_path / "b", "second", {"up/pwned": b"x"}, {"d/up": ".."}, ["d/up", "up/pwned"]
     )
     prefix = link_into(tmp_path, first)
-    with pytest.raises(UserError, match="second-1.0-0.conda: refused"):
+    with pytest.raises(UserError, match=r"second-1\.0-0\.conda: refused"):
         link_into(tmp_path, second)
     assert files_under(tmp_path / "rootfs" / "opt" / "env") <= {"prefix", "prefix/d", "pkgs"}
     assert (prefix / "d").is_symlink()
@@ -453,7 +453,7 @@ def feedstock_copy(tmp_path, monkeypatch):
 def test_render_of_a_variant_file_that_is_not_yaml_names_the_file_and_line(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("target_platform:\n- linux-64\na: [b\n")
-    code, out, err = run_tool(capsys, "render", str(bad))
+    code, _, err = run_tool(capsys, "render", str(bad))
     assert code == 2
     assert f"{bad}:4: not valid YAML" in one_error_line(err)
 
@@ -560,7 +560,7 @@ def test_matrix_refuses_a_zip_keys_group_naming_a_key_the_recipe_cbc_does_not_se
         )
     )
     before = {p.name: p.read_bytes() for p in (feedstock_copy / ".ci_support").glob("*.yaml")}
-    code, out, err = run_tool(capsys, "matrix", "--write", "--pinning", str(pinning_dir))
+    code, _, err = run_tool(capsys, "matrix", "--write", "--pinning", str(pinning_dir))
     assert code == 2
     line = one_error_line(err)
     assert f"{cbc}: zip_keys entry c_stdlib in group ['linalg_abi', 'c_stdlib']" in line

@@ -9,8 +9,6 @@ the CI jobs; the scripts get those values through script_env instead.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -31,14 +29,6 @@ def test_build_sh_never_expands_an_output_only_variant_key(key: str) -> None:
 def test_bld_bat_never_expands_an_output_only_variant_key(key: str) -> None:
     text = (RECIPE / "bld.bat").read_text()
     assert not re.search(rf"[%!]{key}[%!:]", text)
-
-
-@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
-def test_build_sh_is_shellcheck_clean() -> None:
-    result = subprocess.run(
-        ["shellcheck", str(RECIPE / "build.sh")], capture_output=True, text=True, check=False
-    )
-    assert result.returncode == 0, result.stdout
 
 
 def test_bld_bat_drops_stale_bytecode_before_installing_torch() -> None:

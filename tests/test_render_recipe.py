@@ -9,8 +9,10 @@ import textwrap
 import pytest
 
 from tools.recipe.errors import RecipeError, UnsupportedConstruct
-from tools.recipe.model import RecipeSource, Target, apply_pin_expressions, render
-from tools.variants import explode
+from tools.recipe.evaluate import RecipeSource, Target
+from tools.recipe.metadata import apply_pin_expressions
+from tools.recipe.model import render
+from tools.recipe.variant_config import explode
 
 LINUX = Target("linux-64")
 BASE = {
@@ -35,7 +37,24 @@ def run(meta: str, target: Target = LINUX, scripts=(), **spec):
     for key in ("ignore_build_only_deps", "extend_keys"):
         variant_spec[key] = BASE[key]
     source = RecipeSource(textwrap.dedent(meta), tuple(scripts), "meta.yaml")
-    return render(source, explode(variant_spec), target)
+    return render_checked(source, explode(variant_spec), target)
+
+
+def render_checked(source: RecipeSource, variants, target: Target):
+    """Render with the fast YAML path, and check that the slow path agrees: the same outputs
+    or the same error (tests/test_recipe_fast_path.py does the same for every CI config)."""
+    outcomes = []
+    for fast in (True, False):
+        try:
+            outcomes.append(render(source, variants, target, fast_yaml=fast))
+        except RecipeError as exc:
+            outcomes.append(exc)
+    fast_result, slow_result = outcomes
+    if isinstance(fast_result, RecipeError) or isinstance(slow_result, RecipeError):
+        assert (type(fast_result), str(fast_result)) == (type(slow_result), str(slow_result))
+        raise fast_result
+    assert fast_result == slow_result
+    return fast_result
 
 
 def by_name(outputs, name):

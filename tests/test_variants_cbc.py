@@ -6,13 +6,20 @@ from pathlib import Path
 
 import pytest
 
-from tools import variants as v
 from tools.errors import UserError
+from tools.recipe.variant_config import combine_specs, explode, parse_cbc, squish, validate_spec
+from tools.smithy.jobs import job_name, prune_spec
+from tools.smithy.migrations import (
+    MigrationFile,
+    apply_migrations,
+    plan_migrations,
+    read_migration_file,
+)
 
 
 def test_cbc_values_stay_strings_after_selectors():
     text = "c_compiler_version:  # [unix]\n  - 15  # [linux]\n  - 21  # [osx]\nflag:\n  - true\n"
-    assert v.parse_cbc(text, "linux-64", source="cbc") == {
+    assert parse_cbc(text, "linux-64", source="cbc") == {
         "c_compiler_version": ["15"],
         "flag": ["true"],
     }
@@ -20,20 +27,20 @@ def test_cbc_values_stay_strings_after_selectors():
 
 def test_keys_emptied_by_selectors_disappear():
     text = "m2w64_c_stdlib:  # [win]\n  - m2w64-sysroot  # [win]\nzlib:\n  - 1\n"
-    assert v.parse_cbc(text, "linux-64", source="cbc") == {"zlib": ["1"]}
+    assert parse_cbc(text, "linux-64", source="cbc") == {"zlib": ["1"]}
 
 
 def test_cbc_selectors_see_the_environment():
     text = "cuda_compiler_version:\n  - None\n  - 12.9  # [os.environ.get('CF_CUDA_ENABLED', 'False') == 'True']\n"
-    assert v.parse_cbc(text, "linux-64", source="c", environ={})["cuda_compiler_version"] == [
+    assert parse_cbc(text, "linux-64", source="c", environ={})["cuda_compiler_version"] == [
         "None"
     ]
-    cuda = v.parse_cbc(text, "linux-64", source="c", environ={"CF_CUDA_ENABLED": "True"})
+    cuda = parse_cbc(text, "linux-64", source="c", environ={"CF_CUDA_ENABLED": "True"})
     assert cuda["cuda_compiler_version"] == ["None", "12.9"]
 
 
 def test_later_specs_win_and_extend_keys_merge():
-    combined = v.combine_specs(
+    combined = combine_specs(
         [
             ("a", {"zlib": ["1"], "pin_run_as_build": {"python": {"max_pin": "x.x"}}}),
             ("b", {"zlib": ["2"], "pin_run_as_build": {"zstd": {"max_pin": "x"}}}),
@@ -45,7 +52,7 @@ def test_later_specs_win_and_extend_keys_merge():
 
 def test_a_zipped_key_is_replaced_with_its_whole_group():
     base = {"zip_keys": [["python", "numpy"]], "python": ["3.11", "3.12"], "numpy": ["1", "2"]}
-    combined = v.combine_specs(
+    combined = combine_specs(
         [("pin", base), ("recipe", {"python": ["3.12", "3.13"], "numpy": ["2", "2"]})]
     )
     assert combined["python"] == ["3.12", "3.13"] and combined["numpy"] == ["2", "2"]
@@ -53,13 +60,13 @@ def test_a_zipped_key_is_replaced_with_its_whole_group():
 
 def test_zipped_lists_of_different_lengths_are_rejected_naming_the_file():
     with pytest.raises(UserError, match=r"^cbc.yaml: the zip_keys group \['a', 'b'\]"):
-        v.validate_spec("cbc.yaml", {"zip_keys": [["a", "b"]], "a": ["1", "2"], "b": ["1"]})
+        validate_spec("cbc.yaml", {"zip_keys": [["a", "b"]], "a": ["1", "2"], "b": ["1"]})
 
 
 def test_setting_half_a_zip_group_to_new_values_is_a_clear_error():
     base = {"zip_keys": [["python", "numpy"]], "python": ["3.11", "3.12"], "numpy": ["1", "2"]}
     with pytest.raises(UserError, match="is zipped with"):
-        v.combine_specs([("pin", base), ("recipe.yaml", {"python": ["3.14"]})])
+        combine_specs([("pin", base), ("recipe.yaml", {"python": ["3.14"]})])
 
 
 def test_explode_zips_keys_together():
@@ -69,7 +76,7 @@ def test_explode_zips_keys_together():
         "numpy": ["1", "2"],
         "blas": ["a", "b"],
     }
-    variants = v.explode(spec)
+    variants = explode(spec)
     assert len(variants) == 4
     assert {(x["python"], x["numpy"]) for x in variants} == {("3.11", "1"), ("3.12", "2")}
 
@@ -81,7 +88,7 @@ def test_squish_inverts_explode():
         "numpy": ["1", "2"],
         "blas": ["a", "b"],
     }
-    back = v.squish(v.explode(spec))
+    back = squish(explode(spec))
     assert (
         back["python"] == ["3.11", "3.12"]
         and back["numpy"] == ["1", "2"]
@@ -107,14 +114,14 @@ def test_key_add_migration_appends_in_order_and_keeps_zips_aligned():
         "python": ["3.12.* *_cpython", "3.11.* *_cpython"],
         "is_python_min": ["false", "true"],
     }
-    out = v.apply_migrations(spec, [("py314", PY314)])
+    out = apply_migrations(spec, [("py314", PY314)])
     assert out["python"] == ["3.11.* *_cpython", "3.12.* *_cpython", "3.14.* *_cp314"]
     assert out["is_python_min"] == ["true", "false", "false"]
 
 
 def test_plain_migration_takes_the_higher_version():
     spec = {"libabseil": ["20250127"], "libprotobuf": ["5.29"]}
-    out = v.apply_migrations(
+    out = apply_migrations(
         spec,
         [
             (
@@ -128,13 +135,13 @@ def test_plain_migration_takes_the_higher_version():
 
 def _migration(
     tmp: Path, name: str, ts: str, *, number: str = "1", use_local: bool = False
-) -> v.MigrationFile:
+) -> MigrationFile:
     path = tmp / name
     path.write_text(
         f"migrator_ts: {ts}\n__migrator:\n  migration_number: {number}\n"
         + ("  use_local: true\n" if use_local else "")
     )
-    return v.read_migration_file(path)
+    return read_migration_file(path)
 
 
 def test_migration_plan_follows_conda_smithy(tmp_path):
@@ -146,7 +153,7 @@ def test_migration_plan_follows_conda_smithy(tmp_path):
         _migration(tmp_path / "fs", "closed.yaml", "1600000000"),
         _migration(tmp_path / "fs", "mine.yaml", "1700000000", use_local=True),
     ]
-    plan = v.plan_migrations(local, upstream)
+    plan = plan_migrations(local, upstream)
     assert [p.name for p in plan.closed] == ["closed.yaml"]
     assert tmp_path / "up" / "py314.yaml" in plan.apply
     assert tmp_path / "fs" / "mine.yaml" in plan.apply
@@ -156,7 +163,7 @@ def test_migration_plan_follows_conda_smithy(tmp_path):
 def test_migration_with_another_number_than_upstream_stays_local(tmp_path):
     (tmp_path / "up").mkdir()
     (tmp_path / "fs").mkdir()
-    plan = v.plan_migrations(
+    plan = plan_migrations(
         [_migration(tmp_path / "fs", "m.yaml", "5", number="2")],
         [_migration(tmp_path / "up", "m.yaml", "5", number="1")],
     )
@@ -169,7 +176,7 @@ def test_job_names_sort_keys_and_sanitise_values():
         "channel_targets": ["conda-forge main"],
         "target_platform": ["linux-64"],
     }
-    name = v.job_name(
+    name = job_name(
         "linux_64", config, {"python", "channel_targets", "target_platform"}, "pytorch"
     )
     assert name.name == "linux_64_channel_targetsconda-forge_mainpython3.12.____cpython"
@@ -178,7 +185,7 @@ def test_job_names_sort_keys_and_sanitise_values():
 
 def test_long_job_names_are_cut_for_windows_paths():
     config = {f"key{i:02d}": ["value" * 3] for i in range(15)}
-    name = v.job_name("win_64", config, set(config), "pytorch-cpu")
+    name = job_name("win_64", config, set(config), "pytorch-cpu")
     prefix = len("C:/Users/runnerx/_work/pytorch-cpu-feedstock/pytorch-cpu-feedstock/.ci_support/")
     assert prefix + len(name.name + ".yaml") == 259
     assert name.name[-10:-8] == "_h"
@@ -192,6 +199,6 @@ def test_prune_keeps_only_keys_the_recipe_can_name():
         "zip_keys": [["ffmpeg", "zlib"]],
         "channel_targets": ["conda-forge main"],
     }
-    out = v.prune_spec(spec, ["requirements:\n  host:\n    - zlib\n"])
+    out = prune_spec(spec, ["requirements:\n  host:\n    - zlib\n"])
     assert set(out) - {"zip_keys"} == {"zlib", "c_compiler", "channel_targets"}
     assert out["zip_keys"] == [["zlib"]]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from tools import variants as v
 from tools.commands.explain import format_table, job_row
 from tools.recipe.text import (
     used_in_batch_script,
@@ -12,6 +11,8 @@ from tools.recipe.text import (
     used_in_text,
     uses_cuda_compiler,
 )
+from tools.recipe.variant_config import explode
+from tools.smithy.jobs import collapse, finalize_config
 
 
 def test_keys_count_as_used_in_jinja_pins_requirements_selectors_and_conditions():
@@ -56,10 +57,10 @@ def test_cuda_is_enabled_only_by_an_uncommented_compiler_cuda():
 
 def test_linux_configs_keep_only_the_first_docker_image_and_its_zipped_values():
     config = {"docker_image": ["img:a", "img:b"], "cdt": ["x", "y"], "zip_keys": [["docker_image", "cdt"]]}
-    out = v.finalize_config(config, "linux-64", "fallback")
+    out = finalize_config(config, "linux-64", "fallback")
     assert out["docker_image"] == ["img:a"] and out["cdt"] == ["x"]
-    assert v.finalize_config({}, "linux-64", "fallback")["docker_image"] == ["fallback"]
-    assert "docker_image" not in v.finalize_config({}, "osx-arm64", "fallback")
+    assert finalize_config({}, "linux-64", "fallback")["docker_image"] == ["fallback"]
+    assert "docker_image" not in finalize_config({}, "osx-arm64", "fallback")
 
 
 def _out(**kw):
@@ -70,13 +71,13 @@ def _out(**kw):
 
 
 def test_collapse_splits_on_top_level_keys_and_keeps_always_kept_ones():
-    inputs = v.explode({"blas_impl": ["mkl", "generic"], "python": ["3.11", "3.12"],
+    inputs = explode({"blas_impl": ["mkl", "generic"], "python": ["3.11", "3.12"],
                         "target_platform": ["linux-64"], "channel_targets": ["conda-forge main"],
                         "github_actions_labels": ["big"], "unused": ["u"]})
     outputs = [_out(variant=var, variants=tuple(inputs), used_vars=frozenset({"python", "blas_impl",
                                                                                "target_platform"}))
                for var in inputs]
-    configs, loop_vars = v.collapse(outputs, inputs, github_actions=True)
+    configs, loop_vars = collapse(outputs, inputs, github_actions=True)
     assert loop_vars == {"blas_impl", "target_platform"}
     assert sorted(c["blas_impl"][0] for c in configs) == ["generic", "mkl"]
     for config in configs:

@@ -13,7 +13,7 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-from tools.errors import ToolError
+from tools.errors import exit_code_of
 
 # Order is the order shown by --help.
 COMMANDS = ("render", "matrix", "explain", "check", "drift", "emulate")
@@ -41,16 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         module.configure(sub_parser)
         sub_parser.set_defaults(_run=module.run)
     args = parser.parse_args(argv)
-    try:
-        return int(args._run(args) or 0)
-    except ToolError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
+    return exit_code_of(lambda: args._run(args))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Per platform of conda-forge.yml: combine conda-build's defaults, the pinning's
 conda_build_config.yaml and the recipe's; apply the CFEP-9 migrations; render the recipe
-(``tools.recipe``); collapse the outputs' variants into CI jobs (``tools.variants``);
+(``tools.recipe``); collapse the outputs' variants into CI jobs (``tools.smithy.jobs``);
 dump each job's config in conda-smithy's YAML layout (keys sorted, lists in block style,
 strings that YAML 1.1 would read as numbers or booleans single-quoted).
 
@@ -25,13 +25,27 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
-from tools import variants as v
 from tools.errors import UserError
 from tools.files import atomic_write_text, read_user_file
-from tools.recipe.model import Target
+from tools.recipe.evaluate import Target
 from tools.recipe.model import render as render_variants
 from tools.recipe.text import uses_cuda_compiler
+from tools.recipe.variant_config import (
+    combine_specs,
+    default_variant,
+    explode,
+    parse_cbc,
+    validate_spec,
+)
 from tools.render import load_forge_yml, load_recipe_source
+from tools.smithy.forge import read_forge_settings
+from tools.smithy.jobs import CiJob, collapse, finalize_config, job_name, prune_spec
+from tools.smithy.migrations import (
+    MigrationPlan,
+    apply_migrations,
+    plan_migrations,
+    read_migration_file,
+)
 
 README_TEXT = """\
 These files are generated: each YAML file here is one CI job's variant configuration,
@@ -78,26 +92,26 @@ def locate_pinning(value: str | None, environ: Mapping[str, str] | None = None) 
 
 @dataclass(frozen=True)
 class Matrix:
-    jobs: tuple[v.CiJob, ...]
-    migrations: v.MigrationPlan
+    jobs: tuple[CiJob, ...]
+    migrations: MigrationPlan
 
 
 def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
     forge_data = load_forge_yml(root)
-    forge = v.read_forge_settings(forge_data)
+    forge = read_forge_settings(forge_data)
     source = load_recipe_source(recipe_dir)
     feedstock_name = _feedstock_name(root, forge_data, source.meta_text)
     cbc_path = recipe_dir / "conda_build_config.yaml"
     recipe_cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
     pinning_text = read_user_file(pinning.cbc)
-    local = [v.read_migration_file(p) for p in sorted((root / ".ci_support" / "migrations").glob("*.yaml"))]
+    local = [read_migration_file(p) for p in sorted((root / ".ci_support" / "migrations").glob("*.yaml"))]
     upstream = (
-        [v.read_migration_file(p) for p in sorted(pinning.migrations_dir.glob("*.yaml"))]
+        [read_migration_file(p) for p in sorted(pinning.migrations_dir.glob("*.yaml"))]
         if pinning.migrations_dir else None
     )
-    plan = v.plan_migrations(local, upstream)
+    plan = plan_migrations(local, upstream)
     cuda = uses_cuda_compiler(source.meta_text)
-    jobs: list[v.CiJob] = []
+    jobs: list[CiJob] = []
     for plat in forge.platforms():
         subdir = plat.replace("_", "-")
         build = forge.build_of(plat).replace("_", "-")
@@ -106,35 +120,35 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
             environ["DEFAULT_LINUX_VERSION"] = forge.os_version[plat]
         if cuda:
             environ["CF_CUDA_ENABLED"] = "True"
-        specs: list[tuple[str, Mapping[str, Any]]] = [("defaults", v.default_variant(subdir))]
-        specs.append((str(pinning.cbc), v.parse_cbc(pinning_text, subdir, source=str(pinning.cbc), environ=environ)))
+        specs: list[tuple[str, Mapping[str, Any]]] = [("defaults", default_variant(subdir))]
+        specs.append((str(pinning.cbc), parse_cbc(pinning_text, subdir, source=str(pinning.cbc), environ=environ)))
         if recipe_cbc is not None:
-            specs.append((str(cbc_path), v.parse_cbc(recipe_cbc, subdir, source=str(cbc_path), environ=environ)))
+            specs.append((str(cbc_path), parse_cbc(recipe_cbc, subdir, source=str(cbc_path), environ=environ)))
         for name, spec in specs:
-            v.validate_spec(name, spec)
-        combined = v.combine_specs(specs)
+            validate_spec(name, spec)
+        combined = combine_specs(specs)
         migrations = [
-            (str(p), v.parse_cbc(read_user_file(p), subdir, source=str(p), environ=environ))
+            (str(p), parse_cbc(read_user_file(p), subdir, source=str(p), environ=environ))
             for p in plan.apply
         ]
-        migrated = v.apply_migrations(combined, migrations)
+        migrated = apply_migrations(combined, migrations)
         # conda-smithy renders with the migrated spec only (the recipe cbc is moved aside),
         # on top of conda-build's defaults again.
-        final = v.combine_specs([("defaults", v.default_variant(subdir)), ("migrated", migrated)])
-        final = v.prune_spec(final, [source.meta_text, *(body for _, body in source.scripts)])
-        variant_list = v.explode(final)
+        final = combine_specs([("defaults", default_variant(subdir)), ("migrated", migrated)])
+        final = prune_spec(final, [source.meta_text, *(body for _, body in source.scripts)])
+        variant_list = explode(final)
         if not variant_list:
             continue
         outputs = render_variants(source, variant_list, Target(subdir, subdir, environ))
         outputs = [o for o in outputs if not o.skip and not o.noarch]
         if not outputs:
             continue
-        configs, loop_vars = v.collapse(outputs, variant_list, github_actions=forge.github_actions,
+        configs, loop_vars = collapse(outputs, variant_list, github_actions=forge.github_actions,
                                         recipe_text=source.meta_text)
         for config in configs:
-            names = v.job_name(plat, config, loop_vars, feedstock_name)
-            final_config = v.finalize_config(config, build, forge.fallback_image)
-            jobs.append(v.CiJob(names.name, names.short, final_config.get("target_platform", [subdir])[0],
+            names = job_name(plat, config, loop_vars, feedstock_name)
+            final_config = finalize_config(config, build, forge.fallback_image)
+            jobs.append(CiJob(names.name, names.short, final_config.get("target_platform", [subdir])[0],
                                 build, tuple(sorted(loop_vars)), final_config))
     return Matrix(tuple(sorted(jobs, key=lambda j: j.name)), plan)
 

@@ -1,14 +1,21 @@
-"""One exception root for the toolkit; ``tools.__main__`` maps these to exit codes.
+"""One exception root for the toolkit, and the one handler that maps it to exit codes.
 
 Exit codes: 0 success, 1 "checked and found problems", 2 unusable input or a
-failed external command, 130 interrupted.  Library code raises, never exits.
+failed external command, 130 interrupted.  Library code raises, never exits; both entry
+points (``python -m tools`` and ``build-locally.py``) run their command through
+:func:`exit_code_of`.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Callable
+from typing import TextIO
 
 from tools.secrets import scrub, secret_values
+
+EXIT_INTERRUPTED = 130
 
 
 class ToolError(Exception):
@@ -38,3 +45,19 @@ class ProblemsFound(ToolError):
     """A check ran and found problems (the findings were already printed)."""
 
     exit_code = 1
+
+
+def exit_code_of(command: Callable[[], int | None], *, stderr: TextIO | None = None) -> int:
+    """Run ``command`` and return its exit code; a toolkit error becomes one ``error: ...``
+    line on ``stderr`` and its exit code, Ctrl-C exits 130, a closed pipe (``| head``) 0."""
+    err = sys.stderr if stderr is None else stderr
+    try:
+        return int(command() or 0)
+    except ToolError as exc:
+        print(f"error: {exc}", file=err, flush=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=err, flush=True)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0

@@ -6,37 +6,57 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tools.errors import UserError
 
 
-def read_user_file(path: Path) -> str:
-    """A UTF-8 file the user pointed at; unreadable is their error to fix."""
+def read_user_file(path: Path, *, errors: str = "strict") -> str:
+    """A UTF-8 file the user pointed at; unreadable is their error to fix.  ``errors`` is
+    ``str.decode``'s (``"replace"`` for files we only search, such as an upstream tree's)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8", errors=errors)
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:
         raise UserError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
+@contextmanager
+def atomic_replace(path: Path, *, mode: int | None = None) -> Iterator[Path]:
+    """A temporary path beside ``path`` for the caller to write; when the block succeeds the
+    file is flushed to disk and renamed over ``path``, when it fails it is removed.
 
     Without ``mode`` the file keeps the permissions of the file it replaces, and a new file
     gets what ``open()`` would give it (0666 less the umask), not mkstemp's private 0600.
+    The temporary name is unique, so two writers never share one.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        yield tmp
+        # The rename must not reach the disk before the data does (a crash would leave an
+        # empty file under the real name).
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.chmod(tmp, mode if mode is not None else _mode_for(path))
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` through :func:`atomic_replace`."""
+    with atomic_replace(path, mode=mode) as tmp:
+        tmp.write_bytes(data)
 
 
 def _mode_for(path: Path) -> int:

@@ -25,10 +25,20 @@ from ruamel.yaml import YAML
 
 from tools.errors import UserError
 from tools.files import read_user_file
-from tools.recipe.model import OutputVariant, RecipeSource, Target
+from tools.recipe.evaluate import RecipeSource, Target
+from tools.recipe.model import OutputVariant
 from tools.recipe.model import render as render_variants
+from tools.recipe.variant_config import (
+    combine_specs,
+    default_variant,
+    ensure_list,
+    explode,
+    extend_keys_of,
+    load_variant_yaml,
+    parse_cbc,
+    validate_spec,
+)
 from tools.repo import find_root
-from tools.variants import load_variant_yaml
 
 REQUIREMENT_KINDS = ("build", "host", "run", "run_constrained")
 
@@ -154,23 +164,21 @@ def resolve_config(config: str | Path, root: Path) -> Path:
 def variants_for_config(config_text: str, recipe_cbc: str | None, *, config_source: str,
                         cbc_source: str, subdir: str, build_subdir: str) -> list[dict[str, Any]]:
     """conda-build's variant set for ``-m config`` with the recipe's own cbc underneath."""
-    from tools import variants as v
-
-    specs: list[tuple[str, Mapping[str, Any]]] = [("defaults", v.default_variant(subdir))]
+    specs: list[tuple[str, Mapping[str, Any]]] = [("defaults", default_variant(subdir))]
     if recipe_cbc is not None:
-        specs.append((cbc_source, v.parse_cbc(recipe_cbc, subdir, source=cbc_source, build_subdir=subdir)))
-    specs.append((config_source, v.parse_cbc(config_text, subdir, source=config_source, build_subdir=subdir)))
+        specs.append((cbc_source, parse_cbc(recipe_cbc, subdir, source=cbc_source, build_subdir=subdir)))
+    specs.append((config_source, parse_cbc(config_text, subdir, source=config_source, build_subdir=subdir)))
     for source, spec in specs:
-        v.validate_spec(source, spec)
-    combined = v.combine_specs(specs)
-    exploded = v.explode(combined)
-    extend = v.extend_keys_of([combined])
+        validate_spec(source, spec)
+    combined = combine_specs(specs)
+    exploded = explode(combined)
+    extend = extend_keys_of([combined])
     seen: set[str] = set()
     for _, spec in reversed(specs[1:]):
         for key, values in spec.items():
             if key in extend or key in seen or isinstance(values, Mapping):
                 continue
-            allowed = v.ensure_list(values)
+            allowed = ensure_list(values)
             kept = [x for x in exploded if x.get(key) is not None and x.get(key) in allowed]
             exploded = kept or exploded
             seen.add(key)

@@ -12,14 +12,13 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import time
 import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.files import atomic_write_text
+from tools.files import atomic_replace, atomic_write_text
 
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
 # conda-build's channel layout under its root-dir: one folder per subdir.
@@ -114,19 +113,15 @@ def log_files(artifacts: Path) -> list[Path]:
 
 def write_log_zip(artifacts: Path) -> Path:
     target = artifacts / "log_files.zip"
-    fd, tmp = tempfile.mkstemp(prefix=".log_files.", suffix=".zip.tmp", dir=artifacts)
-    os.close(fd)
-    try:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            for log in log_files(artifacts):
-                archive.write(log, arcname=log.name)
-            for extra in ("summary.json", "SHA256SUMS"):
-                if (artifacts / extra).is_file():
-                    archive.write(artifacts / extra, arcname=extra)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with (
+        atomic_replace(target) as tmp,
+        zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive,
+    ):
+        for log in log_files(artifacts):
+            archive.write(log, arcname=log.name)
+        for extra in ("summary.json", "SHA256SUMS"):
+            if (artifacts / extra).is_file():
+                archive.write(artifacts / extra, arcname=extra)
     return target
 
 

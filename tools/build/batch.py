@@ -25,12 +25,11 @@ from tools.build.options import Options
 from tools.build.plan import BuildPlan, HostFacts, describe, plan_build
 from tools.build.progress import Progress, format_duration
 from tools.build.runner import run, run_attached
-from tools.errors import CommandError, ProblemsFound, UserError
+from tools.errors import EXIT_INTERRUPTED, CommandError, ProblemsFound, UserError
 from tools.proc import call, format_command, redact
 
 DONE, FAILED, INTERRUPTED, SKIPPED, PENDING = "done", "failed", "interrupted", "skipped", "pending"
 UNBUILDABLE = "cannot build on this machine"
-EXIT_INTERRUPTED = 130
 
 
 @dataclass(frozen=True)

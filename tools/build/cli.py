@@ -1,4 +1,5 @@
-"""``build-locally.py``: the one place where build errors become exit codes."""
+"""``build-locally.py``'s entry point: options, then the batch, through the toolkit's one
+error handler (:func:`tools.errors.exit_code_of`)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tools.build.batch import EXIT_INTERRUPTED, Console, run_batch
+from tools.build.batch import Console, run_batch
 from tools.build.options import parse
-from tools.errors import ToolError
+from tools.errors import exit_code_of
 
 
 def main(
@@ -21,14 +22,9 @@ def main(
 ) -> int:
     console = console or Console()
     env = os.environ if env is None else env
-    try:
+
+    def build() -> int:
         options = parse(argv, env, root, interactive=sys.stdin.isatty())
         return run_batch(options, console)
-    except ToolError as exc:
-        print(f"error: {exc}", file=console.err, flush=True)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=console.err, flush=True)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return 0
+
+    return exit_code_of(build, stderr=console.err)

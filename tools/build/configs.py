@@ -19,9 +19,6 @@ from tools.files import yaml_error_message
 
 GLOB_CHARS = frozenset("*?[")
 
-# The container image conda-smithy uses when a config names none.
-FALLBACK_IMAGE = "quay.io/condaforge/linux-anvil-comp7"
-
 
 @dataclass(frozen=True)
 class Config:

@@ -19,11 +19,12 @@ from typing import Literal
 
 from tools.build import ccache
 from tools.build.artifacts import log_path, marker_path
-from tools.build.configs import FALLBACK_IMAGE, Config, docker_image
+from tools.build.configs import Config, docker_image
 from tools.build.engine import ContainerEngine
 from tools.build.options import Options
 from tools.errors import UserError
 from tools.proc import redact
+from tools.smithy.forge import FALLBACK_DOCKER_IMAGE
 
 Dispatch = Literal["docker", "osx", "win", "native"]
 
@@ -150,7 +151,9 @@ def plan_build(
     if dispatch == "docker":
         vol = volume_options(engine, host)
         mounts = [Mount(root, FEEDSTOCK_MOUNT, None), Mount(root / "recipe", RECIPE_MOUNT, None)]
-        image = options.env.get("DOCKER_IMAGE") or docker_image(config.path) or FALLBACK_IMAGE
+        image = (
+            options.env.get("DOCKER_IMAGE") or docker_image(config.path) or FALLBACK_DOCKER_IMAGE
+        )
         container = container_name(config.name, host.pid)
         extra = engine.run_args(container, remove=not options.debug)
         if options.ccache is not None:

@@ -110,66 +110,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tools import readme as readme_io
     from tools import repo
-    from tools.drift import channel as channel_io
     from tools.drift import present, table
-    from tools.drift import recipe as recipe_io
-    from tools.drift.names import conda_names
-    from tools.drift.upstream_tree import read_tree
-    from tools.drift.upstream_wheel import read_wheel
-    from tools.errors import ProblemsFound, UserError
-    from tools.log import step, warn
+    from tools.drift.pipeline import DriftRequest, drift_report
+    from tools.errors import ProblemsFound
 
-    if not args.source and not args.wheel:
-        raise UserError("nothing to compare: pass --source DIR and/or --wheel WHL")
-
-    claims = []
-    if args.source:
-        tree = read_tree(Path(args.source))
-        claims += tree.claims
-        for note in tree.notes:
-            warn(note)
-    for wheel in args.wheel:
-        claims += read_wheel(Path(wheel))
-
-    view, recipe_note = None, None
-    root = None
-    if not args.no_recipe:
-        recipe_path = repo.recipe_dir(args.recipe_dir)
-        root = recipe_path.parent
-        try:
-            with step("render every configuration"):
-                rendered = recipe_io.render_all(root, args.config, recipe_path)
-        except recipe_io.RendererUnavailable as exc:
-            recipe_note = str(exc)
-            warn(recipe_note)
-        else:
-            recipe_io.require_output(rendered, args.output)
-            specs, configs, unparsable = recipe_io.specs_from_rendered(rendered, args.output)
-            for item in unparsable:
-                warn(f"cannot parse rendered requirement, skipped: {item}")
-            view = table.RecipeView(specs, configs, args.output)
-    else:
-        recipe_note = "generated with --no-recipe"
-
-    forge, channel_note = None, None
-    if args.channel_data:
-        forge = channel_io.read_channel_files([Path(p) for p in args.channel_data])
-    elif args.offline:
-        channel_note = "generated with --offline"
-    else:
-        names = sorted({n for c in claims for n in conda_names(c.package)})
-        platforms = sorted({c.subdir for c in view.configs}) if view else ["linux-64"]
-        try:
-            with step(f"query {args.channel} through py-rattler"):
-                forge = channel_io.query_channel(names, platforms, args.channel)
-        except Exception as exc:  # offline, DNS, TLS, timeout: the column becomes unknown
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            channel_note = f"{args.channel} unreachable ({first})"
-            warn(channel_note)
-
-    report = table.build_report(
-        claims, view, forge, recipe_note=recipe_note, channel_note=channel_note, show_all=args.all
+    request = DriftRequest(
+        source=Path(args.source) if args.source else None,
+        wheels=tuple(Path(w) for w in args.wheel),
+        channel_data=tuple(Path(p) for p in args.channel_data),
+        channel=args.channel,
+        offline=args.offline,
+        recipe_dir=args.recipe_dir,
+        configs=tuple(args.config),
+        no_recipe=args.no_recipe,
+        torch_output=args.output,
+        show_all=args.all,
     )
+    result = drift_report(request)
+    report, view, root = result.report, result.view, result.root
 
     if args.json:
         inputs = {

@@ -23,6 +23,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
 from tools.errors import UserError
+from tools.recipe.namespace import python_series
 
 _SUBDIR_ENV = {
     "linux-64": ("Linux", "linux", "x86_64", "posix"),
@@ -81,7 +82,7 @@ def marker_environment(subdir: str, python: str) -> dict[str, str]:
         "platform_system": system,
         "platform_version": "",
         "python_full_version": full,
-        "python_version": ".".join(python.split(".")[:2]),
+        "python_version": python_series(python),
         "sys_platform": sys_platform,
         "extra": "",
     }

@@ -16,6 +16,7 @@ from rattler import MatchSpec
 
 from tools.drift.model import RecipeConfig, RecipeSpec
 from tools.errors import UserError
+from tools.recipe.namespace import python_series
 
 SECTIONS = ("build", "host", "run", "run_constrained")
 
@@ -66,8 +67,8 @@ def _python_of(variant: Mapping[str, Any]) -> str | None:
     value = variant.get("python")
     if value is None:
         return None
-    match = re.match(r"\s*(\d+\.\d+)", str(value))
-    return match[1] if match else None
+    match = re.match(r"\d+\.\d+", python_series(str(value).strip()))
+    return match[0] if match else None
 
 
 def specs_from_rendered(

@@ -21,6 +21,7 @@ from tools import proc
 from tools.emulate import mounts
 from tools.emulate.host import SBIN_PATH, HostError
 from tools.emulate.rootfs import Rootfs
+from tools.files import atomic_write_text
 
 HOST_CPU_LISTS = Path("/sys/devices/system/cpu")
 CPU_LIST_FILES = ("possible", "present", "online")
@@ -60,12 +61,6 @@ def base_env(path: Sequence[str] = (), host_env: Mapping[str, str] | None = None
     }
     env.update({name: host_env[name] for name in PROXY_VARS if host_env.get(name)})
     return env
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".emulate-tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def _populate_dev(dev: Path) -> None:
@@ -125,7 +120,7 @@ def session(rootfs: Rootfs, *, host_env: Mapping[str, str] | None = None) -> Ite
         # pip needs name resolution and the host's CAs (which may include a
         # proxy's); both can change between runs, so copy them every time.
         if Path("/etc/resolv.conf").is_file():
-            _write(root / "etc" / "resolv.conf", Path("/etc/resolv.conf").read_text())
+            atomic_write_text(root / "etc" / "resolv.conf", Path("/etc/resolv.conf").read_text())
         ca = Chroot(rootfs).host_path(CA_BUNDLE)
-        _write(ca, host_ca_bundle(host_env).read_text())
+        atomic_write_text(ca, host_ca_bundle(host_env).read_text())
         yield Chroot(rootfs, env=base_env(host_env=host_env))

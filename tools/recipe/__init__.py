@@ -1,17 +1,24 @@
 """The recipe model: conda-build's meta.yaml semantics over strings, no I/O.
 
+Recipe text (imports nothing above it):
+
 - :mod:`~tools.recipe.selectors` -- ``# [...]`` line selectors, interpreted from an AST
   with conda-build's whitelist (never ``eval``);
 - :mod:`~tools.recipe.namespace` -- the names selectors and jinja see per platform/variant;
 - :mod:`~tools.recipe.jinja` -- jinja2 with ``compiler()``, ``stdlib()``, ``cdt()``,
   ``pin_subpackage()``, ``pin_compatible()``, ``environ``;
 - :mod:`~tools.recipe.text` -- conda-build's text rules for which variant keys a recipe uses;
-- :mod:`~tools.recipe.model` -- variants in, one :class:`OutputVariant` per package out.
+- :mod:`~tools.recipe.loader` -- rendered text to data with conda-build's YAML loader.
+
+conda-build's semantics, in the order they run:
+
+- :mod:`~tools.recipe.variant_config` -- conda_build_config.yaml files and variant sets
+  (combine, explode, squish);
+- :mod:`~tools.recipe.evaluate` -- meta.yaml + one variant -> the parsed recipe;
+- :mod:`~tools.recipe.metadata` -- conda-build's MetaData: used keys, hash, build string;
+- :mod:`~tools.recipe.model` -- variants in, one ``OutputVariant`` per package out.
 
 Errors are :class:`~tools.recipe.errors.RecipeError` (one line: file, line, construct).
+This package's ``__init__`` imports nothing, so importing a text module never pulls in the
+model above it.
 """
-
-from tools.recipe.errors import RecipeError, UnsupportedConstruct
-from tools.recipe.model import OutputVariant, RecipeSource, Target, render
-
-__all__ = ["OutputVariant", "RecipeError", "RecipeSource", "Target", "UnsupportedConstruct", "render"]

@@ -242,6 +242,12 @@ def render_conditional(
     return template.render(context)
 
 
+# What rendering a template can raise for a recipe error; :func:`render` turns each into a
+# RecipeError with the line, and the fast path falls back to :func:`render` on them.
+_EVALUATION_ERRORS = (TypeError, ValueError, AttributeError, ArithmeticError, LookupError)
+RENDER_ERRORS = (_Unsupported, jinja2.TemplateError, *_EVALUATION_ERRORS)
+
+
 def render(
     text: str,
     names: Mapping[str, Any],
@@ -272,7 +278,7 @@ def render(
         ) from exc
     except jinja2.TemplateError as exc:
         raise RecipeError(_where(source, exc, line_of), f"jinja2 error: {exc}") from exc
-    except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
+    except _EVALUATION_ERRORS as exc:
         # An expression that fails as Python ({{ 1 / 0 }}, {{ x[9] }}, {{ "a" + 1 }}).
         raise RecipeError(
             _where(source, exc, line_of), f"jinja2 evaluation failed: {type(exc).__name__}: {exc}"

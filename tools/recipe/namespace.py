@@ -23,9 +23,14 @@ DEFAULT_PYTHON = "3.11"
 DEFAULT_NUMPY = "1.26"
 
 
+def python_series(version: str) -> str:
+    """The major.minor of a Python variant value: ``"3.12.* *_cpython"`` -> ``"3.12"``."""
+    return ".".join(version.split(" ")[0].split(".")[:2])
+
+
 def python_int(version: str) -> int:
     """``"3.12.* *_cpython"`` -> 312."""
-    major, minor, *_ = version.split(" ")[0].split(".")
+    major, minor = python_series(version).split(".")
     return int(f"{major}{minor}")
 
 

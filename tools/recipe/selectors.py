@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -206,6 +206,12 @@ def referenced_names(expression: str) -> frozenset[str]:
     return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
 
 
+@lru_cache(maxsize=4096)
+def names_read(expression: str) -> tuple[str, ...]:
+    """:func:`referenced_names` of one selector expression, sorted: a memo key's order."""
+    return tuple(sorted(referenced_names(expression)))
+
+
 @lru_cache(maxsize=256)
 def selector_names(text: str) -> tuple[str, ...]:
     """Every name any selector of ``text`` reads, sorted: the cache key of a selection."""
@@ -239,18 +245,30 @@ def select_lines(
 ) -> Selected:
     """Keep the lines whose selector is true; drop the others (conda-build semantics)."""
     if origin is None:
-        key = (text, source, tuple(cache_key_value(names.get(n)) for n in selector_names(text)))
-        found = _SELECTED.get(key)
-        if found is None:
-            found = _select(text, names, source, None)
-            if len(_SELECTED) > 4096:
-                _SELECTED.clear()
-            _SELECTED[key] = found
-        return found
+        return _select_memo(text, source, _Bound(names, selector_names(text)))
     return _select(text, names, source, origin)
 
 
-_SELECTED: dict[tuple, Selected] = {}
+class _Bound:
+    """``names`` seen through the few names a text's selectors read: equal (and hashing
+    alike) whenever those names have equal values, so selection can be memoised."""
+
+    __slots__ = ("key", "names")
+
+    def __init__(self, names: Mapping[str, Any], read: Iterable[str]) -> None:
+        self.names = names
+        self.key = tuple(cache_key_value(names.get(n)) for n in read)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Bound) and self.key == other.key
+
+
+@lru_cache(maxsize=4096)
+def _select_memo(text: str, source: str, bound: _Bound) -> Selected:
+    return _select(text, bound.names, source, None)
 
 
 def cache_key_value(value: Any) -> Any:
