@@ -121,7 +121,10 @@ class Recipe:
             "PKG_BUILD_STRING": "placeholder",
         }
         extra.update(language_vars(variant))
-        meta = self._render_once(names, variant, extra)
+        # conda-build's last parse is strict (StrictUndefined), unless the recipe as a whole
+        # is skipped for this variant: an undefined name is then an error, not "".
+        with jinja.recording_undefined() as used:
+            meta = self._render_once(names, variant, extra)
         if re.search(r"PKG_(NAME|VERSION|BUILDNUM|BUILD_STRING)", self.source.meta_text):
             # conda-build re-parses until the package name/version settle.
             package = meta.get("package") or {}
@@ -131,10 +134,8 @@ class Recipe:
                 PKG_VERSION=str(package.get("version", "")),
                 PKG_BUILDNUM=str(build.get("number", 0) or 0),
             )
-        # conda-build's last parse is strict (StrictUndefined), unless the recipe as a whole
-        # is skipped for this variant: an undefined name is then an error, not "".
-        with jinja.recording_undefined() as used:
-            meta = self._render_once(names, variant, extra)
+            with jinja.recording_undefined() as used:
+                meta = self._render_once(names, variant, extra)
         if used and not (meta.get("build") or {}).get("skip"):
             raise RecipeError(
                 self._line_using(used[0]),
