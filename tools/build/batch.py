@@ -375,7 +375,8 @@ def _plan_all(
         except UserError as exc:
             if config.name in options.requested:
                 raise
-            unbuildable.append(ConfigResult(config.name, SKIPPED, note=f"{UNBUILDABLE}: {exc}"))
+            reason = str(exc).removeprefix(f"{config.name}: ")
+            unbuildable.append(ConfigResult(config.name, SKIPPED, note=f"{UNBUILDABLE}: {reason}"))
         else:
             buildable.append(config)
     plans = [
