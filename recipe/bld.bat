@@ -85,6 +85,8 @@ set "USE_DISTRIBUTED=1"
 if not "%cuda_compiler_version%"=="None" (
     set "USE_CUDA=1"
     set "USE_STATIC_CUDNN=0"
+    rem MAGMA is linked into torch_cuda.dll: Windows has no lazily loaded linalg library,
+    rem so no nomagma flavour either (patch 0004 stays inert without BUILD_LAZY_CUDA_LINALG).
     set "USE_MAGMA=1"
     set "MAGMA_HOME=%LIBRARY_PREFIX%"
     set "CUDAToolkit_ROOT=%LIBRARY_PREFIX%"

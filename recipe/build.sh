@@ -5,9 +5,10 @@
 # later outputs reuse what earlier ones compiled. It dispatches on PKG_NAME:
 #
 #   libtorch              The top-level build. Configures and compiles everything once
-#                         against the single Python meta.yaml names ($PYTHON), and on
-#                         Linux CUDA compiles libtorch_cuda_linalg twice (USE_MAGMA off,
-#                         then on) and stashes both under $SRC_DIR/_stage/. Installs the
+#                         against the single Python meta.yaml names ($PYTHON). On Linux
+#                         CUDA the tree is configured with MAGMA, and patch 0004 adds the
+#                         nomagma build of libtorch_cuda_linalg to the same build; both
+#                         flavours are stashed under $SRC_DIR/_stage/. Installs the
 #                         Python-independent files into $PREFIX.
 #   libtorch-cuda-linalg  Installs the stashed library CF_TORCH_LINALG_FLAVOR names.
 #   pytorch               Once per Python: points the configured tree at $PYTHON with
@@ -18,12 +19,13 @@
 #
 # The seam: the script drives the source tree only through `setup.py build`,
 # `pip install .` and build/CMakeCache.txt, plus the install tree whose location the
-# cache records (CMAKE_INSTALL_PREFIX). It needs no knowledge of PyTorch's internal
-# files. tests/test_build_sh.py runs this very script against a miniature torch-shaped
+# cache records (CMAKE_INSTALL_PREFIX) and the install component patch 0004 defines
+# (`cmake --install build --component cuda_linalg_nomagma`). It needs no knowledge of
+# PyTorch's internal files. tests/test_build_sh.py runs this very script against a miniature torch-shaped
 # project (tests/fixtures/minitorch/project) in a faked conda-build environment; the
 # PyTorch-only variables exported below are inert there, while the ones the miniature
-# shares with PyTorch (USE_CUDA, USE_MAGMA, MAGMA_HOME, CMAKE_ARGS, MAX_JOBS,
-# PYTORCH_BUILD_VERSION/NUMBER, LDFLAGS) behave the same way.
+# shares with PyTorch (USE_CUDA, USE_MAGMA, MAGMA_HOME, BUILD_CUDA_LINALG_NOMAGMA,
+# CMAKE_ARGS, MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER, LDFLAGS) behave the same way.
 set -euo pipefail
 
 RECIPE_FILE="recipe/build.sh"
@@ -150,9 +152,9 @@ configure_cmake_args() {
     CMAKE_ARGS="${kept[*]:-}"
     export CMAKE_ARGS
     # CMake's install step skips a file whose time stamp lies within a second of the
-    # installed copy's, whatever its content. The magma build of libtorch_cuda_linalg and
-    # each Python's libtorch_python replace files an install wrote moments earlier, so
-    # every install must copy. (The variable is read by cmFileInstaller.)
+    # installed copy's, whatever its content. Each Python's libtorch_python replaces a file
+    # an install wrote moments earlier, so every install must copy. (The variable is read
+    # by cmFileInstaller.)
     # https://github.com/Kitware/CMake/blob/master/Source/cmFileInstaller.cxx
     export CMAKE_INSTALL_ALWAYS=1
     export CMAKE_GENERATOR=Ninja
@@ -285,12 +287,24 @@ install_tree() {
     cmake_cache get "${CMAKE_CACHE}" CMAKE_INSTALL_PREFIX
 }
 
-stash_cuda_linalg() {
-    local flavour="$1" library
-    library="$(install_tree)/lib/libtorch_cuda_linalg${SHLIB_EXT}"
-    [[ -f "${library}" ]] || die "the build produced no ${library} (USE_CUDA=${USE_CUDA:-})"
-    mkdir -p "${STAGE_DIR}/cuda-linalg-${flavour}/lib"
-    cp -p "${library}" "${STAGE_DIR}/cuda-linalg-${flavour}/lib/"
+stash_cuda_linalg_flavours() {
+    local name="libtorch_cuda_linalg${SHLIB_EXT}" magma_dir nomagma_dir
+    magma_dir="${STAGE_DIR}/cuda-linalg-magma/lib"
+    nomagma_dir="${STAGE_DIR}/cuda-linalg-nomagma/lib"
+    # magma: the library PyTorch installs into its own tree.
+    [[ -f "$(install_tree)/lib/${name}" ]] \
+        || die "the build produced no $(install_tree)/lib/${name} (USE_CUDA=${USE_CUDA:-})"
+    mkdir -p "${magma_dir}"
+    cp -p "$(install_tree)/lib/${name}" "${magma_dir}/"
+    # nomagma: patch 0004 builds it in the same tree and installs it only on request, so
+    # that it never lands in torch/lib next to the magma one.
+    cmake --install "${SRC_DIR}/build" --component cuda_linalg_nomagma --prefix "${nomagma_dir%/lib}"
+    # PyTorch turns USE_MAGMA off in the cache when it cannot find magma.
+    [[ -f "${nomagma_dir}/${name}" ]] \
+        || die "the build installed no ${nomagma_dir}/${name} (component cuda_linalg_nomagma, USE_MAGMA=$(cmake_cache get "${CMAKE_CACHE}" USE_MAGMA --default unset) in the tree): check that recipe/meta.yaml lists patches/0004-cmake-build-the-nomagma-cuda-linalg-library-in-the-same-tree.patch and libmagma-devel in the top-level host requirements"
+    if cmp -s "${magma_dir}/${name}" "${nomagma_dir}/${name}"; then
+        die "the magma and nomagma builds of ${name} are identical (USE_MAGMA lost on configure, or magma not found); fix build_libtorch in ${RECIPE_FILE}"
+    fi
 }
 
 python_is() {
@@ -336,14 +350,44 @@ install_libtorch_files() {
     check_python_independent "${files[@]}"
 }
 
+linkage_tool() {
+    # What lists a library's dependencies on the target platform. The compilers' activation
+    # names the (possibly target-prefixed) binutils/cctools in READELF and OTOOL.
+    case "${target_platform}" in
+        linux-*) echo "${READELF:-readelf}" ;;
+        osx-*) echo "${OTOOL:-otool}" ;;
+        *) die "target_platform='${target_platform}' has no linkage tool in ${RECIPE_FILE}" ;;
+    esac
+}
+
+require_linkage_tool() {
+    # Checked before the hours of compiling: without it the Python-independence check
+    # below could not run.
+    local tool
+    tool="$(linkage_tool)"
+    command -v "${tool%% *}" >/dev/null 2>&1 \
+        || die "${tool} is not on PATH; ${RECIPE_FILE} needs it to check that libtorch links no Python library: add the compiler (binutils/cctools) to the build requirements of the top-level build in recipe/meta.yaml, or set READELF/OTOOL"
+}
+
+linked_libraries() {
+    # The libraries $1 links, one per line: ELF NEEDED entries or Mach-O load commands.
+    local tool
+    tool="$(linkage_tool)"
+    case "${target_platform}" in
+        linux-*) "${tool}" -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' ;;
+        osx-*) "${tool}" -L "$1" | tail -n +2 | awk '{ print $1 }' ;;
+        *) die "target_platform='${target_platform}' has no linkage tool in ${RECIPE_FILE}" ;;
+    esac
+}
+
 check_python_independent() {
     # libtorch must not need libtorch_python or libpython: it serves every Python.
-    command -v readelf >/dev/null 2>&1 || return 0
-    local rel dynamic
+    local rel linked
     for rel in "$@"; do
         [[ "${rel}" == lib/*"${SHLIB_EXT}"* && ! -L "${PREFIX}/${rel}" ]] || continue
-        dynamic="$(readelf -d "${PREFIX}/${rel}" 2>/dev/null || true)"
-        if grep -Eq 'NEEDED.*\[lib(torch_python|python[0-9])' <<< "${dynamic}"; then
+        linked="$(linked_libraries "${PREFIX}/${rel}")" \
+            || die "$(linkage_tool) could not read ${PREFIX}/${rel}"
+        if grep -Eq '(^|/)lib(torch_python|python[0-9])' <<< "${linked}"; then
             die "${PREFIX}/${rel} needs a Python library, but libtorch must be Python-independent; exclude it in libtorch_file in ${RECIPE_FILE}"
         fi
     done
@@ -369,23 +413,19 @@ build_libtorch() {
     [[ -n "${CF_TORCH_MEGABUILD_PYTHON:-}" ]] \
         || die "CF_TORCH_MEGABUILD_PYTHON is not set; pass it in script_env of the top-level build in recipe/meta.yaml"
     python_is CF_TORCH_MEGABUILD_PYTHON "${CF_TORCH_MEGABUILD_PYTHON}"
+    require_linkage_tool
     use_compiler_cache
     if is_linux_cuda; then
-        # Both flavours of libtorch_cuda_linalg from one configured tree: only that library
-        # recompiles and relinks in between. PyTorch's cmake/EnvVarForwarding.cmake lets an
-        # exported USE_MAGMA override the cache on every configure, so the environment is
-        # switched together with the cache.
-        export USE_MAGMA=0
-        setup_py_build
-        stash_cuda_linalg nomagma
-        cmake_cache set "${CMAKE_CACHE}" USE_MAGMA:BOOL=ON
+        # Both flavours of libtorch_cuda_linalg from one build. Switching USE_MAGMA between
+        # two builds would rewrite the generated ATen/cuda/CUDAConfig.h and recompile every
+        # CUDA source that reaches it (recipe/README.md, "MAGMA or not"). Instead the tree
+        # is configured with MAGMA once, and patch 0004 compiles the linalg sources a second
+        # time with AT_MAGMA_ENABLED() false and no magma. setup.py hands BUILD_* variables
+        # to the first configure.
         export USE_MAGMA=1
+        export BUILD_CUDA_LINALG_NOMAGMA=1
         setup_py_build
-        stash_cuda_linalg magma
-        if cmp -s "${STAGE_DIR}/cuda-linalg-nomagma/lib/libtorch_cuda_linalg${SHLIB_EXT}" \
-                  "${STAGE_DIR}/cuda-linalg-magma/lib/libtorch_cuda_linalg${SHLIB_EXT}"; then
-            die "the USE_MAGMA=1 build left libtorch_cuda_linalg${SHLIB_EXT} identical to the USE_MAGMA=0 one (USE_MAGMA lost on reconfigure, or an install that kept the old copy: see CMAKE_INSTALL_ALWAYS); fix build_libtorch in ${RECIPE_FILE}"
-        fi
+        stash_cuda_linalg_flavours
         install_activation_scripts
     else
         setup_py_build

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from fixtures.minitorch.support import (
     RECIPE_DIR,
+    Compile,
     FakeCondaBuild,
     Interpreter,
     Package,
@@ -26,6 +28,8 @@ from fixtures.minitorch.support import (
     base_venv,
     binds_now,
     clean_env,
+    compiles,
+    count_compiles,
     install_blas,
     install_magma,
     needed,
@@ -39,6 +43,7 @@ from fixtures.minitorch.support import (
 BUILD_SH = RECIPE_DIR / "build.sh"
 ARCH_LIST_129 = "5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX"
 LIBTORCH_LIBS = ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_global_deps.so")
+CUDA_LIBTORCH_LIBS = (*LIBTORCH_LIBS, "libtorch_cuda.so")
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class Flow:
     magma: Package
     blas: Package
     libtorch: Package
+    libtorch_compiles: list[Compile]
     linalg: dict[str, Package]
     pytorch: tuple[Package, Package]
     ran_for_second_python: set[str]
@@ -71,6 +77,7 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
     blas = conda.package_from("blas", scratch / "blas")
 
     libtorch = conda.run_output("libtorch", venvs[0], [magma, blas])
+    libtorch_compiles = compiles(conda.src_dir / "build")
     linalg = {
         "magma": conda.run_output(
             "libtorch-cuda-linalg",
@@ -100,6 +107,7 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
         magma,
         blas,
         libtorch,
+        libtorch_compiles,
         linalg,
         (pytorch_first, pytorch_second),
         ran,
@@ -118,8 +126,9 @@ def site_packages_of(package: Package) -> str:
 @pytest.mark.slow
 def test_libtorch_ships_libraries_headers_cmake_config_and_activation(flow: Flow) -> None:
     assert flow.libtorch.files == {
-        *(f"lib/{name}" for name in LIBTORCH_LIBS),
+        *(f"lib/{name}" for name in CUDA_LIBTORCH_LIBS),
         "include/ATen/ATen.h",
+        "include/ATen/cuda/CUDAConfig.h",
         "include/c10/c10.h",
         "include/torch/torch.h",
         "share/cmake/Torch/TorchConfig.cmake",
@@ -130,7 +139,7 @@ def test_libtorch_ships_libraries_headers_cmake_config_and_activation(flow: Flow
 
 @pytest.mark.slow
 def test_libtorch_libraries_bind_lazily_despite_z_now_in_ldflags(flow: Flow) -> None:
-    eager = [name for name in LIBTORCH_LIBS if binds_now(flow.libtorch.root / "lib" / name)]
+    eager = [name for name in CUDA_LIBTORCH_LIBS if binds_now(flow.libtorch.root / "lib" / name)]
     assert eager == []
 
 
@@ -203,6 +212,17 @@ def test_deactivation_removes_what_activation_set(flow: Flow) -> None:
 
 
 @pytest.mark.slow
+def test_both_linalg_flavours_compile_no_object_outside_linalg_twice(flow: Flow) -> None:
+    # The miniature's libtorch_cuda sources reach the generated MAGMA switch
+    # (ATen/cuda/CUDAConfig.h) as PyTorch's do: switching USE_MAGMA between two builds
+    # recompiles them, which on the real tree means hundreds of nvcc translation units.
+    counted = count_compiles(flow.libtorch_compiles, linalg_prefix="torch_cuda_linalg")
+    assert counted.repeated_outside_linalg == ()
+    # The log did record the CUDA sources: the check above is not vacuous.
+    assert "aten/src/ATen/native/cuda/UnarySpecialOpsKernel.cu" in counted.once
+
+
+@pytest.mark.slow
 def test_each_linalg_flavour_ships_only_its_library(flow: Flow) -> None:
     assert {name: package.files for name, package in flow.linalg.items()} == {
         "magma": {"lib/libtorch_cuda_linalg.so"},
@@ -266,6 +286,7 @@ def test_second_python_rebuilds_only_python_bound_targets(flow: Flow) -> None:
         "libtorch_cpu.so",
         "libtorch.so",
         "libtorch_global_deps.so",
+        "libtorch_cuda.so",
         "libtorch_cuda_linalg.so",
     }
     assert flow.ran_for_second_python.isdisjoint(python_independent)
@@ -330,6 +351,28 @@ def test_installed_environment_symlinks_resolve_and_torch_imports(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("flavour", ["magma", "nomagma"])
+def test_has_magma_tells_the_truth_for_the_installed_linalg_flavour(
+    flow: Flow, flavour: str, tmp_path: Path
+) -> None:
+    # libtorch_cuda is compiled once, with MAGMA; hasMAGMA() (patch 0001) must still say
+    # "no" where the nomagma flavour keeps libmagma out of the environment, and "yes"
+    # where the magma flavour brings it, however the loader reached libtorch_cuda.
+    magma = [flow.magma] if flavour == "magma" else []
+    env = assemble(
+        tmp_path / "env",
+        flow.venvs[0],
+        [*magma, flow.blas, flow.libtorch, flow.linalg[flavour], flow.pytorch[0]],
+    )
+    probe = run(
+        [venv_python(env), "-c", "import torch; print(torch.has_magma())"],
+        cwd=tmp_path,
+        env=clean_env(),
+    )
+    assert probe.stdout.strip() == str(flavour == "magma")
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["lib", "site-packages/torch/lib"])
 def test_extensions_link_libtorch_python_from_prefix_lib_and_torch_lib(
     flow: Flow, where: str, tmp_path: Path
@@ -358,6 +401,7 @@ def test_extensions_link_libtorch_python_from_prefix_lib_and_torch_lib(
 @dataclass(frozen=True)
 class CpuFlow:
     clobbering: subprocess.CompletedProcess[str]
+    python_bound: subprocess.CompletedProcess[str]
     libtorch: Package
     pytorch: Package
 
@@ -376,9 +420,17 @@ def cpu_flow(tmp_path_factory: pytest.TempPathFactory) -> CpuFlow:
     clobbering = conda.attempt_output(
         "libtorch", venv, [conda.package_from("other", scratch / "other")]
     )
+    # A libtorch library that links libpython, as readelf would show it.
+    readelf = scratch / "python-bound-readelf"
+    readelf.write_text(
+        '#!/bin/sh\nreadelf "$@" || exit\n'
+        "echo ' 0x0000000000000001 (NEEDED)  Shared library: [libpython3.12.so.1.0]'\n"
+    )
+    readelf.chmod(0o755)
+    python_bound = conda.attempt_output("libtorch", venv, extra_env={"READELF": str(readelf)})
     libtorch = conda.run_output("libtorch", venv)
     pytorch = conda.run_output("pytorch", venv, [libtorch])
-    return CpuFlow(clobbering, libtorch, pytorch)
+    return CpuFlow(clobbering, python_bound, libtorch, pytorch)
 
 
 @pytest.mark.slow
@@ -409,6 +461,101 @@ def test_libtorch_refuses_to_overwrite_a_host_dependencys_file(cpu_flow: CpuFlow
         if line.startswith("build.sh: error:")
     ]
     assert "include/c10/c10.h already exists" in line and "recipe/build.sh" in line
+
+
+@pytest.mark.slow
+def test_libtorch_refuses_a_library_that_links_libpython(cpu_flow: CpuFlow) -> None:
+    assert cpu_flow.python_bound.returncode == 2
+    [line] = [
+        line
+        for line in cpu_flow.python_bound.stderr.splitlines()
+        if line.startswith("build.sh: error:")
+    ]
+    assert "needs a Python library" in line and "libtorch_file" in line
+
+
+@pytest.mark.slow
+def test_libtorch_stops_when_the_tree_builds_no_nomagma_linalg(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # A source tree without the recipe's patch 0004 (here: the miniature with its nomagma
+    # target switched off) must not yield a libtorch-cuda-linalg stash with one flavour.
+    first, _ = two_interpreters()
+    scratch = tmp_path_factory.mktemp("conda-bld-unpatched")
+    conda = FakeCondaBuild(
+        scratch, {"cuda_compiler_version": "12.9", "blas_impl": "mkl"}, first.tag
+    )
+    cmake_lists = conda.src_dir / "CMakeLists.txt"
+    text = cmake_lists.read_text()
+    assert "if(USE_MAGMA AND BUILD_CUDA_LINALG_NOMAGMA)" in text
+    cmake_lists.write_text(text.replace("AND BUILD_CUDA_LINALG_NOMAGMA)", "AND FALSE)"))
+    install_magma(scratch / "libmagma", scratch)
+    result = conda.attempt_output(
+        "libtorch", base_venv(first), [conda.package_from("libmagma", scratch / "libmagma")]
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("build.sh: error:")]
+    assert "component cuda_linalg_nomagma, USE_MAGMA=1 in the tree" in line
+    assert "patches/0004-" in line
+    assert not (scratch / "work" / "_stage" / "cuda-linalg-nomagma" / "lib").exists()
+
+
+# ---------------------------------------------------------------- macOS linkage (otool)
+
+OTOOL_OUTPUT = """#!/bin/sh
+# otool -L as macOS prints it: the file, its own install name, then what it links.
+[ "$1" = -L ] || exit 64
+printf '%s:\\n' "$2"
+printf '\\t@rpath/%s (compatibility version 0.0.0, current version 0.0.0)\\n' "${2##*/}"
+printf '\\t/usr/lib/libc++.1.dylib (compatibility version 1.0.0, current version 1.0.0)\\n'
+"""
+
+
+@dataclass(frozen=True)
+class OsxLinkage:
+    clean: subprocess.CompletedProcess[str]
+    python_bound: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def osx_linkage(tmp_path_factory: pytest.TempPathFactory) -> OsxLinkage:
+    # The miniature builds natively; only the linkage listing is macOS's (a stand-in otool).
+    first, _ = two_interpreters()
+    venv = base_venv(first)
+    scratch = tmp_path_factory.mktemp("conda-bld-osx")
+    conda = FakeCondaBuild(
+        scratch,
+        {"cuda_compiler_version": "None", "blas_impl": "generic", "target_platform": "osx-arm64"},
+        megabuild_python=first.tag,
+    )
+    install_blas(scratch / "blas", scratch)
+    blas = conda.package_from("blas", scratch / "blas")
+    results = []
+    for name, extra in (("otool", ""), ("python-bound-otool", "@rpath/libpython3.12.dylib")):
+        otool = scratch / name
+        line = f"printf '\\t{extra} (compatibility version 3.12.0)\\n'\n" if extra else ""
+        otool.write_text(OTOOL_OUTPUT + line)
+        otool.chmod(0o755)
+        results.append(conda.attempt_output("libtorch", venv, [blas], {"OTOOL": str(otool)}))
+    return OsxLinkage(*results)
+
+
+@pytest.mark.slow
+def test_macos_libtorch_passes_the_python_check_through_otool(osx_linkage: OsxLinkage) -> None:
+    assert osx_linkage.clean.returncode == 0, osx_linkage.clean.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_macos_libtorch_refuses_a_library_otool_shows_linking_libpython(
+    osx_linkage: OsxLinkage,
+) -> None:
+    assert osx_linkage.python_bound.returncode == 2
+    [line] = [
+        line
+        for line in osx_linkage.python_bound.stderr.splitlines()
+        if line.startswith("build.sh: error:")
+    ]
+    assert "needs a Python library" in line
 
 
 # ---------------------------------------------------------------- bad variant values
@@ -489,6 +636,34 @@ def test_bad_configuration_stops_with_one_line_naming_value_and_file(
     for text in expected:
         assert text in line
     assert not any((tmp_path / "prefix").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("platform", "tool"), [("linux-64", "readelf"), ("osx-arm64", "otool")], ids=["linux", "osx"]
+)
+def test_libtorch_stops_before_building_without_the_platforms_linkage_tool(
+    tmp_path: Path, platform: str, tool: str
+) -> None:
+    # The check that libtorch links no Python library must not pass by doing nothing.
+    (tmp_path / "bin").mkdir()
+    env = _env(
+        tmp_path,
+        target_platform=platform,
+        CF_TORCH_MEGABUILD_PYTHON=f"{sys.version_info[0]}.{sys.version_info[1]}",
+        PATH=str(tmp_path / "bin"),
+        READELF="<unset>",
+        OTOOL="<unset>",
+    )
+    bash = shutil.which("bash")
+    assert bash
+    result = subprocess.run(
+        [bash, str(BUILD_SH)], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 2, result.stderr
+    [line] = [line for line in result.stderr.splitlines() if line.strip()]
+    assert line.startswith(f"build.sh: error: {tool} is not on PATH")
+    assert "recipe/meta.yaml" in line
+    assert not (tmp_path / "src" / "build").exists()
 
 
 def test_pytorch_output_refuses_a_python_other_than_py_ver(tmp_path: Path) -> None:
