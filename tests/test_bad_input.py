@@ -587,3 +587,14 @@ def test_a_meta_yaml_that_is_not_utf8_is_one_line(feedstock_copy, capsys):
     code, _, err = run_tool(capsys, "render", LINUX_CPU)
     assert code == 2
     assert "meta.yaml: not UTF-8 text" in one_error_line(err)
+
+
+def test_check_of_a_conda_whose_zip_names_an_unknown_version_is_exit_2(tmp_path, capsys):
+    pkg = tiny_conda(tmp_path, "libtorch", "cpu_generic_h1234567_0", {"lib/a.txt": b"a"})
+    data = bytearray(pkg.read_bytes())
+    central = data.index(b"PK\x01\x02")  # the first central-directory entry
+    data[central + 6 : central + 8] = (99).to_bytes(2, "little")  # "version needed": 9.9
+    pkg.write_bytes(bytes(data))
+    code, _, err = run_tool(capsys, "check", str(pkg))
+    assert code == 2
+    assert "not a readable conda package (zip file version 9.9)" in one_error_line(err)

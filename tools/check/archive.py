@@ -48,6 +48,7 @@ DAMAGED = (
     tarfile.TarError,
     zipfile.BadZipFile,
     zlib.error,
+    NotImplementedError,  # zipfile: a damaged header naming an unknown version or compression
     LookupError,
     ValueError,
     *_zstd_error(),
