@@ -598,3 +598,11 @@ def test_check_of_a_conda_whose_zip_names_an_unknown_version_is_exit_2(tmp_path,
     code, _, err = run_tool(capsys, "check", str(pkg))
     assert code == 2
     assert "not a readable conda package (zip file version 9.9)" in one_error_line(err)
+
+
+def test_render_of_a_variant_file_naming_no_platform_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "odd.yaml"
+    bad.write_text("target_platform:\n- 'False'\n")
+    code, _, err = run_tool(capsys, "render", str(bad))
+    assert code == 2
+    assert "target_platform: 'False' is not a conda platform" in one_error_line(err)

@@ -15,6 +15,7 @@ conda-build's final render resolves it (``exact=True`` -> ``name version build_s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -133,8 +134,20 @@ def _parse_forge_yml(path: str, text: str) -> dict[str, Any]:
 
 def build_platform_for(forge: Mapping[str, Any], subdir: str) -> str:
     mapping = forge.get("build_platform") or {}
-    value = mapping.get(subdir.replace("-", "_"))
-    return str(value).replace("_", "-") if value else subdir
+    value = mapping.get(subdir.replace("-", "_")) if isinstance(mapping, Mapping) else None
+    if not value:
+        return subdir
+    return checked_subdir(str(value).replace("_", "-"), "conda-forge.yml build_platform")
+
+
+_SUBDIR = re.compile(r"^[a-z0-9]+-[a-z0-9_]+$")
+
+
+def checked_subdir(value: str, source: str) -> str:
+    """A conda subdir (``linux-64``, ``osx-arm64``), or a UserError naming where it came from."""
+    if not _SUBDIR.match(value):
+        raise UserError(f"{source}: {value!r} is not a conda platform such as linux-64")
+    return value
 
 
 # -- configs -------------------------------------------------------------------------------------
@@ -189,9 +202,9 @@ def _subdir_of(config_text: str, source: str, name: str) -> str:
     data = load_variant_yaml(config_text, source=source) or {}
     target = data.get("target_platform") if isinstance(data, dict) else None
     if isinstance(target, list) and target:
-        return str(target[0])
+        return checked_subdir(str(target[0]), f"{source}: target_platform")
     if isinstance(target, str) and target:
-        return target
+        return checked_subdir(target, f"{source}: target_platform")
     parts = name.split("_")
     if len(parts) >= 2 and parts[0] in ("linux", "osx", "win"):
         return f"{parts[0]}-{parts[1]}"
