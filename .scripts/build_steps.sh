@@ -170,7 +170,9 @@ endgroup "Configuring conda"
 # conda-build options: test policy from conda-forge.yml, the build number
 # clobber file, and the compiler cache.
 ########################################################################
-EXTRA_CB_OPTIONS=()
+# The caller's extra options first, as conda-smithy's script takes them: the build workflow
+# passes --no-test when a GPU runner tests the CUDA packages afterwards (test_built_packages.sh).
+read -r -a EXTRA_CB_OPTIONS <<< "${EXTRA_CB_OPTIONS:-}"
 # conda-forge-ci-setup exports both when it ran; otherwise the config and this machine tell.
 BUILD_PLATFORM="${BUILD_PLATFORM:-$(config_value build_platform)}"
 BUILD_PLATFORM="${BUILD_PLATFORM:-$(host_subdir)}"

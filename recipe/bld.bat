@@ -80,6 +80,9 @@ set "USE_SYSTEM_FMT=1"
 set "BUILD_CUSTOM_PROTOBUF=OFF"
 set "BLAS=MKL"
 set "USE_MKLDNN=1"
+rem setup.py's setuptools compiles with the MSVC the environment activated instead of
+rem looking for another Visual Studio installation.
+set "DISTUTILS_USE_SDK=1"
 set "USE_DISTRIBUTED=1"
 
 if not "%cuda_compiler_version%"=="None" (
@@ -179,6 +182,23 @@ for %%f in ("%TORCH_LIB%\*.dll" "%TORCH_LIB%\*.lib") do (
         if exist "%LIBRARY_BIN%\%%~nxf" del /q "%%f"
         if exist "%LIBRARY_LIB%\%%~nxf" del /q "%%f"
     )
+)
+
+rem torch.utils.cpp_extension compiles with torch\include only, where upstream's wheels carry
+rem pybind11; USE_SYSTEM_PYBIND11 copies none. build.sh links the pybind11 package's headers
+rem there; conda packages hold no symlinks on Windows, so this is a copy of the headers this
+rem torch was compiled with (pybind11 stays a run requirement for its ABI pin).
+set "PYBIND11_INC="
+if not exist "%SP_DIR%\torch\include\pybind11" (
+    for %%d in ("%LIBRARY_INC%\pybind11" "%PREFIX%\include\pybind11") do (
+        if not defined PYBIND11_INC if exist "%%~d\pybind11.h" set "PYBIND11_INC=%%~d"
+    )
+    if not defined PYBIND11_INC (
+        echo bld.bat: error: no pybind11\pybind11.h in !LIBRARY_INC! or !PREFIX!\include; keep pybind11 in the host requirements of the pytorch output in recipe\meta.yaml 1>&2
+        exit /b 2
+    )
+    robocopy "!PYBIND11_INC!" "%SP_DIR%\torch\include\pybind11" /E /NFL /NDL /NJH /NJS
+    if errorlevel 8 exit /b 1
 )
 exit /b 0
 

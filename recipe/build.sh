@@ -83,6 +83,10 @@ configure_flags() {
         # with -z,now `import torch` would fail on every machine without one.
         LDFLAGS="${LDFLAGS//-Wl,-z,now/}"
         LDFLAGS="${LDFLAGS} -Wl,-z,lazy"
+        # An assembler object without a .note.GNU-stack section makes the whole library ask
+        # for an executable stack, which glibc 2.41 refuses to dlopen.
+        # https://sourceware.org/git/?p=glibc.git;a=blob;f=NEWS;hb=glibc-2.41 (dlopen, execstack)
+        LDFLAGS="${LDFLAGS} -Wl,-z,noexecstack"
     fi
     if [[ "${target_platform}" == osx-64 ]]; then
         CFLAGS="${CFLAGS} -DTARGET_OS_OSX=1"
@@ -510,6 +514,21 @@ place_torch_libraries() {
         [[ -L "${entry}" || ! -e "${entry}" ]] \
             || die "${entry} is neither libtorch_python nor a file libtorch installed; a new library must go to libtorch (libtorch_file in ${RECIPE_FILE})"
     done
+    link_system_pybind11 "${torch_dir}/include"
+}
+
+link_system_pybind11() {
+    # torch.utils.cpp_extension compiles extensions with -isystem torch/include only, where
+    # upstream's wheels carry pybind11; with USE_SYSTEM_PYBIND11 the build copies none. A
+    # relative link to the pybind11 package's headers (a run requirement of pytorch in
+    # meta.yaml) restores the layout; check_cpp_extension.py in the recipe's tests guards it.
+    # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/212 (why not a copy in $PREFIX)
+    local torch_include="$1"
+    if [[ ! -d "${torch_include}" || ! -d "${PREFIX}/include/pybind11" ]] \
+        || [[ -e "${torch_include}/pybind11" || -L "${torch_include}/pybind11" ]]; then
+        return 0
+    fi
+    ln -s "$(relative_path "${PREFIX}/include/pybind11" "${torch_include}")" "${torch_include}/pybind11"
 }
 
 ########################################################################

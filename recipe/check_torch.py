@@ -19,6 +19,8 @@ FEATURES: dict[str, Callable[[], bool]] = {
     "openmp": lambda: torch.backends.openmp.is_available(),
     "mkldnn": lambda: torch.backends.mkldnn.is_available(),
     "distributed": lambda: torch.distributed.is_available(),
+    # Metal: built into every osx-arm64 package, usable on any Apple silicon runner
+    "mps": lambda: torch.backends.mps.is_available(),
 }
 
 

@@ -1,8 +1,9 @@
 """The recipe's test helpers against a real PyTorch 2.13.0 (upstream's CPU wheel).
 
-check_torch.py and cmake_test/ run inside conda-build's test environments, where a bug in
-them would only show after hours of compiling. Here they meet the real thing: upstream's
-CPU wheel, whose variant (MKL, no CUDA, OpenMP, mkldnn, distributed) is known.
+check_torch.py, check_cpp_extension.py and cmake_test/ run inside conda-build's test
+environments, where a bug in them would only show after hours of compiling. Here they meet
+the real thing: upstream's CPU wheel, whose variant (MKL, no CUDA, OpenMP, mkldnn,
+distributed) is known.
 """
 
 from __future__ import annotations
@@ -141,3 +142,60 @@ def test_cmake_test_builds_and_runs_against_the_real_libtorch_and_libtorch_pytho
         cwd=build,
     )
     assert module.stdout.strip() == "[0, 1, 2, 3]", module.stderr
+
+
+def check_cpp_extension(site: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    if shutil.which("c++") is None or shutil.which("ninja") is None:
+        pytest.skip("needs a C++ compiler and ninja")
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(site),
+        TORCH_EXTENSIONS_DIR=str(tmp_path / "torch_extensions"),
+    )
+    return subprocess.run(
+        [sys.executable, str(RECIPE / "check_cpp_extension.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=900,
+        check=False,
+    )
+
+
+def recipe_shaped_site(torch_site: Path, dest: Path) -> Path:
+    """The wheel laid out as the `pytorch` package is: torch/include holds no pybind11.
+
+    Symlinks to the unpacked wheel except for torch/include/pybind11, which
+    USE_SYSTEM_PYBIND11 builds never copy there.
+    """
+    dest.mkdir()
+    for entry in torch_site.iterdir():
+        if entry.name != "torch":
+            (dest / entry.name).symlink_to(entry)
+    (dest / "torch").mkdir()
+    for entry in (torch_site / "torch").iterdir():
+        if entry.name != "include":
+            (dest / "torch" / entry.name).symlink_to(entry)
+    (dest / "torch" / "include").mkdir()
+    for entry in (torch_site / "torch" / "include").iterdir():
+        if entry.name != "pybind11":
+            (dest / "torch" / "include" / entry.name).symlink_to(entry)
+    return dest
+
+
+def test_check_cpp_extension_builds_and_imports_an_extension_against_the_real_wheel(
+    torch_site, tmp_path
+):
+    result = check_cpp_extension(torch_site, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("ok   cpp_extension")
+
+
+def test_check_cpp_extension_fails_when_torch_include_lacks_pybind11(torch_site, tmp_path):
+    # The regression: USE_SYSTEM_PYBIND11 and no pybind11 package in the environment.
+    site = recipe_shaped_site(torch_site, tmp_path / "site")
+    result = check_cpp_extension(site, tmp_path)
+    assert result.returncode == 1
+    assert "FAIL build:" in result.stdout
+    assert "pybind11/pybind11.h" in result.stdout

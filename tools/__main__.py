@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from tools.errors import exit_code_of
 
 # Order is the order shown by --help.
-COMMANDS = ("render", "matrix", "explain", "check", "drift", "emulate")
+COMMANDS = ("render", "matrix", "explain", "check", "drift", "emulate", "runners")
 
 
 def _available() -> dict[str, str]:

@@ -11,6 +11,10 @@ One module per concern:
 - ``artifacts``: done markers, produced packages, SHA256SUMS, summary.json, log_files.zip;
 - ``ccache``: how a persistent compiler cache reaches the build, and its hit statistics;
 - ``batch``: the loop over configs (resume, fail-fast, prune, summary);
+- ``facts``: what a config says about its cost and its runners (CUDA, Pythons, labels);
+- ``shard``: ``--shard K/N``, the selection split over machines by expected build time;
+- ``merge``: ``--merge DIR...``, several machines' build_artifacts/ combined into one;
+- ``runners``: the GitHub Actions jobs of .github/workflows/build.yml (``python -m tools runners``);
 - ``cli``: argparse and the one place where errors become exit codes.
 
 Standard library plus ruamel.yaml only: maintainers run this with the system Python.

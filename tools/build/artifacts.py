@@ -208,3 +208,39 @@ def write_summary(artifacts: Path, document: Mapping[str, object]) -> Path:
     target = artifacts / "summary.json"
     atomic_write_text(target, json.dumps(document, indent=2, sort_keys=False) + "\n")
     return target
+
+
+def summary_document(
+    *,
+    feedstock: str,
+    started: str,
+    finished: str,
+    this_run: Iterable[str],
+    configs: Mapping[str, Mapping[str, object]],
+) -> dict[str, object]:
+    """summary.json's shape, the same for a local batch and for a merge of several machines."""
+    return {
+        "version": SUMMARY_VERSION,
+        "feedstock": feedstock,
+        "started": started,
+        "finished": finished,
+        "this_run": list(this_run),
+        "configs": dict(configs),
+    }
+
+
+@dataclass(frozen=True)
+class BatchFiles:
+    summary: Path
+    sha256sums: Path
+    log_zip: Path
+
+
+def write_batch_files(artifacts: Path, document: Mapping[str, object]) -> BatchFiles:
+    """summary.json, then SHA256SUMS over every package, then log_files.zip holding both.
+
+    A local batch and ``--merge`` both end here, so their files cannot drift apart.
+    """
+    summary = write_summary(artifacts, document)
+    sums = write_sha256sums(artifacts)
+    return BatchFiles(summary, sums, write_log_zip(artifacts))

@@ -20,11 +20,14 @@ from tools.build import artifacts as art
 from tools.build import ccache, cfep3, lock
 from tools.build.configs import Config, choose_interactively, discover, select
 from tools.build.engine import ContainerEngine
+from tools.build.facts import read_facts
 from tools.build.logtee import LogSink
+from tools.build.merge import merge
 from tools.build.options import Options
 from tools.build.plan import BuildPlan, HostFacts, describe, plan_build
 from tools.build.progress import Progress, format_duration
 from tools.build.runner import run, run_attached
+from tools.build.shard import choose_shard
 from tools.errors import EXIT_INTERRUPTED, CommandError, ProblemsFound, UserError
 from tools.proc import call, format_command, redact
 
@@ -280,17 +283,14 @@ def _finish(
         if untouched and result.config in records:
             continue  # keep what an earlier run learnt about a config this run never reached
         records[result.config] = result.to_json()
-    document = {
-        "version": art.SUMMARY_VERSION,
-        "feedstock": options.root.name,
-        "started": _utc(started),
-        "finished": _utc(),
-        "this_run": [r.config for r in results],
-        "configs": records,
-    }
-    art.write_summary(artifacts, document)
-    sums = art.write_sha256sums(artifacts)
-    zipped = art.write_log_zip(artifacts)
+    document = art.summary_document(
+        feedstock=options.root.name,
+        started=_utc(started),
+        finished=_utc(),
+        this_run=[r.config for r in results],
+        configs=records,
+    )
+    files = art.write_batch_files(artifacts, document)
     console.say()
     console.say(summary_table(results))
     console.say()
@@ -299,25 +299,75 @@ def _finish(
         return path.relative_to(options.root).as_posix()
 
     console.say(
-        f"summary: {rel(artifacts / 'summary.json')}; checksums: {rel(sums)}; logs: {rel(zipped)}"
+        f"summary: {rel(files.summary)}; checksums: {rel(files.sha256sums)}; "
+        f"logs: {rel(files.log_zip)}"
     )
+
+
+def _cfep3_request(options: Options, console: Console) -> None:
+    channel = options.cfep3_channel or ""
+    cfep3.check_channel(channel)
+    sums = cfep3.read_sums(options.artifacts / "SHA256SUMS")
+    label = cfep3.target_label(options.root, sums)
+    console.out.write(cfep3.request_yaml(channel, sums, label=label))
+
+
+def _note(console: Console, text: str) -> None:
+    """Progress that must not mix with a document on stdout (--list, --cfep3-request)."""
+    print(text, file=console.err, flush=True)
+
+
+def _this_shard(options: Options, names: tuple[str, ...], console: Console) -> tuple[str, ...]:
+    if options.shard is None:
+        return names
+    facts = [read_facts(options.root / ".ci_support" / f"{n}.yaml") for n in names]
+    choice = choose_shard(
+        facts, options.shard, recipe_dir=options.root / "recipe", durations=options.durations
+    )
+    _note(console, choice.describe(options.shard))
+    return choice.names
+
+
+def _merge(options: Options, console: Console) -> int:
+    if options.cfep3_channel is not None:
+        cfep3.check_channel(options.cfep3_channel)
+    with lock.exclusive(options.artifacts):  # a batch building there would mix with it
+        result = merge(options.root, options.merge_dirs, say=lambda text: _note(console, text))
+    statuses = [str(r.get("status")) for r in result.configs.values()]
+    counts = ", ".join(f"{statuses.count(s)} {s}" for s in dict.fromkeys(statuses))
+    _note(
+        console,
+        f"merged {result.sources} folder(s) into build_artifacts/: {len(statuses)} configs "
+        f"({counts or 'none'}), {result.copied_packages} package(s) copied",
+    )
+    _note(
+        console, f"summary, SHA256SUMS and log_files.zip written in {result.files.summary.parent}"
+    )
+    if options.cfep3_channel is not None:
+        _cfep3_request(options, console)
+    if result.failed:
+        raise ProblemsFound(
+            f"{len(result.failed)} config(s) not built on any machine: {', '.join(result.failed)}"
+        )
+    return 0
 
 
 def run_batch(options: Options, console: Console, host: HostFacts | None = None) -> int:
     host = host or HostFacts.detect()
+    if options.merge_dirs:
+        return _merge(options, console)
     if options.cfep3_channel is not None:
-        cfep3.check_channel(options.cfep3_channel)
-        sums = cfep3.read_sums(options.artifacts / "SHA256SUMS")
-        label = cfep3.target_label(options.root, sums)
-        console.out.write(cfep3.request_yaml(options.cfep3_channel, sums, label=label))
+        _cfep3_request(options, console)
         return 0
     if options.list_only:
-        for name in select(
-            discover(options.root), (), all_configs=True, filter_glob=options.filter_glob
-        ):
+        pool = select(discover(options.root), (), all_configs=True, filter_glob=options.filter_glob)
+        for name in _this_shard(options, pool, console):
             console.say(name)
         return 0
-    names = choose(options, console)
+    names = _this_shard(options, choose(options, console), console)
+    if not names:
+        console.say("this shard has no configs to build (more machines than configs)")
+        return 0
     engine = ContainerEngine.from_env(options.env)
     configs = [Config(n, options.root / ".ci_support" / f"{n}.yaml") for n in names]
     plans, unbuildable = _plan_all(options, configs, engine, host)

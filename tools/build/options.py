@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from tools.build.shard import Shard, parse_shard
 from tools.errors import UserError
 from tools.proc import SECRET_ENV_VARS, secret_values
 
@@ -44,6 +45,10 @@ done|failed|interrupted|skipped|pending, "duration_seconds", "returncode", "log"
 or null, "note"}}, ...}), SHA256SUMS (`sha256sum -c` format, every package in the
 channel folders) and log_files.zip (the logs, summary.json and SHA256SUMS).
 
+several machines: `--all --shard K/N` on machine K of N (the same command
+everywhere), then `--merge DIR...` on one of them with the others'
+build_artifacts/ copied over; `--cfep3-request` works on the merged folder.
+
 exit status: 0 all selected configs built or already done; 1 some config failed;
 2 bad input or no usable engine; 130 interrupted (rerun the same command to resume).
 """
@@ -66,6 +71,9 @@ class Options:
     cfep3_channel: str | None
     ccache: Path | None
     interactive: bool
+    shard: Shard | None  # --shard K/N: this machine's part of the selection
+    durations: tuple[Path, ...]  # summary.json files whose durations balance the shards
+    merge_dirs: tuple[Path, ...]  # --merge: other machines' build_artifacts/
     env: Mapping[str, str]  # what the build sees: the caller's environment minus secrets
     secrets: tuple[str, ...]  # values to redact wherever output is written
     withheld: tuple[str, ...]  # names of the secret variables the caller had set
@@ -157,7 +165,67 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the conda-forge/admin-requests cfep3_copy entry for the packages "
         "in build_artifacts/SHA256SUMS, uploaded to CHANNEL (e.g. jdoe/label/cfep03)",
     )
+    spread = parser.add_argument_group("a release over several machines (README, CFEP-03)")
+    spread.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="build only this machine's part K of N of the selected configs; every machine "
+        "runs the same command with its own K (balanced by expected build time)",
+    )
+    spread.add_argument(
+        "--durations",
+        metavar="FILE",
+        type=Path,
+        action="append",
+        default=[],
+        help="with --shard: an earlier summary.json whose measured build times replace the "
+        "cost model (repeatable; give every machine the same files)",
+    )
+    spread.add_argument(
+        "--merge",
+        dest="merge_dirs",
+        metavar="DIR",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="copy the packages, logs and done markers of other machines' build_artifacts/ "
+        "into this one and write one summary.json, SHA256SUMS and log_files.zip; with "
+        "--cfep3-request also print the request",
+    )
     return parser
+
+
+def _check_spread(args: argparse.Namespace) -> None:
+    """--shard and --merge: what they combine with, checked before anything runs."""
+    if args.merge_dirs:
+        others = [
+            flag
+            for flag, given in (
+                ("config names", args.config),
+                ("--all", args.all_configs),
+                ("--shard", args.shard),
+                ("--debug", args.debug),
+                ("--force", args.force),
+                ("--native", args.native),
+                ("--dry-run", args.dry_run),
+                ("--list", args.list_only),
+                ("--filter", args.filter_glob),
+                ("--fail-fast", args.fail_fast),
+                ("--prune", args.prune),
+                ("--ccache", args.ccache),
+            )
+            if given
+        ]
+        if others:
+            raise UserError(f"--merge only combines folders; drop {', '.join(others)}")
+    if args.durations and not args.shard:
+        raise UserError("--durations balances --shard; add --shard K/N or drop --durations")
+    if args.shard and args.debug:
+        raise UserError("--debug opens a shell in one build; drop --shard")
+    if args.shard and not (args.all_configs or args.config or args.list_only):
+        raise UserError(
+            "--shard splits the selected configs: add --all (with --filter) or config names"
+        )
 
 
 _RUN_ARG_SECRET = re.compile(r"(?:^|[\s=])(" + "|".join(SECRET_ENV_VARS) + r")(?:[\s=]|$)")
@@ -166,6 +234,7 @@ _RUN_ARG_SECRET = re.compile(r"(?:^|[\s=])(" + "|".join(SECRET_ENV_VARS) + r")(?
 def from_args(
     args: argparse.Namespace, env: Mapping[str, str], root: Path, *, interactive: bool
 ) -> Options:
+    _check_spread(args)
     if args.output_id and not args.debug:
         raise UserError("--output-id only makes sense with --debug")
     if args.debug and (args.all_configs or len(args.config) > 1):
@@ -212,6 +281,9 @@ def from_args(
         cfep3_channel=args.cfep3_channel,
         ccache=ccache,
         interactive=interactive,
+        shard=parse_shard(args.shard) if args.shard else None,
+        durations=tuple(args.durations),
+        merge_dirs=tuple(args.merge_dirs),
         env=MappingProxyType(clean_env),
         secrets=tuple(secret_values(env)),
         withheld=tuple(name for name in SECRET_ENV_VARS if name in env),

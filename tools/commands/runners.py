@@ -1,0 +1,75 @@
+"""``python -m tools runners``: where .github/workflows/build.yml builds and tests each config."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "show (or --json for the build workflow) which runner builds and which tests each config"
+
+EPILOG = """\
+RULES are PLATFORM=LABEL[,LABEL...] separated by spaces or ';', e.g.
+`linux-64=self-hosted,linux,x64 win-*=self-hosted,windows`.  --labels keys are the
+platform a config builds on (linux-aarch64 configs cross-compile on linux-64);
+--gpu-labels keys are the platform its packages run on (Linux only).
+
+--json prints one line: {"build": [{"config", "short", "os", "build_platform",
+"runs_on": [...], "hosted", "timeout", "docker_run_args", "tests": "here"|"gpu job"}],
+"test_gpu": [{"config", "short", "runs_on": [...], "timeout", "docker_image"}]}.
+"""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument(
+        "--labels",
+        metavar="RULES",
+        help="runner labels per build platform, overriding the configs' github_actions_labels",
+    )
+    parser.add_argument(
+        "--gpu-labels",
+        metavar="RULES",
+        help="GPU runner labels per target platform: CUDA configs build without tests and "
+        "are tested there",
+    )
+    parser.add_argument("--filter", metavar="GLOB", help="only configs whose <name>.yaml matches")
+    parser.add_argument(
+        "--run-id", metavar="ID", help="the workflow run's id (makes cirun labels unique per job)"
+    )
+    parser.add_argument("--json", action="store_true", help="the workflow's matrices, one line")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from tools.build.configs import apply_filter, discover
+    from tools.build.facts import read_facts
+    from tools.build.runners import ForgeCi, parse_rules, plan_jobs
+    from tools.render import load_forge_yml
+    from tools.repo import find_root
+
+    root = find_root()
+    names = apply_filter(discover(root), args.filter)
+    builds, tests = plan_jobs(
+        [read_facts(root / ".ci_support" / f"{name}.yaml") for name in names],
+        ForgeCi.from_mapping(load_forge_yml(root)),
+        labels=parse_rules(args.labels, "--labels"),
+        gpu_labels=parse_rules(args.gpu_labels, "--gpu-labels"),
+        run_id=args.run_id,
+    )
+    if args.json:
+        document = {
+            "build": [b.to_json() for b in builds],
+            "test_gpu": [t.to_json() for t in tests],
+        }
+        print(json.dumps(document, separators=(",", ":")))
+        return 0
+    gpu = {t.config: t for t in tests}
+    for job in builds:
+        where = ",".join(job.runs_on)
+        kind = "hosted" if job.hosted else "self-hosted"
+        tested = (
+            f"tests on {','.join(gpu[job.config].runs_on)}" if job.config in gpu else "tests here"
+        )
+        print(f"{job.config}\n    build on {where} ({kind}, {job.timeout_minutes} min), {tested}")
+    return 0
