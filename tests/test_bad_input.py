@@ -606,3 +606,16 @@ def test_render_of_a_variant_file_naming_no_platform_is_one_line(tmp_path, capsy
     code, _, err = run_tool(capsys, "render", str(bad))
     assert code == 2
     assert "target_platform: 'False' is not a conda platform" in one_error_line(err)
+
+
+def test_an_output_whose_build_section_is_not_a_mapping_is_one_line(tmp_path, capsys):
+    recipe = tmp_path / "recipe"
+    recipe.mkdir()
+    (recipe / "meta.yaml").write_text(
+        "package:\n  name: top\n  version: 1.0\noutputs:\n  - name: one\n    build: oops\n"
+    )
+    variant = tmp_path / "linux.yaml"
+    variant.write_text("target_platform:\n- linux-64\n")
+    code, _, err = run_tool(capsys, "render", str(variant), "--recipe-dir", str(recipe))
+    assert code == 2
+    assert "outputs item 1: the build section must be a mapping" in one_error_line(err)

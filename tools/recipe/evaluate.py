@@ -262,12 +262,23 @@ class Recipe:
                 data[section] = [] if section == "outputs" else {}
         if "outputs" in data and not isinstance(data["outputs"], list):
             raise RecipeError(path, 'outputs: must be a list of mappings ("- name: ...")')
-        for section in ("package", "build", "requirements", "test", "about", "extra"):
-            if section in data and not isinstance(data[section], dict):
-                if section == "requirements" and isinstance(data[section], list):
-                    continue
-                raise RecipeError(path, f"the {section} section must be a mapping")
+        _check_sections(path, "", data)
+        for index, out in enumerate(data.get("outputs") or [], start=1):
+            if not isinstance(out, dict):
+                raise RecipeError(path, f"outputs item {index} must be a mapping (- name: ...)")
+            _check_sections(path, f"outputs item {index}: ", out)
         return data
+
+
+def _check_sections(path: str, where: str, data: Mapping[str, Any]) -> None:
+    """conda-build reads these sections as mappings (requirements may be a plain list)."""
+    for section in ("package", "build", "requirements", "test", "about", "extra"):
+        value = data.get(section)
+        if value is None or isinstance(value, dict):
+            continue
+        if section == "requirements" and isinstance(value, list):
+            continue
+        raise RecipeError(path, f"{where}the {section} section must be a mapping")
 
 
 def _identity(text: str) -> tuple[int, ...]:
