@@ -17,6 +17,7 @@ from tools.check.archive import Package, check_members, read_all
 from tools.check.context import Context
 from tools.check.expectations import Expectations, OutputExpectation
 from tools.check.findings import Finding, any_failed
+from tools.errors import UserError
 
 __all__ = [
     "CHECKS",
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
-    ("archive.member", lambda ctx: check_members(ctx.packages)),
+    ("archive.member / prefix.files", lambda ctx: check_members(ctx.packages)),
     ("elf.read", linkage.check_elf_readable),
     ("elf.machine", linkage.check_machine),
     ("elf.needed", linkage.check_needed),
@@ -46,7 +47,10 @@ CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
     ("layout.build-prefix", layout.check_build_prefix),
     ("cuda.runtime", cuda.check_cuda_runtime),
     ("cuda.magma", cuda.check_magma),
-    ("metadata.depends / metadata.constrains / metadata.run-exports", metadata.check_metadata),
+    (
+        "metadata.depends / metadata.constrains / metadata.run-exports / metadata.output",
+        metadata.check_metadata,
+    ),
 )
 
 
@@ -59,11 +63,26 @@ def load(paths: Iterable[Path], workdir: Path | None = None) -> list[Package]:
 
 
 def run_checks(packages: Sequence[Package], expect: Expectations | None = None) -> list[Finding]:
-    ctx = Context(packages, expect or Expectations())
+    expect = expect or Expectations()
+    _require_config_platform(packages, expect)
+    ctx = Context(packages, expect)
     findings: list[Finding] = []
     for _, run in CHECKS:
         findings.extend(run(ctx))
     return findings
+
+
+def _require_config_platform(packages: Sequence[Package], expect: Expectations) -> None:
+    """A config describes one platform; comparing another's packages with it is meaningless
+    (a linux-64 library's GLIBC against a macOS SDK version), so it is refused."""
+    if expect.subdir is None:
+        return
+    for package in packages:
+        if package.analysed and package.subdir not in (expect.subdir, "noarch"):
+            raise UserError(
+                f"{package.label}: built for {package.subdir or 'an unknown platform'}, but "
+                f"config {expect.config} builds {expect.subdir}; pass the config it was built from"
+            )
 
 
 def check(paths: Iterable[Path], expect: Expectations | None = None) -> list[Finding]:

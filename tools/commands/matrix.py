@@ -33,9 +33,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tools import ci_support
-    from tools.errors import ProblemsFound
+    from tools.errors import ProblemsFound, UserError
     from tools.repo import find_root, recipe_dir
 
+    if args.diff and not args.check:
+        raise UserError("--diff shows what --check finds: use `matrix --check --diff`")
     root = find_root()
     recipe = recipe_dir(args.recipe_dir, root)
     pinning = ci_support.locate_pinning(args.pinning)
