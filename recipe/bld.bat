@@ -76,6 +76,7 @@ set "INSTALL_TEST=0"
 set "USE_SYSTEM_SLEEF=1"
 set "USE_SYSTEM_PYBIND11=1"
 set "USE_SYSTEM_EIGEN_INSTALL=1"
+rem An option of patch 0005 (2.13.0 has none): fmt from the host, no include\fmt of its own.
 set "USE_SYSTEM_FMT=1"
 set "BUILD_CUSTOM_PROTOBUF=OFF"
 set "BLAS=MKL"

@@ -188,6 +188,8 @@ configure_pytorch() {
     export USE_SYSTEM_SLEEF=1
     export USE_SYSTEM_PYBIND11=1
     export USE_SYSTEM_EIGEN_INSTALL=1
+    # An option of patch 0005 (2.13.0 has none): without it torch installs its own include/fmt,
+    # which the host fmt package owns.
     export USE_SYSTEM_FMT=1
     export BUILD_CUSTOM_PROTOBUF=OFF
 

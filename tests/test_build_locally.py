@@ -245,7 +245,8 @@ def test_windows_configs_are_refused_on_linux(feedstock: Path) -> None:
 
 
 def test_osx_configs_use_the_container_on_linux_like_conda_smithy(feedstock: Path) -> None:
-    assert plan(feedstock, name=CONFIGS[3]).dispatch == "docker"
+    env = {"PATH": "/usr/bin", "OSX_SDK_DIR": "/sdk"}
+    assert plan(feedstock, name=CONFIGS[3], env=env).dispatch == "docker"
 
 
 def test_osx_configs_on_a_mac_need_the_sdk_dir(feedstock: Path) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -241,6 +243,33 @@ def test_build_jobs_take_runner_and_timeout_from_the_planned_matrix() -> None:
     assert build["runs-on"] == "${{ matrix.runs_on }}"
     assert build["timeout-minutes"] == "${{ matrix.timeout }}"
     assert any("build-locally.py" in step.get("run", "") for step in build["steps"])
+
+
+def _run_build_step(tmp_path: Path, cpu_count: str) -> str:
+    """Run build.yml's build step with a `python` that reports the CPU_COUNT build-locally gets."""
+    step = next(
+        s for s in workflow()["jobs"]["build"]["steps"] if "build-locally.py" in s.get("run", "")
+    )
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text(
+        f'#!/bin/sh\nif [ "$1" = -c ]; then exec {sys.executable} "$@"; fi\necho "$CPU_COUNT"\n'
+    )
+    fake.chmod(0o755)
+    env = {"PATH": f"{fake.parent}:/usr/bin:/bin", "CONFIG": "c", "CPU_COUNT": cpu_count}
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", step["run"]], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_build_step_caps_parallel_compile_jobs_at_eight(tmp_path: Path) -> None:
+    assert int(_run_build_step(tmp_path, "")) == min(os.cpu_count() or 1, 8)
+
+
+def test_build_step_takes_the_cpu_count_variable_when_set(tmp_path: Path) -> None:
+    assert _run_build_step(tmp_path, "24") == "24"
 
 
 def test_collect_runs_even_when_configs_failed_and_merges_like_a_local_batch() -> None:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.debian import apt_install
 
 from tools.emulate import host, rootfs
 from tools.emulate.arch import ARCHES
@@ -33,15 +34,6 @@ SVE_OFF, SVE256 = "max,sve=off", "max,sve=on,sve256=on"
 PPC64LE_OPT_IN = "PYTORCH_FEEDSTOCK_TEST_PPC64LE"
 
 
-def _install_debian_packages() -> None:
-    apt = ["apt-get", "install", "-y", "--no-install-recommends", *DEBIAN_PACKAGES]
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    if subprocess.run(apt, env=env, capture_output=True, check=False).returncode != 0:
-        # A fresh machine may have no package lists yet.
-        subprocess.run(["apt-get", "update"], env=env, capture_output=True, check=True)
-        subprocess.run(apt, env=env, capture_output=True, check=True)
-
-
 @pytest.fixture(scope="session")
 def qemu_aarch64() -> None:
     """Skip unless this machine can run aarch64 code under QEMU (set it up on CI)."""
@@ -56,7 +48,7 @@ def qemu_aarch64() -> None:
         if not found
     ]
     if missing and os.environ.get("CI") == "true":
-        _install_debian_packages()
+        apt_install(*DEBIAN_PACKAGES)
     elif missing:
         pytest.skip(f"apt-get install {' '.join(missing)} to run the QEMU tests")
     try:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.debian import apt_install, can_install
 
 pytestmark = pytest.mark.lint
 
@@ -53,21 +54,12 @@ def test_python_files_are_ruff_formatted() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def _install_shellcheck() -> None:
-    apt = ["apt-get", "install", "-y", "--no-install-recommends", "shellcheck"]
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    if subprocess.run(apt, env=env, capture_output=True, check=False).returncode != 0:
-        # A fresh machine may have no package lists yet.
-        subprocess.run(["apt-get", "update"], env=env, capture_output=True, check=True)
-        subprocess.run(apt, env=env, capture_output=True, check=True)
-
-
 @pytest.fixture(scope="session")
 def shellcheck() -> str:
     """The shellcheck executable; installed on CI, skipped elsewhere when absent."""
     found = shutil.which("shellcheck")
-    if found is None and ON_CI and os.geteuid() == 0:
-        _install_shellcheck()
+    if found is None and can_install():
+        apt_install("shellcheck")
         found = shutil.which("shellcheck")
     if found is None:
         if ON_CI:

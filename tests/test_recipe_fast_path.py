@@ -91,7 +91,7 @@ def test_an_error_in_a_jinja_expression_is_one_recipe_error_on_both_paths() -> N
     """
     fast, slow = _render(meta)
     assert fast == slow
-    assert fast[0] is RecipeError and fast[1].startswith("meta.yaml: jinja2 evaluation failed")
+    assert fast[0] is RecipeError and fast[1].startswith("meta.yaml:3: jinja2 evaluation failed")
 
 
 def test_a_duplicate_key_is_an_error_on_both_paths() -> None:

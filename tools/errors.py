@@ -8,18 +8,26 @@ points (``python -m tools`` and ``build-locally.py``) run their command through
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import TextIO
+
+from tools.secrets import scrub, secret_values
 
 EXIT_INTERRUPTED = 130
 
 
 class ToolError(Exception):
-    """An error the user can act on; its message is one line, which a list to choose from
-    may follow, one item per line (tools.selection's config names)."""
+    """An error the user can act on; its message is one line (which a list to choose from may
+    follow, one item per line: tools.selection's config names), and never shows a token."""
 
     exit_code = 2
+
+    def __init__(self, message: str = "") -> None:
+        # Messages quote commands, their output and environment values: a credential of
+        # this environment, or one shaped like a GitHub token, is masked wherever it came from.
+        super().__init__(scrub(str(message), secret_values(os.environ)))
 
 
 class UserError(ToolError):

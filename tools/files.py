@@ -4,6 +4,7 @@ or an interrupted run, never sees half of one."""
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,8 @@ def read_user_file(path: Path, *, errors: str = "strict") -> str:
         return path.read_text(encoding="utf-8", errors=errors)
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
 @contextmanager
@@ -68,3 +71,18 @@ def _mode_for(path: Path) -> int:
 def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:
     """UTF-8, newlines written as given (``\\n`` stays ``\\n`` on every platform)."""
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+_CONFLICT_MARKER = re.compile(r"^(?:<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
+
+
+def yaml_error_message(source: str, exc: Exception, text: str = "") -> str:
+    """``file:line: not valid YAML (problem)``, pointing at merge-conflict markers first."""
+    conflict = _CONFLICT_MARKER.search(text)
+    if conflict:
+        line = text.count("\n", 0, conflict.start()) + 1
+        return f"{source}:{line}: merge-conflict marker; resolve the conflict (or rerender)"
+    mark = getattr(exc, "problem_mark", None)
+    where = f"{source}:{mark.line + 1}" if mark is not None else source
+    problem = getattr(exc, "problem", None) or exc.__class__.__name__
+    return f"{where}: not valid YAML ({problem})"

@@ -15,28 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tools.errors import CommandError
+from tools.secrets import SECRET_ENV_VARS, redact, scrub, secret_values
 
-# Variables that hold credentials on conda-forge CI; never printed, never
-# forwarded to local builds (see build-locally.py).
-SECRET_ENV_VARS = (
-    "BINSTAR_TOKEN",
-    "STAGING_BINSTAR_TOKEN",
-    "FEEDSTOCK_TOKEN",
-    "ANACONDA_API_TOKEN",
-    "GITHUB_TOKEN",
-)
-
-
-def secret_values(env: Mapping[str, str]) -> list[str]:
-    """The non-trivial secret values present in ``env``, longest first."""
-    values = {env[name] for name in SECRET_ENV_VARS if len(env.get(name, "")) >= 4}
-    return sorted(values, key=len, reverse=True)
-
-
-def redact(text: str, secrets: Sequence[str]) -> str:
-    for value in secrets:
-        text = text.replace(value, "***")
-    return text
+__all__ = ["SECRET_ENV_VARS", "call", "format_command", "redact", "scrub", "secret_values"]
 
 
 def format_command(args: Sequence[str | os.PathLike[str]]) -> str:
@@ -62,14 +43,17 @@ def call(
     if not args:
         raise ValueError("call() needs a command")
     program = str(args[0])
+    # Every message below is scrubbed: the command line, and what the command printed,
+    # may carry a token from either environment.
+    secrets = secret_values(os.environ, env or {})
+    shown = scrub(program, secrets)
     search_path = (env or os.environ).get("PATH") if env is not None else None
     resolved = shutil.which(program, path=search_path) if os.sep not in program else program
     if resolved is None or not Path(resolved).exists():
-        raise CommandError(f"{program}: command not found on PATH")
+        raise CommandError(f"{shown}: command not found on PATH")
     argv = [resolved, *(str(a) for a in args[1:])]
     if not quiet:
-        secrets = secret_values(env if env is not None else os.environ)
-        print(redact("+ " + format_command([program, *args[1:]]), secrets), file=sys.stderr)
+        print(scrub("+ " + format_command([program, *args[1:]]), secrets), file=sys.stderr)
     try:
         result = subprocess.run(
             argv,
@@ -81,15 +65,16 @@ def call(
             input=input,
             check=False,
         )
-    except subprocess.TimeoutExpired as exc:
-        raise CommandError(f"{program}: timed out after {timeout:g}s") from exc
+    except subprocess.TimeoutExpired:
+        raise CommandError(f"{shown}: timed out after {timeout:g}s") from None
     except OSError as exc:
-        raise CommandError(f"{program}: could not start ({exc.strerror})") from exc
+        raise CommandError(f"{shown}: could not start ({exc.strerror})") from None
     if check and result.returncode != 0:
         detail = ""
         if capture and result.stderr.strip():
             detail = ": " + result.stderr.strip().splitlines()[-1]
         raise CommandError(
-            f"{program} exited with status {result.returncode}{detail}", result.returncode
+            scrub(f"{shown} exited with status {result.returncode}{detail}", secrets),
+            result.returncode,
         )
     return result

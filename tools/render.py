@@ -15,6 +15,7 @@ conda-build's final render resolves it (``exact=True`` -> ``name version build_s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -134,8 +135,20 @@ def _parse_forge_yml(path: str, text: str) -> dict[str, Any]:
 
 def build_platform_for(forge: Mapping[str, Any], subdir: str) -> str:
     mapping = forge.get("build_platform") or {}
-    value = mapping.get(subdir.replace("-", "_"))
-    return str(value).replace("_", "-") if value else subdir
+    value = mapping.get(subdir.replace("-", "_")) if isinstance(mapping, Mapping) else None
+    if not value:
+        return subdir
+    return checked_subdir(str(value).replace("_", "-"), "conda-forge.yml build_platform")
+
+
+_SUBDIR = re.compile(r"^[a-z0-9]+-[a-z0-9_]+$")
+
+
+def checked_subdir(value: str, source: str) -> str:
+    """A conda subdir (``linux-64``, ``osx-arm64``), or a UserError naming where it came from."""
+    if not _SUBDIR.match(value):
+        raise UserError(f"{source}: {value!r} is not a conda platform such as linux-64")
+    return value
 
 
 # -- configs -------------------------------------------------------------------------------------
@@ -204,12 +217,12 @@ def variants_for_config(config_text: str, recipe_cbc: str | None, *, config_sour
 
 
 def _subdir_of(config_text: str, source: str, name: str) -> str:
-    data = load_variant_yaml(config_text) or {}
+    data = load_variant_yaml(config_text, source=source) or {}
     target = data.get("target_platform") if isinstance(data, dict) else None
     if isinstance(target, list) and target:
-        return str(target[0])
+        return checked_subdir(str(target[0]), f"{source}: target_platform")
     if isinstance(target, str) and target:
-        return target
+        return checked_subdir(target, f"{source}: target_platform")
     parts = name.split("_")
     if len(parts) >= 2 and parts[0] in ("linux", "osx", "win"):
         return f"{parts[0]}-{parts[1]}"
@@ -238,7 +251,8 @@ def _render_cached(source: RecipeSource, config_text: str, cbc: str | None, conf
                    cbc_source: str, name: str, subdir: str, build_subdir: str) -> tuple[RenderedOutput, ...]:
     variants = variants_for_config(config_text, cbc, config_source=config_source, cbc_source=cbc_source,
                                    subdir=subdir, build_subdir=build_subdir)
-    config_keys = set(load_variant_yaml(config_text) or {})
+    data = load_variant_yaml(config_text, source=config_source) or {}
+    config_keys = set(data) if isinstance(data, dict) else set()
     outputs = render_variants(source, variants, Target(subdir, build_subdir), ci_split=False)
     return tuple(_public(o, name, subdir, build_subdir, config_keys) for o in outputs)
 

@@ -143,6 +143,37 @@ def work_dirs(artifacts: Path) -> set[str]:
     return {p.name for p in artifacts.iterdir() if p.is_dir() and WORK_DIR.match(p.name)}
 
 
+# meta.yaml's top-level ``package: name:``, when it is spelled out (not a jinja expression).
+_PACKAGE_NAME = re.compile(
+    r"^package:[ \t]*\n(?:[ \t]+#.*\n)*[ \t]+name:[ \t]*([A-Za-z0-9_.-]+)[ \t]*$", re.MULTILINE
+)
+
+
+def recipe_package_name(recipe_dir: Path) -> str | None:
+    """The name conda-build gives this recipe's work folders, or None when it cannot be read."""
+    try:
+        text = (recipe_dir / "meta.yaml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    match = _PACKAGE_NAME.search(text)
+    return match.group(1) if match else None
+
+
+def own_work_dirs(names: Iterable[str], package: str, start: float, end: float) -> set[str]:
+    """The work folders of this recipe's conda-build that started between ``start`` and ``end``.
+
+    conda-build names each build's folder ``<package>_<millisecond it started>``, so a folder
+    that merely appeared while a config built (another recipe's conda-build sharing
+    build_artifacts/) is told apart from the config's own by its name, not by when it showed up.
+    """
+    owned = set()
+    for name in names:
+        head, _, stamp = name.rpartition("_")
+        if WORK_DIR.match(name) and head == package and start <= int(stamp) / 1000 <= end:
+            owned.add(name)
+    return owned
+
+
 def remove_work_dirs(artifacts: Path, names: Iterable[str]) -> list[str]:
     """Delete conda-build work folders by name; only direct children of build_artifacts."""
     removed = []

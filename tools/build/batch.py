@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tools.build import artifacts as art
-from tools.build import ccache, cfep3
+from tools.build import ccache, cfep3, lock
 from tools.build.configs import Config, choose_interactively, discover, select
 from tools.build.engine import ContainerEngine
 from tools.build.facts import read_facts
@@ -32,6 +32,7 @@ from tools.errors import EXIT_INTERRUPTED, CommandError, ProblemsFound, UserErro
 from tools.proc import call, format_command, redact
 
 DONE, FAILED, INTERRUPTED, SKIPPED, PENDING = "done", "failed", "interrupted", "skipped", "pending"
+UNBUILDABLE = "cannot build on this machine"
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,7 @@ def _prune(
     plan: BuildPlan,
     result: ConfigResult,
     work_before: set[str],
+    window: tuple[float, float],
     progress: Progress,
 ) -> None:
     if plan.dispatch == "docker":
@@ -239,8 +241,15 @@ def _prune(
         except CommandError as exc:
             progress.message(f"prune: {exc}")
     if result.status == DONE:  # a failed build's work folder is what you debug with
-        new = art.work_dirs(options.artifacts) - work_before
-        removed = art.remove_work_dirs(options.artifacts, new)
+        appeared = art.work_dirs(options.artifacts) - work_before
+        # Only the folders this config's conda-build started; another recipe's conda-build
+        # sharing build_artifacts/ keeps its own (another batch cannot run: see lock.py).
+        package = art.recipe_package_name(options.root / "recipe")
+        if package is None:
+            progress.message("prune: recipe/meta.yaml names no literal package; work folders kept")
+            return
+        ours = art.own_work_dirs(appeared, package, window[0] - 1, window[1])
+        removed = art.remove_work_dirs(options.artifacts, ours)
         if removed:
             progress.message(f"prune: removed work folder(s) {', '.join(removed)}")
 
@@ -270,7 +279,8 @@ def _finish(
     artifacts = options.artifacts
     records = art.read_summary(artifacts)
     for result in results:
-        if result.status == PENDING and result.config in records:
+        untouched = result.status == PENDING or result.note.startswith(UNBUILDABLE)
+        if untouched and result.config in records:
             continue  # keep what an earlier run learnt about a config this run never reached
         records[result.config] = result.to_json()
     document = art.summary_document(
@@ -295,8 +305,11 @@ def _finish(
 
 
 def _cfep3_request(options: Options, console: Console) -> None:
+    channel = options.cfep3_channel or ""
+    cfep3.check_channel(channel)
     sums = cfep3.read_sums(options.artifacts / "SHA256SUMS")
-    console.out.write(cfep3.request_yaml(options.cfep3_channel, sums))
+    label = cfep3.target_label(options.root, sums)
+    console.out.write(cfep3.request_yaml(channel, sums, label=label))
 
 
 def _note(console: Console, text: str) -> None:
@@ -316,7 +329,10 @@ def _this_shard(options: Options, names: tuple[str, ...], console: Console) -> t
 
 
 def _merge(options: Options, console: Console) -> int:
-    result = merge(options.root, options.merge_dirs, say=lambda text: _note(console, text))
+    if options.cfep3_channel is not None:
+        cfep3.check_channel(options.cfep3_channel)
+    with lock.exclusive(options.artifacts):  # a batch building there would mix with it
+        result = merge(options.root, options.merge_dirs, say=lambda text: _note(console, text))
     statuses = [str(r.get("status")) for r in result.configs.values()]
     counts = ", ".join(f"{statuses.count(s)} {s}" for s in dict.fromkeys(statuses))
     _note(
@@ -327,7 +343,7 @@ def _merge(options: Options, console: Console) -> int:
     _note(
         console, f"summary, SHA256SUMS and log_files.zip written in {result.files.summary.parent}"
     )
-    if options.cfep3_channel:
+    if options.cfep3_channel is not None:
         _cfep3_request(options, console)
     if result.failed:
         raise ProblemsFound(
@@ -340,7 +356,7 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
     host = host or HostFacts.detect()
     if options.merge_dirs:
         return _merge(options, console)
-    if options.cfep3_channel:
+    if options.cfep3_channel is not None:
         _cfep3_request(options, console)
         return 0
     if options.list_only:
@@ -354,10 +370,7 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
         return 0
     engine = ContainerEngine.from_env(options.env)
     configs = [Config(n, options.root / ".ci_support" / f"{n}.yaml") for n in names]
-    plans = [
-        plan_build(options, c, engine, host, index=i, total=len(configs))
-        for i, c in enumerate(configs, start=1)
-    ]
+    plans, unbuildable = _plan_all(options, configs, engine, host)
     if options.dry_run:
         console.say(f"dry run: {len(plans)} config(s); nothing is started, written or deleted")
         for plan in plans:
@@ -367,36 +380,74 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
                 else "would build"
             )
             console.say(describe(plan, status=status, engine=engine, secrets=options.secrets))
+        for result in unbuildable:
+            console.say(f"[-] {result.config}: would skip: {result.note}")
         return 0
+    if not plans:
+        raise UserError(
+            f"none of the {len(unbuildable)} selected config(s) builds on this machine: "
+            f"{unbuildable[0].config}: {unbuildable[0].note}"
+        )
     if any(p.dispatch == "docker" for p in plans):
         _check_engine(engine, options.env)
     if any(p.dispatch == "native" for p in plans):
         _check_native(options.env)
-    options.artifacts.mkdir(exist_ok=True)
-    if options.ccache is not None:
-        options.ccache.mkdir(parents=True, exist_ok=True)
-    license_copy = options.root / "recipe" / "recipe-scripts-license.txt"
-    ours = not license_copy.exists()
-    try:
-        if options.debug:
-            returncode = run_attached(plans[0])
-            # conda-smithy's build_steps.sh reaches its final touch after the debug shell
-            # too; a config that was only debugged must not count as built.
-            plans[0].marker.unlink(missing_ok=True)
-            return returncode
-        return _loop(options, plans, engine, console)
-    finally:
-        # build_steps.sh copies LICENSE.txt there for conda-build; remove it only if we made it.
-        if ours:
-            license_copy.unlink(missing_ok=True)
+    with lock.exclusive(options.artifacts):
+        if options.ccache is not None:
+            options.ccache.mkdir(parents=True, exist_ok=True)
+        license_copy = options.root / "recipe" / "recipe-scripts-license.txt"
+        ours = not license_copy.exists()
+        try:
+            if options.debug:
+                returncode = run_attached(plans[0])
+                # conda-smithy's build_steps.sh reaches its final touch after the debug shell
+                # too; a config that was only debugged must not count as built.
+                plans[0].marker.unlink(missing_ok=True)
+                return returncode
+            return _loop(options, plans, engine, console, unbuildable)
+        finally:
+            # build_steps.sh copies LICENSE.txt there for conda-build; remove it only if we
+            # made it.
+            if ours:
+                license_copy.unlink(missing_ok=True)
+
+
+def _plan_all(
+    options: Options, configs: Sequence[Config], engine: ContainerEngine, host: HostFacts
+) -> tuple[list[BuildPlan], list[ConfigResult]]:
+    """Plans for the configs this machine can build; the others, when a glob or --all chose
+    them, become skipped results with the reason (a config named exactly is an error)."""
+    buildable: list[Config] = []
+    unbuildable: list[ConfigResult] = []
+    for config in configs:
+        try:
+            plan_build(options, config, engine, host)
+        except UserError as exc:
+            if config.name in options.requested:
+                raise
+            reason = str(exc).removeprefix(f"{config.name}: ")
+            unbuildable.append(ConfigResult(config.name, SKIPPED, note=f"{UNBUILDABLE}: {reason}"))
+        else:
+            buildable.append(config)
+    plans = [
+        plan_build(options, c, engine, host, index=i, total=len(buildable))
+        for i, c in enumerate(buildable, start=1)
+    ]
+    return plans, unbuildable
 
 
 def _loop(
-    options: Options, plans: Sequence[BuildPlan], engine: ContainerEngine, console: Console
+    options: Options,
+    plans: Sequence[BuildPlan],
+    engine: ContainerEngine,
+    console: Console,
+    unbuildable: Sequence[ConfigResult] = (),
 ) -> int:
     started = time.time()
     previous = art.read_summary(options.artifacts)
     progress = Progress(console.err, is_tty=console.err.isatty())
+    for result in unbuildable:
+        progress.message(f"[-] {result.config}: skipped, {result.note}")
     results: list[ConfigResult] = []
     stop_reason = ""
     interrupted = False
@@ -410,7 +461,9 @@ def _loop(
                 results.append(_skipped(plan, previous.get(plan.config, {}), options.root))
                 continue
             work_before = art.work_dirs(options.artifacts)
+            window = (time.time(), 0.0)
             result = build_one(plan, options, engine, progress)
+            window = (window[0], time.time())
             results.append(result)
             if result.status == INTERRUPTED:
                 interrupted = True
@@ -418,12 +471,13 @@ def _loop(
             elif result.status == FAILED and options.fail_fast:
                 stop_reason = f"not started: --fail-fast after {plan.config} failed"
             if options.prune and result.status != INTERRUPTED:
-                _prune(options, engine, plan, result, work_before, progress)
+                _prune(options, engine, plan, result, work_before, window, progress)
         except KeyboardInterrupt:  # between builds: nothing to stop, but still summarise
             interrupted = True
             stop_reason = "not started: the run was interrupted"
             if not results or results[-1].config != plan.config:
                 results.append(ConfigResult(plan.config, PENDING, note=stop_reason))
+    results.extend(unbuildable)
     _finish(options, results, started, console)
     if interrupted:
         console.say("interrupted: rerun the same command to resume where it stopped")

@@ -12,6 +12,10 @@ import io
 import re
 from pathlib import Path
 
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from tools.build.artifacts import read_summary
 from tools.errors import UserError
 
 _LINE = re.compile(
@@ -39,21 +43,74 @@ def read_sums(path: Path) -> list[tuple[str, str]]:
     return pairs
 
 
-def request_yaml(channel: str, sums: list[tuple[str, str]]) -> str:
-    """YAML for ``requests/<name>.yml`` in conda-forge/admin-requests (action cfep3_copy)."""
+def check_channel(channel: str) -> None:
     if not _CHANNEL.match(channel):
         raise UserError(
             f"--cfep3-request {channel!r}: expected an anaconda.org channel such as "
             "'jdoe/label/cfep03'"
         )
-    from ruamel.yaml import YAML
 
-    document = {
+
+def target_label(root: Path, sums: list[tuple[str, str]]) -> str:
+    """The conda-forge label the packages go to: their configs' ``channel_targets``.
+
+    CI uploads each config's packages to the label its ``channel_targets`` names (``conda-forge
+    pytorch_rc`` for release candidates); a copy request must do the same.  The config of
+    each package comes from build_artifacts/summary.json.  One request has one label, so
+    packages for different labels are refused.
+    """
+    summary = read_summary(root / "build_artifacts")
+    config_of = {
+        str(package.get("path")): config
+        for config, record in summary.items()
+        for package in (record.get("packages") or [])
+        if isinstance(package, dict)
+    }
+    labels: dict[str, list[str]] = {}
+    for _, name in sums:
+        config = config_of.get(name)
+        if config is None:
+            raise UserError(
+                f"{name}: not in build_artifacts/summary.json, so the config (and conda-forge "
+                "label) it was built for is unknown; rebuild it with build-locally.py"
+            )
+        labels.setdefault(_label_of(root, config), []).append(name)
+    if len(labels) > 1:
+        parts = "; ".join(f"{label}: {names[0]} ..." for label, names in sorted(labels.items()))
+        raise UserError(
+            f"the packages go to different conda-forge labels ({parts}); one request copies "
+            "to one label, so request them separately"
+        )
+    return next(iter(labels), "main")
+
+
+def _label_of(root: Path, config: str) -> str:
+    path = root / ".ci_support" / f"{config}.yaml"
+    try:
+        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, YAMLError) as exc:
+        raise UserError(f"{path}: cannot read channel_targets ({exc.__class__.__name__})") from None
+    targets = data.get("channel_targets") if isinstance(data, dict) else None
+    target = targets[0] if isinstance(targets, list) and targets else targets
+    if not target:
+        return "main"  # conda-forge's default target: conda-forge main
+    words = str(target).split()
+    if len(words) != 2 or words[0] != "conda-forge":
+        raise UserError(f"{path}: channel_targets {target!r} is not 'conda-forge <label>'")
+    return words[1]
+
+
+def request_yaml(channel: str, sums: list[tuple[str, str]], *, label: str = "main") -> str:
+    """YAML for ``requests/<name>.yml`` in conda-forge/admin-requests (action cfep3_copy)."""
+    check_channel(channel)
+    document: dict[str, object] = {
         "action": "cfep3_copy",
         "anaconda_org_packages": [
             {"package": f"{channel}/{name}", "sha256": digest} for digest, name in sums
         ],
     }
+    if label != "main":  # the admin bot copies to main unless told otherwise
+        document["to_anaconda_org_label"] = label
     stream = io.StringIO()
     yaml = YAML()
     yaml.default_flow_style = False

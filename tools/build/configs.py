@@ -15,9 +15,11 @@ from pathlib import Path
 
 from tools import selection
 from tools.errors import UserError
+from tools.files import yaml_error_message
 from tools.selection import apply_filter
 
 __all__ = ["Config", "apply_filter", "choose_interactively", "discover", "docker_image", "select"]
+
 
 @dataclass(frozen=True)
 class Config:
@@ -92,9 +94,13 @@ def docker_image(config_path: Path) -> str | None:
     from ruamel.yaml.error import YAMLError
 
     try:
-        data = YAML(typ="safe").load(config_path.read_text(encoding="utf-8"))
-    except (OSError, YAMLError) as exc:
-        raise UserError(f"{config_path}: cannot read it as YAML ({exc})") from None
+        text = config_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{config_path}: cannot read it ({exc})") from None
+    try:
+        data = YAML(typ="safe").load(text)
+    except YAMLError as exc:
+        raise UserError(yaml_error_message(str(config_path), exc, text)) from None
     if not isinstance(data, dict):
         raise UserError(f"{config_path}: not a mapping of variant keys; rerender the feedstock")
     value = data.get("docker_image")

@@ -17,6 +17,9 @@ from tools.errors import UserError
 
 EngineName = Literal["docker", "podman"]
 
+# What DOCKER_EXECUTABLE may name (its basename): the engines, and podman's remote client.
+ENGINES: dict[str, EngineName] = {"docker": "docker", "podman": "podman", "podman-remote": "podman"}
+
 # Containers we start carry this label, so `--prune` removes ours and nobody else's.
 LABEL = "org.conda-forge.build-locally=1"
 
@@ -32,8 +35,21 @@ class ContainerEngine:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ContainerEngine:
+        """The engine DOCKER_EXECUTABLE names: docker or podman, or a path to one of them.
+
+        The scripts run ``$DOCKER_EXECUTABLE info``, ``pull`` and ``run``; any other program
+        there would be run with those arguments, so it is refused.
+        """
         executable = env.get("DOCKER_EXECUTABLE") or "docker"
-        name: EngineName = "podman" if "podman" in Path(executable).name else "docker"
+        base = Path(executable).name
+        if base.lower().endswith(".exe"):
+            base = base[: -len(".exe")]
+        if base not in ENGINES:
+            raise UserError(
+                f"DOCKER_EXECUTABLE={executable}: not docker or podman (nor a path to one); "
+                "set it to docker, podman or the full path of either"
+            )
+        name = ENGINES[base]
         return cls(name=name, executable=executable)
 
     def resolve(self, env: Mapping[str, str]) -> str:

@@ -15,11 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from tools.proc import redact
+from tools.proc import scrub
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
-# Tokens we can recognise by shape even when their variable was never set here.
-TOKEN_SHAPES = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b")
 MAX_PENDING = 64 * 1024
 
 
@@ -29,10 +27,6 @@ def clean(text: str) -> str:
         parts = [p for p in text.split("\r") if p]
         text = parts[-1] if parts else ""
     return text
-
-
-def scrub(text: str, secrets: Sequence[str]) -> str:
-    return TOKEN_SHAPES.sub("***", redact(text, secrets))
 
 
 class LineSplitter:

@@ -27,10 +27,15 @@ build_artifacts/.
 """
 
 EPILOG = """\
-environment: DOCKER_EXECUTABLE (docker|podman), DOCKER_IMAGE (overrides the
-config's image), CONDA_FORGE_DOCKER_RUN_ARGS (extra `run` options), CPU_COUNT,
-MINIFORGE_HOME (osx/win), OSX_SDK_DIR (osx on macOS).  Tokens (BINSTAR_TOKEN and
-friends) are never forwarded and are redacted from logs.
+environment: DOCKER_EXECUTABLE (docker|podman, or the path of either), DOCKER_IMAGE
+(overrides the config's image), CONDA_FORGE_DOCKER_RUN_ARGS (extra `run` options),
+CPU_COUNT, MINIFORGE_HOME (osx/win), OSX_SDK_DIR (osx configs; setting it accepts
+Apple's SDK licence).  Tokens (BINSTAR_TOKEN and friends) are never forwarded and are
+redacted from logs and messages.
+
+one run at a time per build_artifacts/ (a lock; a second run is refused with the first
+one's pid).  With --all or a glob, configs this machine cannot build are skipped with the
+reason (summary status "skipped"); a config named exactly is an error instead.
 
 written to build_artifacts/: <config>-log.txt (timestamped UTC, tokens redacted;
 an earlier attempt's log moves to old-logs/), conda-forge-build-done-<config> (the

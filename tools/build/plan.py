@@ -124,10 +124,13 @@ def plan_build(
     total: int = 1,
 ) -> BuildPlan:
     dispatch = _dispatch(options, config, host)
-    if dispatch == "osx" and not options.env.get("OSX_SDK_DIR"):
+    # Whether the SDK is downloaded on a mac or inside the Linux container, setting
+    # OSX_SDK_DIR is how the user accepts Apple's licence (conda-smithy's script refuses
+    # osx configs without it).
+    if config.os == "osx" and not options.env.get("OSX_SDK_DIR"):
         raise UserError(
-            "osx builds need the macOS SDK: run `export OSX_SDK_DIR=$PWD/SDKs` first; "
-            "doing so means you accept Apple's SDK licence terms"
+            f"{config.name}: osx builds need the macOS SDK: run `export OSX_SDK_DIR=$PWD/SDKs` "
+            "first; doing so means you accept Apple's SDK licence terms"
         )
     root = options.root
     changes: dict[str, str] = {

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
-    ("archive.member", lambda ctx: check_members(ctx.packages)),
+    ("archive.member / prefix.files", lambda ctx: check_members(ctx.packages)),
     ("elf.read", linkage.check_elf_readable),
     ("elf.machine", linkage.check_machine),
     ("elf.needed", linkage.check_needed),
@@ -49,7 +49,10 @@ CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
     ("layout.build-prefix", layout.check_build_prefix),
     ("cuda.runtime", cuda.check_cuda_runtime),
     ("cuda.magma", cuda.check_magma),
-    ("metadata.depends / metadata.constrains / metadata.run-exports", metadata.check_metadata),
+    (
+        "metadata.depends / metadata.constrains / metadata.run-exports / metadata.output",
+        metadata.check_metadata,
+    ),
 )
 
 CHECK_IDS: tuple[str, ...] = tuple(i for name, _ in CHECKS for i in name.split(" / "))
@@ -87,7 +90,9 @@ def run_checks(
     only: Collection[str] | None = None,
 ) -> list[Finding]:
     """Every check's findings; with ``only`` (check ids), just those checks'."""
-    ctx = Context(packages, expect or Expectations())
+    expect = expect or Expectations()
+    _require_config_platform(packages, expect)
+    ctx = Context(packages, expect)
     findings: list[Finding] = []
     for name, run in CHECKS:
         if only is not None and not set(name.split(" / ")) & set(only):
@@ -96,6 +101,19 @@ def run_checks(
     if only is not None:
         findings = [f for f in findings if f.check in only]
     return findings
+
+
+def _require_config_platform(packages: Sequence[Package], expect: Expectations) -> None:
+    """A config describes one platform; comparing another's packages with it is meaningless
+    (a linux-64 library's GLIBC against a macOS SDK version), so it is refused."""
+    if expect.subdir is None:
+        return
+    for package in packages:
+        if package.analysed and package.subdir not in (expect.subdir, "noarch"):
+            raise UserError(
+                f"{package.label}: built for {package.subdir or 'an unknown platform'}, but "
+                f"config {expect.config} builds {expect.subdir}; pass the config it was built from"
+            )
 
 
 def check(

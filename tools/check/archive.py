@@ -17,6 +17,7 @@ import shutil
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,31 @@ from conda_package_streaming.package_streaming import stream_conda_component
 from tools.check.elf import ElfInfo, is_elf, read_elf
 from tools.check.findings import Finding, failed, member_path, passed
 from tools.errors import UserError
+
+
+def _zstd_error() -> tuple[type[Exception], ...]:
+    """The exception a damaged zstd stream raises, from the module conda-package-streaming uses."""
+    for module in ("compression.zstd", "backports.zstd"):
+        try:
+            return (__import__(module, fromlist=["ZstdError"]).ZstdError,)
+        except ImportError:
+            continue
+    return ()
+
+
+# What reading a damaged archive raises, from its container (zip, tar) down to its
+# compression (deflate, bzip2 and lzma raise OSError, zstd its own error).
+DAMAGED = (
+    OSError,
+    EOFError,
+    tarfile.TarError,
+    zipfile.BadZipFile,
+    zlib.error,
+    NotImplementedError,  # zipfile: a damaged header naming an unknown version or compression
+    LookupError,
+    ValueError,
+    *_zstd_error(),
+)
 
 MemberKind = Literal["file", "symlink", "hardlink", "dir"]
 SourceKind = Literal["conda", "wheel", "prefix"]
@@ -95,6 +121,7 @@ class Package:
     placeholders: Mapping[str, str] = field(default_factory=dict)
     texts: Mapping[str, str] = field(default_factory=dict)  # small files the checks parse
     analysed: bool = True  # False: only listed (prefix packages outside this feedstock)
+    missing: tuple[str, ...] = ()  # files a prefix's conda-meta record lists that are absent
 
     @property
     def label(self) -> str:
@@ -123,7 +150,7 @@ def unsafe_reason(name: str, kind: MemberKind, target: str | None) -> str | None
     return None
 
 
-def _tar_kind(info: tarfile.TarInfo) -> MemberKind | None:
+def tar_kind(info: tarfile.TarInfo) -> MemberKind | None:
     if info.isreg():
         return "file"
     if info.issym():
@@ -216,14 +243,7 @@ def read_conda(path: Path, workdir: Path) -> Package:
         for component in components:
             for tar, entry in stream_conda_component(str(path), component=component):
                 _take_member(tar, entry, members, unsafe, info, collector)
-    except (
-        OSError,
-        EOFError,
-        tarfile.TarError,
-        zipfile.BadZipFile,
-        LookupError,
-        ValueError,
-    ) as exc:
+    except DAMAGED as exc:
         raise UserError(
             f"{path}: not a readable conda package ({exc}); rebuild or re-download it"
         ) from exc
@@ -265,7 +285,7 @@ def read_conda(path: Path, workdir: Path) -> Package:
 
 
 def _take_member(tar, entry, members, unsafe, info, collector) -> None:
-    kind = _tar_kind(entry)
+    kind = tar_kind(entry)
     name = entry.name
     target = entry.linkname if kind in ("symlink", "hardlink") else None
     if kind is None:
@@ -319,8 +339,8 @@ def read_wheel(path: Path, workdir: Path) -> Package:
                 if kind == "file":
                     with archive.open(entry) as stream:
                         collector.consume(name, stream, entry.file_size)
-    except (OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise UserError(f"{path}: not a readable wheel ({exc})") from exc
+    except DAMAGED as exc:
+        raise UserError(f"{path}: not a readable wheel ({exc}); re-download it") from exc
     platform = match["plat"]
     subdir = (
         "linux-64"
@@ -359,6 +379,11 @@ def read_prefix(prefix: Path, workdir: Path) -> list[Package]:
         if not isinstance(record, dict) or "name" not in record:
             continue
         packages.append(_prefix_package(prefix, record, workdir))
+    if not any(p.analysed for p in packages):
+        raise UserError(
+            f"{prefix}: none of this feedstock's packages ({', '.join(sorted(TORCH_PACKAGES))}) "
+            "is installed here; nothing to check"
+        )
     return packages
 
 
@@ -371,6 +396,7 @@ def _prefix_package(prefix: Path, record: Mapping, workdir: Path) -> Package:
     for entry in (record.get("paths_data") or {}).get("paths", []):
         if entry.get("prefix_placeholder") and entry.get("file_mode", "text") == "text":
             placeholders[entry["_path"]] = entry["prefix_placeholder"]
+    missing: list[str] = []
     for rel in record.get("files", ()):
         real = prefix / rel
         if real.is_symlink():
@@ -379,6 +405,8 @@ def _prefix_package(prefix: Path, record: Mapping, workdir: Path) -> Package:
             members.append(Member(rel, "file", real.stat().st_size))
             if analyse:
                 collector.consume_file(rel, real)
+        elif not real.exists():
+            missing.append(rel)
     return Package(
         source=prefix,
         kind="prefix",
@@ -395,6 +423,7 @@ def _prefix_package(prefix: Path, record: Mapping, workdir: Path) -> Package:
         placeholders=placeholders,
         texts=collector.texts,
         analysed=analyse,
+        missing=tuple(missing),
     )
 
 
@@ -473,10 +502,16 @@ def read_all(paths: Iterable[Path], workdir: Path) -> list[Package]:
 
 
 def check_members(packages: Iterable[Package]) -> list[Finding]:
-    """Unsafe members (absolute, '..', escaping links) are failures; they were never written."""
+    """Unsafe members (absolute, '..', escaping links) are failures; they were never written.
+
+    In a prefix, the files a package's conda-meta record lists must all be there: a check of
+    what is missing would otherwise pass by having nothing to look at.
+    """
     findings = []
     for package in packages:
         if package.kind == "prefix":
+            if package.analysed:
+                findings.append(_prefix_files(package))
             continue
         for name, reason in package.unsafe:
             findings.append(failed("archive.member", member_path(package.label, name), reason))
@@ -489,3 +524,22 @@ def check_members(packages: Iterable[Package]) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _prefix_files(package: Package) -> Finding:
+    record = f"conda-meta record of {package.name}"
+    if package.missing:
+        first = ", ".join(package.missing[:3]) + (" ..." if len(package.missing) > 3 else "")
+        return failed(
+            "prefix.files",
+            package.label,
+            f"{len(package.missing)} of {len(package.members) + len(package.missing)} files "
+            f"the {record} lists are missing ({first}); reinstall {package.name}",
+        )
+    if not package.members:
+        return failed("prefix.files", package.label, f"the {record} lists no files")
+    return passed(
+        "prefix.files",
+        package.label,
+        f"all {len(package.members)} files the {record} lists are present",
+    )

@@ -28,6 +28,7 @@ class OutputExpectation:
 @dataclass(frozen=True)
 class Expectations:
     config: str | None = None
+    subdir: str | None = None  # the config's target platform: "linux-64", "osx-arm64" ...
     c_stdlib_version: str | None = None  # "2.17"
     cxx_compiler_version: str | None = None  # "14"
     cuda_compiler_version: str | None = None  # "12.9", or "None" for CPU builds
@@ -94,8 +95,10 @@ def from_rendered(outputs: Iterable[RenderedOutputLike], config: str | None = No
     variant: Mapping[str, str] = kept[0].variant if kept else {}
     # One config builds both linalg flavours; the flavour is per output.
     flavors = {_scalar(o.variant.get("cuda_linalg_flavor")) for o in kept}
+    subdirs = [o.subdir for o in kept if getattr(o, "subdir", "noarch") != "noarch"]
     return Expectations(
         config=config,
+        subdir=subdirs[0] if subdirs else None,
         c_stdlib_version=_scalar(variant.get("c_stdlib_version")),
         cxx_compiler_version=_scalar(variant.get("cxx_compiler_version")),
         cuda_compiler_version=_scalar(variant.get("cuda_compiler_version")),

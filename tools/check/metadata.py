@@ -92,6 +92,8 @@ def check_metadata(ctx: Context) -> list[Finding]:
             package.name, package_python(package, ctx.expect), package.build
         )
         if output is None:
+            if ctx.expect.config is not None:
+                findings.append(_not_an_output(package, ctx))
             continue
         findings.extend(
             compare_specs("metadata.depends", package.label, output.run, package.depends)
@@ -125,3 +127,13 @@ def _run_exports(package: Package, declared: bool) -> list[Finding]:
         ]
     state = "present as declared" if declared else "none declared, none shipped"
     return [passed("metadata.run-exports", package.label, f"run_exports {state}")]
+
+
+def _not_an_output(package: Package, ctx: Context) -> Finding:
+    names = ", ".join(sorted({o.name for o in ctx.expect.outputs})) or "none"
+    return failed(
+        "metadata.output",
+        package.label,
+        f"{package.name} is not an output config {ctx.expect.config} builds (its outputs: "
+        f"{names}); check it with the config it was built from",
+    )

@@ -10,6 +10,7 @@ HELP = "check built packages (.conda/.tar.bz2, a directory, a prefix or a wheel)
 EPILOG = """\
 checks (the "check" field of each finding):
   archive.member          no absolute, '..' or escaping members or links
+  prefix.files            every file a prefix's conda-meta record lists is present
   elf.read                every ELF member parses (Mach-O/PE packages: a warning)
   elf.machine             ELF files match the package's subdir (x86_64, aarch64 ...)
   elf.needed              NEEDED resolves via RUNPATH in the packages, to glibc/driver
@@ -30,6 +31,7 @@ checks (the "check" field of each finding):
   metadata.depends, metadata.constrains, metadata.run-exports
                           info/index.json and run_exports.json against the rendered recipe
                           (with --config only)
+  metadata.output         with --config: each conda package is an output the config builds
 
 which findings are shown:
   --only CHECK[,CHECK]  only these checks (repeatable); a family name (elf, layout, ...)
@@ -57,6 +59,7 @@ the JSON; they are coloured only on a terminal and never when NO_COLOR is set.
 --json prints a list of objects {"check", "status", "path", "detail"}; status is
 "pass", "warn" or "fail"; path is PACKAGE or PACKAGE:MEMBER (or a MEMBER shared by
 several packages, for layout.overlap).
+With --config, packages built for another platform than the config's are refused (exit 2).
 
 exit status: 0 no failure among the shown checks; 1 at least one failure that --only and
 --baseline leave (also when --status hides it); 2 unusable input (a path, --config,

@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     from tools.errors import ProblemsFound, UserError
     from tools.repo import find_root, recipe_dir
 
+    if args.diff and not args.check:
+        raise UserError("--diff shows what --check finds: use `matrix --check --diff`")
     if args.json and (args.write or args.diff):
         raise UserError("--json describes the jobs or --check's differences; "
                         "drop --write / --diff")

@@ -75,6 +75,7 @@ def recipe_view(request: DriftRequest) -> tuple[table.RecipeView | None, str | N
     except recipe_io.RendererUnavailable as exc:
         warn(str(exc))
         return None, str(exc), root
+    recipe_io.require_output(rendered, request.torch_output)
     specs, configs, unparsable = recipe_io.specs_from_rendered(rendered, request.torch_output)
     for item in unparsable:
         warn(f"cannot parse rendered requirement, skipped: {item}")

@@ -115,6 +115,16 @@ def specs_from_rendered(
     return tuple(specs), tuple(configs), tuple(unparsable)
 
 
+def require_output(rendered: Sequence[tuple[str, Sequence[Any]]], torch_output: str) -> None:
+    """Comparing against an output no configuration builds would show every pin as absent."""
+    names = {o.name for _, outputs in rendered for o in outputs if not getattr(o, "skip", False)}
+    if names and torch_output not in names:
+        raise UserError(
+            f"--output {torch_output}: no configuration builds an output of that name "
+            f"(outputs: {', '.join(sorted(names))})"
+        )
+
+
 def _common_variant(variants: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Variant keys that have one value across a configuration's outputs (python does not)."""
     merged: dict[str, set[str]] = {}

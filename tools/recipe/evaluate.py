@@ -121,7 +121,10 @@ class Recipe:
             "PKG_BUILD_STRING": "placeholder",
         }
         extra.update(language_vars(variant))
-        meta = self._render_once(names, variant, extra)
+        # conda-build's last parse is strict (StrictUndefined), unless the recipe as a whole
+        # is skipped for this variant: an undefined name is then an error, not "".
+        with jinja.recording_undefined() as used:
+            meta = self._render_once(names, variant, extra)
         if re.search(r"PKG_(NAME|VERSION|BUILDNUM|BUILD_STRING)", self.source.meta_text):
             # conda-build re-parses until the package name/version settle.
             package = meta.get("package") or {}
@@ -131,8 +134,36 @@ class Recipe:
                 PKG_VERSION=str(package.get("version", "")),
                 PKG_BUILDNUM=str(build.get("number", 0) or 0),
             )
-            meta = self._render_once(names, variant, extra)
+            with jinja.recording_undefined() as used:
+                meta = self._render_once(names, variant, extra)
+        if used and not (meta.get("build") or {}).get("skip"):
+            raise RecipeError(
+                self._line_using(used[0]),
+                f"failed to render jinja template: {used[0]!r} is undefined",
+            )
+        self._check_package(meta)
         return meta
+
+    def _line_using(self, name: str) -> str:
+        """``meta.yaml:<line>`` of the first jinja expression naming ``name``."""
+        word = re.compile(rf"\{{[{{%].*\b{re.escape(name)}\b.*[%}}]\}}")
+        for number, line in enumerate(self.source.meta_text.splitlines(), start=1):
+            if word.search(line):
+                return f"{self.source.path}:{number}"
+        return self.source.path
+
+    def _check_package(self, meta: Mapping[str, Any]) -> None:
+        """conda-build's MetaData.name()/version(): a recipe must name its package."""
+        package = meta.get("package") or {}
+        name = str(package.get("name") or "")
+        if not name:
+            raise RecipeError(self.source.path, "package/name missing; add `package: name: ...`")
+        if name != name.lower():
+            raise RecipeError(self.source.path, f"package/name must be lowercase, got {name!r}")
+        if not str(package.get("version") or "") and not meta.get("outputs"):
+            raise RecipeError(
+                self.source.path, "package/version missing; add `package: version: ...`"
+            )
 
     def _rendered_text(
         self, names: dict[str, Any], variant: Mapping[str, Any], extra: dict[str, Any]
@@ -231,12 +262,23 @@ class Recipe:
                 data[section] = [] if section == "outputs" else {}
         if "outputs" in data and not isinstance(data["outputs"], list):
             raise RecipeError(path, 'outputs: must be a list of mappings ("- name: ...")')
-        for section in ("package", "build", "requirements", "test", "about", "extra"):
-            if section in data and not isinstance(data[section], dict):
-                if section == "requirements" and isinstance(data[section], list):
-                    continue
-                raise RecipeError(path, f"the {section} section must be a mapping")
+        _check_sections(path, "", data)
+        for index, out in enumerate(data.get("outputs") or [], start=1):
+            if not isinstance(out, dict):
+                raise RecipeError(path, f"outputs item {index} must be a mapping (- name: ...)")
+            _check_sections(path, f"outputs item {index}: ", out)
         return data
+
+
+def _check_sections(path: str, where: str, data: Mapping[str, Any]) -> None:
+    """conda-build reads these sections as mappings (requirements may be a plain list)."""
+    for section in ("package", "build", "requirements", "test", "about", "extra"):
+        value = data.get(section)
+        if value is None or isinstance(value, dict):
+            continue
+        if section == "requirements" and isinstance(value, list):
+            continue
+        raise RecipeError(path, f"{where}the {section} section must be a mapping")
 
 
 def _identity(text: str) -> tuple[int, ...]:

@@ -13,7 +13,9 @@ which then receives the variant's pin.  Functions that need files or a solver
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -51,25 +53,65 @@ class _Unsupported(Exception):
         self.construct = construct
 
 
+# The undefined names a render used, where conda-build's StrictUndefined would have failed.
+_USED_UNDEFINED: ContextVar[list[str] | None] = ContextVar("used_undefined", default=None)
+
+
 class RecordingUndefined(jinja2.Undefined):
-    """Undefined names render as "" -- conda-build's permissive render, which conda-smithy uses."""
+    """Undefined names render as "" -- conda-build's permissive render, which conda-smithy uses --
+    and each use that conda-build's final, strict render fails on is recorded
+    (:func:`recording_undefined`).  ``is defined`` and ``default()`` are no such use."""
+
+    def _record(self) -> None:
+        used = _USED_UNDEFINED.get()
+        if used is not None and self._undefined_name is not None:
+            used.append(self._undefined_name)
 
     def __str__(self) -> str:
+        self._record()
         return ""
 
     def __iter__(self):
+        self._record()
         return iter(())
 
     def __bool__(self) -> bool:
+        self._record()
         return False
+
+    def __len__(self) -> int:
+        self._record()
+        return 0
+
+    def __eq__(self, other: object) -> bool:
+        self._record()
+        return type(self) is type(other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = jinja2.Undefined.__hash__
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        self._record()
         return self
 
     def __call__(self, *args: Any, **kwargs: Any) -> RecordingUndefined:
+        self._record()
         return self
+
+
+@contextmanager
+def recording_undefined() -> Iterator[list[str]]:
+    """Collect the undefined names the renders inside the block used (in order, repeated)."""
+    used: list[str] = []
+    token = _USED_UNDEFINED.set(used)
+    try:
+        yield used
+    finally:
+        _USED_UNDEFINED.reset(token)
 
 
 @dataclass(frozen=True)
@@ -235,6 +277,22 @@ def render(
             f"{source}:{line}", f"unsupported construct {exc.construct} (needs files or a solver)"
         ) from exc
     except jinja2.TemplateError as exc:
-        raise RecipeError(source, f"jinja2 error: {exc}") from exc
+        raise RecipeError(_where(source, exc, line_of), f"jinja2 error: {exc}") from exc
     except _EVALUATION_ERRORS as exc:
-        raise RecipeError(source, f"jinja2 evaluation failed: {type(exc).__name__}: {exc}") from exc
+        # An expression that fails as Python ({{ 1 / 0 }}, {{ x[9] }}, {{ "a" + 1 }}).
+        raise RecipeError(
+            _where(source, exc, line_of), f"jinja2 evaluation failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _where(source: str, exc: BaseException, line_of: Any) -> str:
+    """``source:line`` of the template line that raised, when jinja's traceback names it."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None:
+        return source
+    return f"{source}:{line_of(line) if line_of else line}"

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from tools.errors import UserError
+from tools.files import yaml_error_message
 from tools.recipe.namespace import DEFAULT_NUMPY, DEFAULT_PYTHON, selector_namespace
 from tools.recipe.selectors import select_lines
 
@@ -59,9 +60,18 @@ _DEFAULT_COMPILERS = {
 _BASE_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
-def load_variant_yaml(text: str) -> Any:
-    """Parse variant-file YAML the way conda-build does: every scalar stays a string."""
-    return yaml.load(text, Loader=_BASE_LOADER)
+def load_variant_yaml(text: str, *, source: str | None = None) -> Any:
+    """Parse variant-file YAML the way conda-build does: every scalar stays a string.
+
+    With ``source`` (the file's name) malformed YAML, merge-conflict markers included, is a
+    UserError naming the file and line; without it the caller handles ``yaml.YAMLError``.
+    """
+    if source is None:
+        return yaml.load(text, Loader=_BASE_LOADER)
+    try:
+        return yaml.load(text, Loader=_BASE_LOADER)
+    except yaml.YAMLError as exc:
+        raise UserError(yaml_error_message(source, exc, text)) from None
 
 
 def trim_empty(spec: dict[str, Any]) -> dict[str, Any]:
@@ -131,6 +141,14 @@ def freeze(variant: Mapping[str, Any]) -> tuple:
     return tuple(sorted((k, frozen(v)) for k, v in variant.items()))
 
 
+def _is_zip_keys(value: Any) -> bool:
+    if not isinstance(value, list):
+        return False
+    if all(isinstance(v, str) for v in value):
+        return True
+    return all(isinstance(g, list) and all(isinstance(k, str) for k in g) for g in value)
+
+
 def zip_groups(value: Any) -> list[tuple[str, ...]]:
     """``zip_keys`` as a list of groups (a flat list is one group)."""
     if not value:
@@ -149,11 +167,23 @@ def default_variant(subdir: str) -> Spec:
 
 
 def validate_spec(source: str, spec: Mapping[str, Any]) -> None:
+    """conda-build's per-file checks (``conda_build.variants.validate_spec``), one line each."""
     for key in spec:
         if "-" in key:
             raise UserError(f"{source}: key {key!r} contains '-'; variant keys use '_'")
+    zips = spec.get("zip_keys")
+    if zips and not _is_zip_keys(zips):
+        raise UserError(f"{source}: zip_keys must be a list of keys or a list of lists of keys")
     seen: set[str] = set()
-    for group in zip_groups(spec.get("zip_keys")):
+    for group in zip_groups(zips):
+        for key in group:
+            # Each file is checked alone: zipping a key that only another file (the pinning)
+            # sets is refused, as `conda smithy rerender` and conda-build refuse it.
+            if key not in spec:
+                raise UserError(
+                    f"{source}: zip_keys entry {key} in group {list(group)} does not have any "
+                    f"settings in this file; set {key} here too or leave it out of the group"
+                )
         lengths = {len(ensure_list(spec[k])) for k in group if k in spec}
         if len(lengths) > 1:
             raise UserError(

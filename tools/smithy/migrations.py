@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tools.errors import UserError
 from tools.recipe.variant_config import Spec, ensure_list, load_variant_yaml, zip_groups
 
@@ -25,9 +23,10 @@ class MigrationFile:
 
 def read_migration_file(path: Path) -> MigrationFile:
     try:
-        data = load_variant_yaml(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: cannot read migration file ({exc.__class__.__name__})") from exc
+    data = load_variant_yaml(text, source=str(path)) or {}
     if not isinstance(data, dict):
         raise UserError(f"{path}: a migration file must be a mapping")
     migrator = data.get("__migrator") or {}
