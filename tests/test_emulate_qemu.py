@@ -270,8 +270,9 @@ def qemu_ppc64le(qemu_aarch64) -> None:
         pytest.skip(f"no binfmt_misc for QEMU: {exc}")
 
 
-def test_conda_package_sees_power9_and_power10_on_ppc64le(qemu_ppc64le, tests_cache_dir: Path,
-                                                           tmp_path) -> None:
+def test_conda_package_sees_power9_and_power10_on_ppc64le(
+    qemu_ppc64le, tests_cache_dir: Path, tmp_path
+) -> None:
     rootfs_dir = tests_cache_dir / "rootfs-ppc64el"
     # No --keep: the package is rebuilt (new timestamps, new content) every run.
     result = _emulate(

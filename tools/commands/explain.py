@@ -16,7 +16,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rewrite the table between the matrix-table markers of README.md (nothing else)",
     )
-    parser.add_argument("--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)")
+    parser.add_argument(
+        "--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)"
+    )
 
 
 def job_row(config: str, outputs) -> tuple[str, ...]:
@@ -30,14 +32,20 @@ def job_row(config: str, outputs) -> tuple[str, ...]:
     cuda = _one(built, "cuda_compiler_version")
     cuda = "-" if cuda in ("None", "") else cuda
     blas = _one(built, "blas_impl") or "-"
-    pythons = sorted({o.variant["python"].split(" ")[0].replace(".*", "") for o in built
-                      if "python" in o.used_vars and "python" in o.variant},
-                     key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()))
+    pythons = sorted(
+        {
+            o.variant["python"].split(" ")[0].replace(".*", "")
+            for o in built
+            if "python" in o.used_vars and "python" in o.variant
+        },
+        key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()),
+    )
     packages = []
     for name in dict.fromkeys(o.name for o in built):
         mine = [o for o in built if o.name == name]
         varying = sorted(
-            k for k in set().union(*(o.used_vars for o in mine))
+            k
+            for k in set().union(*(o.used_vars for o in mine))
             if k != "python" and len({o.variant.get(k) for o in mine}) > 1
         )
         if varying:
@@ -58,10 +66,14 @@ def _one(outputs, key: str) -> str:
 def format_table(rows: list[tuple[str, ...]], markdown: bool) -> str:
     if markdown:
         lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+        lines += [
+            "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows
+        ]
         return "\n".join(lines)
-    widths = [max(len(COLUMNS[i]), *(len(r[i]) for r in rows)) if rows else len(COLUMNS[i])
-              for i in range(len(COLUMNS))]
+    widths = [
+        max(len(COLUMNS[i]), *(len(r[i]) for r in rows)) if rows else len(COLUMNS[i])
+        for i in range(len(COLUMNS))
+    ]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     return "\n".join([fmt.format(*COLUMNS), *(fmt.format(*row) for row in rows)])
 
@@ -75,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
     recipe = recipe_dir(args.recipe_dir, root)
     configs = list_configs(root)
     if not configs:
-        raise UserError(f"{root / '.ci_support'}: no configs; run `python -m tools matrix --write` first")
+        raise UserError(
+            f"{root / '.ci_support'}: no configs; run `python -m tools matrix --write` first"
+        )
     rows = [job_row(c, render_config(c, root=root, recipe_dir=recipe)) for c in configs]
     if args.update_readme:
         from tools import readme

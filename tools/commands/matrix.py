@@ -25,10 +25,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--pinning", metavar="PATH", help="conda-forge pinning file or directory")
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true", help="exit 1 and list differences if .ci_support is stale")
+    mode.add_argument(
+        "--check", action="store_true", help="exit 1 and list differences if .ci_support is stale"
+    )
     mode.add_argument("--write", action="store_true", help="regenerate .ci_support/*.yaml")
     parser.add_argument("--diff", action="store_true", help="with --check: show a unified diff")
-    parser.add_argument("--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)")
+    parser.add_argument(
+        "--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,15 +61,21 @@ def run(args: argparse.Namespace) -> int:
         for diff in diffs:
             print(diff)
         if args.diff:
-            names = [d.path.split("/", 1)[1] for d in diffs if d.kind in ("changed", "missing", "stale")]
+            names = [
+                d.path.split("/", 1)[1] for d in diffs if d.kind in ("changed", "missing", "stale")
+            ]
             print(ci_support.unified_diff(folder, matrix, names), end="")
         raise ProblemsFound(
             f"{len(diffs)} difference(s) in .ci_support; run `python -m tools matrix --write"
             + (f" --pinning {args.pinning}`" if args.pinning else "`")
         )
     for job in matrix.jobs:
-        split = ", ".join(f"{k}={job.config[k][0]}" for k in job.loop_vars if k != "target_platform")
-        print(f"{job.name}\n    {job.platform} (built on {job.build_platform}); {split or 'no split keys'}")
+        split = ", ".join(
+            f"{k}={job.config[k][0]}" for k in job.loop_vars if k != "target_platform"
+        )
+        print(
+            f"{job.name}\n    {job.platform} (built on {job.build_platform}); {split or 'no split keys'}"
+        )
     for path in matrix.migrations.closed:
         print(f"closed migration (would be deleted): .ci_support/migrations/{path.name}")
     return 0

@@ -30,11 +30,17 @@ exit status: 0 rendered, 2 bad input (unknown config, recipe error with file:lin
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("config", metavar="CONFIG", help=".ci_support config name or variant YAML path")
+    parser.add_argument(
+        "config", metavar="CONFIG", help=".ci_support config name or variant YAML path"
+    )
     parser.add_argument("--output", metavar="NAME", help="only this output (package name)")
     parser.add_argument("--json", action="store_true", help="machine-readable output (see below)")
-    parser.add_argument("--built-only", action="store_true", help="leave out outputs the recipe skips here")
-    parser.add_argument("--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)")
+    parser.add_argument(
+        "--built-only", action="store_true", help="leave out outputs the recipe skips here"
+    )
+    parser.add_argument(
+        "--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
         names = sorted({o.name for o in outputs})
         outputs = [o for o in outputs if o.name == args.output]
         if not outputs:
-            raise UserError(f"{args.config}: no output named {args.output!r} (outputs: {', '.join(names)})")
+            raise UserError(
+                f"{args.config}: no output named {args.output!r} (outputs: {', '.join(names)})"
+            )
     if args.built_only:
         outputs = [o for o in outputs if not o.skip]
     if args.json:
@@ -62,12 +70,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _describe(out) -> str:
-    lines = [f"{out.name}-{out.version}-{out.build_string}  ({out.subdir}"
-             + (f", built on {out.build_platform}" if out.build_platform != out.subdir else "")
-             + (", SKIPPED" if out.skip else "") + ")"]
+    lines = [
+        f"{out.name}-{out.version}-{out.build_string}  ({out.subdir}"
+        + (f", built on {out.build_platform}" if out.build_platform != out.subdir else "")
+        + (", SKIPPED" if out.skip else "")
+        + ")"
+    ]
     # compiler/stdlib keys show in the build requirements; the rest says which variant this is
     toolchain = re.compile(r".*_(compiler|stdlib)(_version)?$|target_platform$|channel_targets$")
-    loops = {k: out.variant[k] for k in out.used_vars if k in out.variant and not toolchain.match(k)}
+    loops = {
+        k: out.variant[k] for k in out.used_vars if k in out.variant and not toolchain.match(k)
+    }
     if loops:
         lines.append("  variant: " + ", ".join(f"{k}={v}" for k, v in loops.items()))
     for kind in ("build", "host", "run", "run_constrained"):
@@ -81,6 +94,8 @@ def _describe(out) -> str:
     for key in ("imports", "requires", "commands"):
         values = tests.get(key) or []
         if values:
-            lines.append(f"  test/{key}: {len(values)}" + (
-                " (" + ", ".join(str(v) for v in values) + ")" if key == "imports" else ""))
+            lines.append(
+                f"  test/{key}: {len(values)}"
+                + (" (" + ", ".join(str(v) for v in values) + ")" if key == "imports" else "")
+            )
     return "\n".join(lines)

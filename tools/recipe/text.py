@@ -81,7 +81,8 @@ def _key_pattern(key: str, selectors_only: bool) -> tuple[re.Pattern[str], tuple
                 rf"^\s+\-\s+{req_name}\s*(?:\s[\[#]|$)",
                 r"(?:^|[^\{])\{%\s*(?:el)?if\s*.*" + k + r"\s*(?:[^%]*?)?%\}",
                 r"(?:^|[^\{])\{%\s*for\s*.*\s*in\s*" + k + r"(?![a-zA-Z_0-9])(?:[^%]*?)?%\}",
-                r"(?:^|[^\{])\{%\s*set\s*.*\s*=\s*.*(?<![a-zA-Z_0-9])" + k
+                r"(?:^|[^\{])\{%\s*set\s*.*\s*=\s*.*(?<![a-zA-Z_0-9])"
+                + k
                 + r"(?![a-zA-Z_0-9])(?:[^%]*?)?%\}",
             ]
         )
