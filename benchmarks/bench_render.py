@@ -100,7 +100,8 @@ def main() -> int:
         print(f"conda-build: not measured ({args.oracle} has no offline conda-build setup)")
     else:
         print(
-            f"conda-build: {configs} configs in {real:.1f} s ({real / max(configs, 1):.1f} s per config)"
+            f"conda-build: {configs} configs in {real:.1f} s "
+            f"({real / max(configs, 1):.1f} s per config)"
         )
     return 0
 

@@ -494,7 +494,7 @@ def test_a_report_without_results_has_not_passed() -> None:
 
 
 def test_not_root_is_a_one_line_error() -> None:
-    with pytest.raises(host.HostError, match="emulate needs root .*; run it with sudo"):
+    with pytest.raises(host.HostError, match=r"emulate needs root .*; run it with sudo"):
         host.require_root(euid=1000)
 
 
@@ -526,7 +526,7 @@ def test_unmountable_binfmt_misc_is_a_one_line_error(tmp_path) -> None:
     def refuse(target):
         raise CommandError("mount exited with status 32: permission denied")
 
-    with pytest.raises(host.HostError, match="cannot mount binfmt_misc on .*must run privileged"):
+    with pytest.raises(host.HostError, match=r"cannot mount binfmt_misc on .*must run privileged"):
         host.ensure_binfmt(
             AARCH64,
             binfmt_misc=tmp_path / "binfmt_misc",

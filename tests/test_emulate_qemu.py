@@ -210,7 +210,9 @@ def _probe_package(directory: Path) -> Path:
     files = {
         f"{site}/cpuprobe/__init__.py": "",
         f"{site}/cpuprobe/__main__.py": PROBE_MAIN,
-        f"{site}/cpuprobe-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: cpuprobe\nVersion: 1.0\nRequires-Dist: packaging\n",
+        f"{site}/cpuprobe-1.0.dist-info/METADATA": (
+            "Metadata-Version: 2.1\nName: cpuprobe\nVersion: 1.0\nRequires-Dist: packaging\n"
+        ),
         "etc/cpuprobe.conf": f"prefix={PLACEHOLDER}\n",
     }
     src = directory / "src"

@@ -31,7 +31,10 @@ def test_keys_emptied_by_selectors_disappear():
 
 
 def test_cbc_selectors_see_the_environment():
-    text = "cuda_compiler_version:\n  - None\n  - 12.9  # [os.environ.get('CF_CUDA_ENABLED', 'False') == 'True']\n"
+    text = (
+        "cuda_compiler_version:\n  - None\n"
+        "  - 12.9  # [os.environ.get('CF_CUDA_ENABLED', 'False') == 'True']\n"
+    )
     assert parse_cbc(text, "linux-64", source="c", environ={})["cuda_compiler_version"] == ["None"]
     cuda = parse_cbc(text, "linux-64", source="c", environ={"CF_CUDA_ENABLED": "True"})
     assert cuda["cuda_compiler_version"] == ["None", "12.9"]

@@ -85,7 +85,8 @@ def locate_pinning(value: str | None, environ: Mapping[str, str] | None = None) 
         if path is None or not path.is_file():
             raise UserError(
                 "no conda-forge pinning found; pass --pinning PATH (conda-forge-pinning's "
-                "conda_build_config.yaml or the directory holding it and share/conda-forge/migrations)"
+                "conda_build_config.yaml or the directory holding it "
+                "and share/conda-forge/migrations)"
             )
     migrations = path.parent / "share" / "conda-forge" / "migrations"
     return Pinning(path, migrations if migrations.is_dir() else None)

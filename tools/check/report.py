@@ -36,7 +36,8 @@ def to_table(findings: Sequence[Finding], limit: int = 10) -> str:
     for (status, check), seen in shown.items():
         if seen > limit:
             lines.append(
-                f"{_MARK[status]:<6} {check:<{check_w}} ... and {seen - limit} more (--json lists all)"
+                f"{_MARK[status]:<6} {check:<{check_w}} "
+                f"... and {seen - limit} more (--json lists all)"
             )
     lines.append(summary(findings))
     return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""``python -m tools emulate``: test linux-aarch64 / ppc64le packages under QEMU, per CPU setting."""
+"""``python -m tools emulate``: test linux-aarch64 / ppc64le packages under QEMU, per CPU
+setting."""
 
 from __future__ import annotations
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "compute the CI jobs from the recipe, its cbc, the pinning and migrations; --check/--write .ci_support"
+HELP = (
+    "compute the CI jobs from the recipe, its cbc, the pinning and migrations; "
+    "--check/--write .ci_support"
+)
 
 EPILOG = """\
 The pinning is conda-forge-pinning's conda_build_config.yaml, or a directory laid out like
@@ -74,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
             f"{k}={job.config[k][0]}" for k in job.loop_vars if k != "target_platform"
         )
         print(
-            f"{job.name}\n    {job.platform} (built on {job.build_platform}); {split or 'no split keys'}"
+            f"{job.name}\n    {job.platform} (built on {job.build_platform}); "
+            f"{split or 'no split keys'}"
         )
     for path in matrix.migrations.closed:
         print(f"closed migration (would be deleted): .ci_support/migrations/{path.name}")

@@ -178,5 +178,6 @@ def trim_build_only_deps(
 
 
 def uses_cuda_compiler(meta_text: str) -> bool:
-    """conda-smithy's test for ``compiler('cuda')`` (not after a ``#``), which sets CF_CUDA_ENABLED."""
+    """conda-smithy's test for ``compiler('cuda')`` (not after a ``#``), which sets
+    CF_CUDA_ENABLED."""
     return any(CUDA_COMPILER_RE.match(line) for line in meta_text.splitlines(keepends=True))
