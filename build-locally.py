@@ -23,7 +23,7 @@ except ImportError:
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from tools.build.cli import main
+from tools.build.cli import main  # noqa: E402  (importable only after the sys.path line)
 
 if __name__ == "__main__":
     sys.exit(main(root=ROOT))

@@ -78,7 +78,7 @@ def build_package(wheel: Path) -> Path:
         out.mkdir(parents=True, exist_ok=True)
         cph.create(
             str(prefix),
-            files + ["info/index.json", "info/files"],
+            [*files, "info/index.json", "info/files"],
             f"{stem}.conda.part.conda",
             str(out),
             compression_level=1,

@@ -35,8 +35,12 @@ def ours(repeat: int) -> tuple[float, float, int, int]:
     """Best wall-clock and CPU seconds over ``repeat`` cold processes (imports included)."""
     walls, cpus = [], []
     for _ in range(repeat):
-        out = subprocess.run([sys.executable, "-c", ONE_RUN.format(repo=str(REPO))],
-                             capture_output=True, text=True, check=True).stdout.split()
+        out = subprocess.run(
+            [sys.executable, "-c", ONE_RUN.format(repo=str(REPO))],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
         walls.append(float(out[0]))
         cpus.append(float(out[1]))
         outputs, configs = int(out[2]), int(out[3])
@@ -50,15 +54,29 @@ def conda_build(oracle: Path) -> float | None:
     sys.path.insert(0, str(REPO))
     from tools.render import list_configs, render_config
 
-    env = dict(os.environ, CONDARC=str(oracle / "condarc"), CONDA_OFFLINE="true", CONDA_SOLVER="classic",
-               CONDA_PKGS_DIRS=str(oracle / "pkgs"), XDG_CACHE_HOME=str(oracle / "cache"))
+    env = dict(
+        os.environ,
+        CONDARC=str(oracle / "condarc"),
+        CONDA_OFFLINE="true",
+        CONDA_SOLVER="classic",
+        CONDA_PKGS_DIRS=str(oracle / "pkgs"),
+        XDG_CACHE_HOME=str(oracle / "cache"),
+    )
     total = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for index, config in enumerate(list_configs(REPO)):
             first = render_config(config, root=REPO)[0]
-            args = [str(python), str(oracle / "render.py"), str(REPO / "recipe"),
-                    "-m", str(REPO / ".ci_support" / f"{config}.yaml"),
-                    "--target-platform", first.subdir, "--outdir", str(Path(tmp) / f"{index:03d}")]
+            args = [
+                str(python),
+                str(oracle / "render.py"),
+                str(REPO / "recipe"),
+                "-m",
+                str(REPO / ".ci_support" / f"{config}.yaml"),
+                "--target-platform",
+                first.subdir,
+                "--outdir",
+                str(Path(tmp) / f"{index:03d}"),
+            ]
             if first.build_platform != first.subdir:
                 args += ["--build-platform", "native"]
             start = time.perf_counter()
@@ -73,13 +91,18 @@ def main() -> int:
     parser.add_argument("--oracle", type=Path, default=Path("/tmp/oracle"))
     args = parser.parse_args()
     wall, cpu, outputs, configs = ours(args.repeat)
-    print(f"tools.render: {configs} configs, {outputs} output variants in {wall:.3f} s wall, "
-          f"{cpu:.3f} s CPU (best of {args.repeat} cold processes, imports included)")
+    print(
+        f"tools.render: {configs} configs, {outputs} output variants in {wall:.3f} s wall, "
+        f"{cpu:.3f} s CPU (best of {args.repeat} cold processes, imports included)"
+    )
     real = conda_build(args.oracle)
     if real is None:
         print(f"conda-build: not measured ({args.oracle} has no offline conda-build setup)")
     else:
-        print(f"conda-build: {configs} configs in {real:.1f} s ({real / max(configs, 1):.1f} s per config)")
+        print(
+            f"conda-build: {configs} configs in {real:.1f} s "
+            f"({real / max(configs, 1):.1f} s per config)"
+        )
     return 0
 
 

@@ -67,8 +67,9 @@ INTERNAL_BANNER = "# INTERNAL cache entries"
 class CacheError(Exception):
     """A problem the user can fix; rendered as ``FILE[:LINE]: problem``."""
 
-    def __init__(self, problem: str, source: str | os.PathLike[str] | None = None,
-                 line: int | None = None) -> None:
+    def __init__(
+        self, problem: str, source: str | os.PathLike[str] | None = None, line: int | None = None
+    ) -> None:
         super().__init__(problem)
         self.problem = problem
         self.source = None if source is None else str(source)
@@ -84,6 +85,7 @@ class CacheError(Exception):
 # --------------------------------------------------------------------------
 # Parsing and rendering
 # --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -133,14 +135,14 @@ def _parse_entry(text: str, source: str, number: int) -> Entry:
     if match is not None:
         type_ = match["type"].strip()
         if type_ not in CACHE_TYPES:
-            raise CacheError(f"unknown cache entry type {type_!r} in {body[:60]!r}", source,
-                             number)
+            raise CacheError(f"unknown cache entry type {type_!r} in {body[:60]!r}", source, number)
         name = match["name"]
     else:
         match = _UNTYPED.match(body)
         if match is None:
-            raise CacheError(f"not a cache entry (expected NAME:TYPE=VALUE): {body[:60]!r}",
-                             source, number)
+            raise CacheError(
+                f"not a cache entry (expected NAME:TYPE=VALUE): {body[:60]!r}", source, number
+            )
         type_, name = None, match["name"]
     if not name.strip():
         raise CacheError(f"cache entry without a name: {body[:60]!r}", source, number)
@@ -219,11 +221,15 @@ class Cache:
     def set(self, name: str, value: str, type_: str | None = None) -> Cache:
         if self.get(name) is not None:
             return self.map_entries(
-                lambda e: replace(e, value=value, type=type_ or e.type) if e.name == name else e)
+                lambda e: replace(e, value=value, type=type_ or e.type) if e.name == name else e
+            )
         entry = Entry(name, type_ or "UNINITIALIZED", value)
         eol = self.eol
-        new_lines = [Line(0, "//Set by cmake_cache.py", eol), Line(0, _render_entry(entry), eol),
-                     Line(0, "", eol)]
+        new_lines = [
+            Line(0, "//Set by cmake_cache.py", eol),
+            Line(0, _render_entry(entry), eol),
+            Line(0, "", eol),
+        ]
         lines = list(self.lines)
         if lines and not lines[-1].eol:
             lines[-1] = replace(lines[-1], eol=eol)
@@ -232,8 +238,11 @@ class Cache:
             # Keep user-visible entries in the EXTERNAL section, as CMake writes them.
             for index, line in enumerate(lines):
                 if line.entry is None and line.text.strip() == INTERNAL_BANNER:
-                    at = index - 1 if index and set(lines[index - 1].text.strip()) == {"#"} \
+                    at = (
+                        index - 1
+                        if index and set(lines[index - 1].text.strip()) == {"#"}
                         else index
+                    )
                     break
         lines[at:at] = new_lines
         return replace(self, lines=tuple(lines))
@@ -242,6 +251,7 @@ class Cache:
 # --------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------
+
 
 def load(path: str | os.PathLike[str]) -> Cache:
     path = Path(path)
@@ -259,8 +269,11 @@ def _check_writable(path: Path) -> None:
     mode = path.stat().st_mode
     # root passes os.access on anything; honour the file's own write bits too.
     if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(path, os.W_OK):
-        raise CacheError(f"is read-only (mode {stat.S_IMODE(mode):04o}); make it writable "
-                         "or point at a writable build tree", path)
+        raise CacheError(
+            f"is read-only (mode {stat.S_IMODE(mode):04o}); make it writable "
+            "or point at a writable build tree",
+            path,
+        )
 
 
 def _atomic_write(path: Path, data: bytes, mode: int) -> None:
@@ -299,6 +312,7 @@ def save(cache: Cache, path: str | os.PathLike[str]) -> bool:
 # --------------------------------------------------------------------------
 # Python facts
 # --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PythonFacts:
@@ -376,8 +390,9 @@ def python_facts(executable: str | os.PathLike[str]) -> PythonFacts:
     a venv's ``bin/python`` is a symlink whose target knows nothing of the venv."""
     exe = os.path.abspath(os.fspath(executable))
     try:
-        proc = subprocess.run([exe, "-c", _FACTS_SCRIPT], capture_output=True, text=True,
-                              timeout=120, check=False)
+        proc = subprocess.run(
+            [exe, "-c", _FACTS_SCRIPT], capture_output=True, text=True, timeout=120, check=False
+        )
     except OSError as exc:
         raise CacheError(f"cannot run the interpreter: {exc.strerror or exc}", exe) from None
     except subprocess.TimeoutExpired:
@@ -403,17 +418,23 @@ _PYTHON_NAME = re.compile(
 )
 _SIGNATURE = re.compile(r"^_Python\d?_\w*SIGNATURE$")
 _PROPERTIES = re.compile(r"^_(Python\d?)_INTERPRETER_PROPERTIES$")
-_EXECUTABLE = re.compile(r"^(?:_?Python\d?_EXECUTABLE|PYTHON_EXECUTABLE"
-                         r"|PYBIND11_PYTHON_EXECUTABLE_LAST)$")
+_EXECUTABLE = re.compile(
+    r"^(?:_?Python\d?_EXECUTABLE|PYTHON_EXECUTABLE"
+    r"|PYBIND11_PYTHON_EXECUTABLE_LAST)$"
+)
 _INCLUDE = re.compile(r"^(?:_?Python\d?_INCLUDE_DIRS?|PYTHON_INCLUDE_(?:DIRS?|PATH))$")
-_LIBRARY = re.compile(r"^(?:_?Python\d?_LIBRAR(?:Y|IES)(?:_RELEASE)?"
-                      r"|PYTHON_LIBRAR(?:Y|IES)(?:_RELEASE)?)$")
+_LIBRARY = re.compile(
+    r"^(?:_?Python\d?_LIBRAR(?:Y|IES)(?:_RELEASE)?"
+    r"|PYTHON_LIBRAR(?:Y|IES)(?:_RELEASE)?)$"
+)
 _LIBRARY_FILE = re.compile(r"(?i)python[\d.]*[a-z]?\.(?:so|dylib|a|lib|dll)(?:\.[\d.]+)?$")
-_NUMPY_INCLUDE = re.compile(r"^(?:_?Python\d?_NumPy_INCLUDE_DIRS?|NUMPY_INCLUDE_DIRS?"
-                            r"|NumPy_INCLUDE_DIRS?|Python\d?_NumPyINCLUDE_DIR)$")
+_NUMPY_INCLUDE = re.compile(
+    r"^(?:_?Python\d?_NumPy_INCLUDE_DIRS?|NUMPY_INCLUDE_DIRS?"
+    r"|NumPy_INCLUDE_DIRS?|Python\d?_NumPyINCLUDE_DIR)$"
+)
 _VERSION_IN_TEXT = (
-    re.compile(r"\[v(\d+)\.(\d+)\.(\d+)"),          # FIND_PACKAGE_MESSAGE_DETAILS
-    re.compile(r"python(\d)\.(\d+)(?!\d)"),         # include dirs, libpython3.12.so
+    re.compile(r"\[v(\d+)\.(\d+)\.(\d+)"),  # FIND_PACKAGE_MESSAGE_DETAILS
+    re.compile(r"python(\d)\.(\d+)(?!\d)"),  # include dirs, libpython3.12.so
     re.compile(r"(?i)python(\d)(\d\d?)(?:t|d)?\.lib"),  # Windows import library
     re.compile(r"cpython-(\d)(\d\d?)"),
 )
@@ -450,9 +471,11 @@ def _values(cache: Cache, pattern: re.Pattern[str]) -> tuple[str, ...]:
 def describe_old_python(cache: Cache) -> OldPython:
     python_entries = [e for e in cache.entries if is_python_name(e.name)]
     if not python_entries:
-        raise CacheError("has no Python entries (Python_*, PYTHON_*, pybind11_*); "
-                         "is this the cache of a build tree configured with Python?",
-                         cache.source)
+        raise CacheError(
+            "has no Python entries (Python_*, PYTHON_*, pybind11_*); "
+            "is this the cache of a build tree configured with Python?",
+            cache.source,
+        )
     version: tuple[int, ...] = ()
     install_dirs: tuple[str, ...] = ()
     soabi = ""
@@ -466,8 +489,9 @@ def describe_old_python(cache: Cache) -> OldPython:
                 install_dirs = tuple(f for f in fields[8:12] if f)
     if not version:
         for entry in python_entries:
-            if re.fullmatch(r"_?Python\d?_VERSION|PYTHON_VERSION_STRING|PYBIND11_PYTHON_VERSION",
-                            entry.name):
+            if re.fullmatch(
+                r"_?Python\d?_VERSION|PYTHON_VERSION_STRING|PYBIND11_PYTHON_VERSION", entry.name
+            ):
                 numbers = re.findall(r"\d+", entry.value)
                 if len(numbers) >= 2:
                     version = tuple(int(n) for n in numbers[:3])
@@ -482,9 +506,11 @@ def describe_old_python(cache: Cache) -> OldPython:
             if version:
                 break
     if not version:
-        raise CacheError("has Python entries but none tells the Python version "
-                         "(no _Python_INTERPRETER_PROPERTIES, Python_VERSION or python3.X path)",
-                         cache.source)
+        raise CacheError(
+            "has Python entries but none tells the Python version "
+            "(no _Python_INTERPRETER_PROPERTIES, Python_VERSION or python3.X path)",
+            cache.source,
+        )
     extension = cache.get("PYTHON_MODULE_EXTENSION")  # pybind11's, e.g. .cpython-312-….so
     ext_suffix = extension.value if extension is not None else ""
     if not soabi:
@@ -553,8 +579,9 @@ class _Rewriter:
             pair(old_inc, new.include_dir)
         for old_lib in old.libraries:
             pair(old_lib, new.library)
-        for old_dir, new_dir in zip(old.install_dirs,  # noqa: B905 (fewer old dirs is fine)
-                                    (new.stdlib, new.stdarch, new.sitelib, new.sitearch)):
+        for old_dir, new_dir in zip(
+            old.install_dirs, (new.stdlib, new.stdarch, new.sitelib, new.sitearch)
+        ):
             pair(old_dir, new_dir)
         for old_np in old.numpy_includes:
             pair(old_np, new.numpy_include or "")
@@ -568,12 +595,15 @@ class _Rewriter:
             if old_prefix and old_prefix != "/" and old_prefix != new_prefix:
                 prefixes.setdefault(old_prefix, new_prefix)
                 if ":" in old_prefix[:3]:  # a Windows drive: values may use either separator
-                    prefixes.setdefault(old_prefix.replace("/", "\\"),
-                                        new_prefix.replace("/", "\\"))
+                    prefixes.setdefault(
+                        old_prefix.replace("/", "\\"), new_prefix.replace("/", "\\")
+                    )
 
         def path_rules(table: Mapping[str, str]) -> list[tuple[str, str]]:
-            return [(_PATH_START + re.escape(p) + _PATH_END, table[p])
-                    for p in sorted(table, key=len, reverse=True)]
+            return [
+                (_PATH_START + re.escape(p) + _PATH_END, table[p])
+                for p in sorted(table, key=len, reverse=True)
+            ]
 
         major, minor = old.version[0], old.version[1]
         nmaj, nmin = new.version[0], new.version[1]
@@ -619,9 +649,11 @@ class _Rules:
 
     def __init__(self, rules: Sequence[tuple[str, str]]) -> None:
         self._replacements = [replacement for _, replacement in rules]
-        self._regex = re.compile("|".join(f"(?P<r{i}>{pattern})"
-                                          for i, (pattern, _) in enumerate(rules))) \
-            if rules else None
+        self._regex = (
+            re.compile("|".join(f"(?P<r{i}>{pattern})" for i, (pattern, _) in enumerate(rules)))
+            if rules
+            else None
+        )
 
     def apply(self, value: str) -> str:
         if self._regex is None:
@@ -639,10 +671,20 @@ def _new_properties(old_value: str, new: PythonFacts) -> str | None:
         return None  # another CMake's layout: FindPython recomputes a dropped entry
     no_flags = "<none>" if fields[5] == "<none>" else ""
     windows = "\\" in new.stdlib
-    dirs = [_slashed(d) if windows else d
-            for d in (new.stdlib, new.stdarch, new.sitelib, new.sitearch)]
-    return ";".join([fields[0], *map(str, new.version), str(new.pointer_bits),
-                     new.abiflags or no_flags, new.soabi, new.sosabi, *dirs])
+    dirs = [
+        _slashed(d) if windows else d for d in (new.stdlib, new.stdarch, new.sitelib, new.sitearch)
+    ]
+    return ";".join(
+        [
+            fields[0],
+            *map(str, new.version),
+            str(new.pointer_bits),
+            new.abiflags or no_flags,
+            new.soabi,
+            new.sosabi,
+            *dirs,
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -658,9 +700,12 @@ def retarget(cache: Cache, new: PythonFacts) -> Retargeted:
     """Point every Python-derived entry of ``cache`` at the interpreter ``new``."""
     old = describe_old_python(cache)
     if old.numpy_includes and not new.numpy_include:
-        raise CacheError(f"records NumPy headers ({old.numpy_includes[0]}) but "
-                         f"{new.executable} cannot import numpy; install numpy in its "
-                         "environment", cache.source)
+        raise CacheError(
+            f"records NumPy headers ({old.numpy_includes[0]}) but "
+            f"{new.executable} cannot import numpy; install numpy in its "
+            "environment",
+            cache.source,
+        )
     rewriter = _Rewriter(old, new)
     rewritten: list[str] = []
     dropped: list[str] = []
@@ -696,8 +741,9 @@ def retarget(cache: Cache, new: PythonFacts) -> Retargeted:
     for entry in result.entries:
         found = re.fullmatch(r"_(Python\d?)_EXECUTABLE", entry.name)
         if found and entry.type == "INTERNAL" and result.get(found[1] + "_EXECUTABLE") is None:
-            result = result.set(found[1] + "_EXECUTABLE",
-                                in_style_of(entry.value, new.executable), "FILEPATH")
+            result = result.set(
+                found[1] + "_EXECUTABLE", in_style_of(entry.value, new.executable), "FILEPATH"
+            )
             rewritten.append(found[1] + "_EXECUTABLE")
     old_version = ".".join(map(str, old.version))
     return Retargeted(result, old_version, new.full, tuple(rewritten), tuple(dropped))
@@ -706,6 +752,7 @@ def retarget(cache: Cache, new: PythonFacts) -> Retargeted:
 # --------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------
+
 
 def _parse_assignment(text: str) -> tuple[str, str | None, str]:
     if "=" not in text:
@@ -717,8 +764,10 @@ def _parse_assignment(text: str) -> tuple[str, str | None, str]:
         if tail.upper() in CACHE_TYPES:
             name, type_ = head, tail.upper()
         elif tail and tail.isupper():
-            raise CacheError(f"unknown type {tail!r} in {text!r} "
-                             f"(use one of {', '.join(sorted(CACHE_TYPES))})", "command line")
+            raise CacheError(
+                f"unknown type {tail!r} in {text!r} (use one of {', '.join(sorted(CACHE_TYPES))})",
+                "command line",
+            )
     if not name:
         raise CacheError(f"{text!r} has no entry name", "command line")
     return name, type_, value
@@ -756,9 +805,11 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
     result = retarget(cache, facts)
     changed = save(result.cache, args.cache)
     if changed:
-        print(f"{args.cache}: Python {result.old_version} -> {result.new_version}: "
-              f"rewrote {len(result.rewritten)} entries, dropped {len(result.dropped)} "
-              f"stale signatures")
+        print(
+            f"{args.cache}: Python {result.old_version} -> {result.new_version}: "
+            f"rewrote {len(result.rewritten)} entries, dropped {len(result.dropped)} "
+            f"stale signatures"
+        )
     else:
         print(f"{args.cache}: already targets Python {result.new_version} at {args.python}")
     return 0
@@ -776,15 +827,17 @@ def build_parser() -> argparse.ArgumentParser:
     get = sub.add_parser("get", help="print the value of one entry")
     get.add_argument("cache")
     get.add_argument("name")
-    get.add_argument("--default", metavar="VALUE",
-                     help="print VALUE instead of failing when the entry is absent")
+    get.add_argument(
+        "--default", metavar="VALUE", help="print VALUE instead of failing when the entry is absent"
+    )
     get.set_defaults(run=_cmd_get)
     set_ = sub.add_parser("set", help="set (or add) entries: NAME[:TYPE]=VALUE ...")
     set_.add_argument("cache")
     set_.add_argument("assignments", nargs="+", metavar="NAME[:TYPE]=VALUE")
     set_.set_defaults(run=_cmd_set)
-    ret = sub.add_parser("retarget-python", help="point Python-derived entries at another "
-                         "interpreter")
+    ret = sub.add_parser(
+        "retarget-python", help="point Python-derived entries at another interpreter"
+    )
     ret.add_argument("cache")
     ret.add_argument("--python", required=True, metavar="EXE")
     ret.set_defaults(run=_cmd_retarget)

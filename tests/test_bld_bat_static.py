@@ -164,7 +164,9 @@ def test_every_error_message_names_what_to_edit_or_run() -> None:
 
 def test_every_exit_is_batch_local_and_nonzero_outside_success_paths() -> None:
     exits = [line for line in CODE if re.search(r"\bexit\b", line)]
-    assert all("exit /b " in line for line in exits), [l for l in exits if "exit /b " not in l]
+    assert all("exit /b " in line for line in exits), [
+        line for line in exits if "exit /b " not in line
+    ]
     zero = [line for line in exits if line.endswith("exit /b 0")]
     # the success ends: the phases, the CPU-only libtorch shortcut and the two checks
     assert zero == [

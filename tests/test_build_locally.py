@@ -47,7 +47,8 @@ def feedstock(tmp_path: Path) -> Path:
     (ci / "migrations" / "cuda130.yaml").write_text("__migrator: {}\n")
     for name in CONFIGS:
         (ci / f"{name}.yaml").write_text(
-            "docker_image:\n- quay.io/condaforge/linux-anvil-x86_64:alma10\ntarget_platform:\n- linux-64\n"
+            "docker_image:\n- quay.io/condaforge/linux-anvil-x86_64:alma10\n"
+            "target_platform:\n- linux-64\n"
         )
     return tmp_path
 
@@ -132,7 +133,7 @@ def test_docker_image_is_the_first_entry(feedstock: Path) -> None:
 def test_unreadable_config_yaml_is_a_user_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("docker_image: [unclosed\n")
-    with pytest.raises(UserError, match="bad.yaml"):
+    with pytest.raises(UserError, match=r"bad\.yaml"):
         docker_image(bad)
 
 

@@ -597,7 +597,10 @@ def test_config_render_supplies_stdlib_and_requirements(built, shared_dir):
         / "reference"
         / "ci_support"
         / "2026-08"
-        / "linux_64_blas_implgenericc_stdlib_version2.17channel_targetsconda-forge_maincuda_compiler_versionNoneis_rcFalse.yaml"
+        / (
+            "linux_64_blas_implgenericc_stdlib_version2.17channel_targetsconda-forge_main"
+            "cuda_compiler_versionNoneis_rcFalse.yaml"
+        )
     )
     if not config.is_file():
         pytest.skip(f"{config} is absent")

@@ -499,7 +499,7 @@ def test_numpy_entries_need_numpy_in_the_new_interpreter() -> None:
 # ---------------------------------------------------------------- command line
 
 
-@pytest.fixture()
+@pytest.fixture
 def cache_file(tmp_path: Path) -> Path:
     path = tmp_path / "CMakeCache.txt"
     path.write_text(LINUX_312)

@@ -124,7 +124,7 @@ def test_a_bad_requirements_line_names_the_file(tmp_path: Path) -> None:
     copy = tmp_path / "src"
     shutil.copytree(FIXTURE, copy)
     (copy / "requirements.txt").write_text("sympy >>= 1\n")
-    with pytest.raises(UserError, match="requirements.txt: cannot parse requirement"):
+    with pytest.raises(UserError, match=r"requirements\.txt: cannot parse requirement"):
         read_tree(copy)
 
 
@@ -132,7 +132,7 @@ def test_invalid_pyproject_is_a_user_error(tmp_path: Path) -> None:
     copy = tmp_path / "src"
     shutil.copytree(FIXTURE, copy)
     (copy / "pyproject.toml").write_text('name = "torch"\n[build-system\n')
-    with pytest.raises(UserError, match="pyproject.toml: invalid TOML"):
+    with pytest.raises(UserError, match=r"pyproject\.toml: invalid TOML"):
         read_tree(copy)
 
 

@@ -128,8 +128,9 @@ def test_rootfs_is_cached_under_xdg_cache_home_by_default() -> None:
 
 def test_rootfs_path_with_spaces_is_refused() -> None:
     with pytest.raises(UserError, match="debootstrap cannot build in a path with spaces"):
-        command.options_from_args(_args("--arch", "aarch64", "--rootfs", "/tmp/my rootfs",
-                                        "x.whl"), env={"HOME": "/h"})
+        command.options_from_args(
+            _args("--arch", "aarch64", "--rootfs", "/tmp/my rootfs", "x.whl"), env={"HOME": "/h"}
+        )
 
 
 def test_default_command_needs_numpy_but_a_custom_one_does_not() -> None:
@@ -341,7 +342,10 @@ def test_the_chroots_sys_offers_only_the_cpu_lists(tmp_path) -> None:
     chroot._populate_sys(tmp_path / "sys", host_cpu=host_cpu)
     cpu = tmp_path / "sys" / "devices" / "system" / "cpu"
     assert sorted(p.name for p in (tmp_path / "sys").rglob("*") if p.is_file()) == [
-        "online", "possible", "present"]
+        "online",
+        "possible",
+        "present",
+    ]
     assert (cpu / "online").read_text() == "0-1\n"
 
 
@@ -351,8 +355,13 @@ def test_the_chroots_sys_offers_only_the_cpu_lists(tmp_path) -> None:
 class RecordingChroot:
     """Stands in for a chroot session: records what would run, answers with canned output."""
 
-    def __init__(self, stdout: str = "", returncode: int = 0, raises: Exception | None = None,
-                 stderr: str = ""):
+    def __init__(
+        self,
+        stdout: str = "",
+        returncode: int = 0,
+        raises: Exception | None = None,
+        stderr: str = "",
+    ):
         self.env = {"PATH": "/usr/bin"}
         self.calls: list[tuple[tuple, dict]] = []
         self._result = subprocess.CompletedProcess([], returncode, stdout, stderr)
@@ -485,7 +494,7 @@ def test_a_report_without_results_has_not_passed() -> None:
 
 
 def test_not_root_is_a_one_line_error() -> None:
-    with pytest.raises(host.HostError, match="emulate needs root .*; run it with sudo"):
+    with pytest.raises(host.HostError, match=r"emulate needs root .*; run it with sudo"):
         host.require_root(euid=1000)
 
 
@@ -517,7 +526,7 @@ def test_unmountable_binfmt_misc_is_a_one_line_error(tmp_path) -> None:
     def refuse(target):
         raise CommandError("mount exited with status 32: permission denied")
 
-    with pytest.raises(host.HostError, match="cannot mount binfmt_misc on .*must run privileged"):
+    with pytest.raises(host.HostError, match=r"cannot mount binfmt_misc on .*must run privileged"):
         host.ensure_binfmt(
             AARCH64,
             binfmt_misc=tmp_path / "binfmt_misc",

@@ -210,7 +210,9 @@ def _probe_package(directory: Path) -> Path:
     files = {
         f"{site}/cpuprobe/__init__.py": "",
         f"{site}/cpuprobe/__main__.py": PROBE_MAIN,
-        f"{site}/cpuprobe-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: cpuprobe\nVersion: 1.0\nRequires-Dist: packaging\n",
+        f"{site}/cpuprobe-1.0.dist-info/METADATA": (
+            "Metadata-Version: 2.1\nName: cpuprobe\nVersion: 1.0\nRequires-Dist: packaging\n"
+        ),
         "etc/cpuprobe.conf": f"prefix={PLACEHOLDER}\n",
     }
     src = directory / "src"
@@ -270,8 +272,9 @@ def qemu_ppc64le(qemu_aarch64) -> None:
         pytest.skip(f"no binfmt_misc for QEMU: {exc}")
 
 
-def test_conda_package_sees_power9_and_power10_on_ppc64le(qemu_ppc64le, tests_cache_dir: Path,
-                                                           tmp_path) -> None:
+def test_conda_package_sees_power9_and_power10_on_ppc64le(
+    qemu_ppc64le, tests_cache_dir: Path, tmp_path
+) -> None:
     rootfs_dir = tests_cache_dir / "rootfs-ppc64el"
     # No --keep: the package is rebuilt (new timestamps, new content) every run.
     result = _emulate(

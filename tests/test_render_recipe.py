@@ -162,7 +162,10 @@ def test_functions_needing_files_are_unsupported_with_their_line():
 
 
 def test_cdt_uses_cdt_name_and_arch():
-    meta = "package:\n  name: pkg\n  version: 1.0\nrequirements:\n  build:\n    - {{ cdt('mesa-libgl-devel') }}\n"
+    meta = (
+        "package:\n  name: pkg\n  version: 1.0\n"
+        "requirements:\n  build:\n    - {{ cdt('mesa-libgl-devel') }}\n"
+    )
     (out,) = run(meta, cdt_name="conda")
     assert out.requirements["build"] == ("mesa-libgl-devel-conda-x86_64",)
 

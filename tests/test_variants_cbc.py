@@ -31,10 +31,11 @@ def test_keys_emptied_by_selectors_disappear():
 
 
 def test_cbc_selectors_see_the_environment():
-    text = "cuda_compiler_version:\n  - None\n  - 12.9  # [os.environ.get('CF_CUDA_ENABLED', 'False') == 'True']\n"
-    assert parse_cbc(text, "linux-64", source="c", environ={})["cuda_compiler_version"] == [
-        "None"
-    ]
+    text = (
+        "cuda_compiler_version:\n  - None\n"
+        "  - 12.9  # [os.environ.get('CF_CUDA_ENABLED', 'False') == 'True']\n"
+    )
+    assert parse_cbc(text, "linux-64", source="c", environ={})["cuda_compiler_version"] == ["None"]
     cuda = parse_cbc(text, "linux-64", source="c", environ={"CF_CUDA_ENABLED": "True"})
     assert cuda["cuda_compiler_version"] == ["None", "12.9"]
 
@@ -176,9 +177,7 @@ def test_job_names_sort_keys_and_sanitise_values():
         "channel_targets": ["conda-forge main"],
         "target_platform": ["linux-64"],
     }
-    name = job_name(
-        "linux_64", config, {"python", "channel_targets", "target_platform"}, "pytorch"
-    )
+    name = job_name("linux_64", config, {"python", "channel_targets", "target_platform"}, "pytorch")
     assert name.name == "linux_64_channel_targetsconda-forge_mainpython3.12.____cpython"
     assert name.short.startswith(name.name[:40] + "_h") and len(name.short) == 50
 

@@ -36,13 +36,19 @@ def test_a_requirement_with_a_version_does_not_use_the_key():
 def test_compiler_keys_follow_the_compiler_function():
     text = "    - {{ compiler('cuda') }}\n    - {{ stdlib('c') }}\n"
     keys = ["cuda_compiler", "cuda_compiler_version", "c_stdlib", "c_stdlib_version", "c_compiler"]
-    assert used_in_text(keys, text) == {"cuda_compiler", "cuda_compiler_version", "c_stdlib", "c_stdlib_version"}
+    assert used_in_text(keys, text) == {
+        "cuda_compiler",
+        "cuda_compiler_version",
+        "c_stdlib",
+        "c_stdlib_version",
+    }
 
 
 def test_shell_scripts_use_keys_as_first_dollar_of_a_line():
     script = 'echo ${blas_impl}\nX="$cuda_compiler_version"\ncase $target_platform in\n'
-    assert used_in_shell_script(["blas_impl", "cuda_compiler_version", "target_platform"], script) == {
-        "blas_impl", "target_platform"}
+    assert used_in_shell_script(
+        ["blas_impl", "cuda_compiler_version", "target_platform"], script
+    ) == {"blas_impl", "target_platform"}
 
 
 def test_batch_scripts_use_percent_references():
@@ -56,7 +62,11 @@ def test_cuda_is_enabled_only_by_an_uncommented_compiler_cuda():
 
 
 def test_linux_configs_keep_only_the_first_docker_image_and_its_zipped_values():
-    config = {"docker_image": ["img:a", "img:b"], "cdt": ["x", "y"], "zip_keys": [["docker_image", "cdt"]]}
+    config = {
+        "docker_image": ["img:a", "img:b"],
+        "cdt": ["x", "y"],
+        "zip_keys": [["docker_image", "cdt"]],
+    }
     out = finalize_config(config, "linux-64", "fallback")
     assert out["docker_image"] == ["img:a"] and out["cdt"] == ["x"]
     assert finalize_config({}, "linux-64", "fallback")["docker_image"] == ["fallback"]
@@ -64,19 +74,35 @@ def test_linux_configs_keep_only_the_first_docker_image_and_its_zipped_values():
 
 
 def _out(**kw):
-    base = {"used_vars": frozenset({"python", "target_platform"}), "variants": (),
-            "top_level_vars": frozenset(), "top_level_loop_vars": frozenset({"blas_impl"})}
+    base = {
+        "used_vars": frozenset({"python", "target_platform"}),
+        "variants": (),
+        "top_level_vars": frozenset(),
+        "top_level_loop_vars": frozenset({"blas_impl"}),
+    }
     base.update(kw)
     return SimpleNamespace(**base)
 
 
 def test_collapse_splits_on_top_level_keys_and_keeps_always_kept_ones():
-    inputs = explode({"blas_impl": ["mkl", "generic"], "python": ["3.11", "3.12"],
-                        "target_platform": ["linux-64"], "channel_targets": ["conda-forge main"],
-                        "github_actions_labels": ["big"], "unused": ["u"]})
-    outputs = [_out(variant=var, variants=tuple(inputs), used_vars=frozenset({"python", "blas_impl",
-                                                                               "target_platform"}))
-               for var in inputs]
+    inputs = explode(
+        {
+            "blas_impl": ["mkl", "generic"],
+            "python": ["3.11", "3.12"],
+            "target_platform": ["linux-64"],
+            "channel_targets": ["conda-forge main"],
+            "github_actions_labels": ["big"],
+            "unused": ["u"],
+        }
+    )
+    outputs = [
+        _out(
+            variant=var,
+            variants=tuple(inputs),
+            used_vars=frozenset({"python", "blas_impl", "target_platform"}),
+        )
+        for var in inputs
+    ]
     configs, loop_vars = collapse(outputs, inputs, github_actions=True)
     assert loop_vars == {"blas_impl", "target_platform"}
     assert sorted(c["blas_impl"][0] for c in configs) == ["generic", "mkl"]
@@ -90,8 +116,15 @@ def test_explain_row_names_flavours_and_pythons():
         variant.setdefault("cuda_compiler_version", "12.9")
         variant.setdefault("blas_impl", "mkl")
         used = set(variant)
-        return SimpleNamespace(name=name, skip=False, subdir="linux-aarch64", build_platform="linux-64",
-                               variant=variant, used_vars=frozenset(used))
+        return SimpleNamespace(
+            name=name,
+            skip=False,
+            subdir="linux-aarch64",
+            build_platform="linux-64",
+            variant=variant,
+            used_vars=frozenset(used),
+        )
+
     outputs = [
         rendered("libtorch"),
         rendered("libtorch-cuda-linalg", cuda_linalg_flavor="magma"),
@@ -100,6 +133,13 @@ def test_explain_row_names_flavours_and_pythons():
         rendered("pytorch", python="3.14.* *_cp314"),
     ]
     row = job_row("cfg", outputs)
-    assert row == ("cfg", "linux-aarch64", "linux-64 (cross)", "12.9", "mkl", "3.10, 3.14",
-                   "libtorch, libtorch-cuda-linalg (magma, nomagma), pytorch (x2)")
+    assert row == (
+        "cfg",
+        "linux-aarch64",
+        "linux-64 (cross)",
+        "12.9",
+        "mkl",
+        "3.10, 3.14",
+        "libtorch, libtorch-cuda-linalg (magma, nomagma), pytorch (x2)",
+    )
     assert format_table([row], markdown=True).splitlines()[2].startswith("| cfg | linux-aarch64 |")

@@ -60,6 +60,7 @@ satisfiable.
 
 # -- pinning ---------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Pinning:
     cbc: Path
@@ -75,20 +76,24 @@ def locate_pinning(value: str | None, environ: Mapping[str, str] | None = None) 
         if path.is_dir():
             path = path / "conda_build_config.yaml"
         if not path.is_file():
-            raise UserError(f"{value}: no conda_build_config.yaml there; pass the pinning's file or directory")
+            raise UserError(
+                f"{value}: no conda_build_config.yaml there; pass the pinning's file or directory"
+            )
     else:
         prefix = env.get("CONDA_PREFIX")
         path = Path(prefix) / "conda_build_config.yaml" if prefix else None
         if path is None or not path.is_file():
             raise UserError(
                 "no conda-forge pinning found; pass --pinning PATH (conda-forge-pinning's "
-                "conda_build_config.yaml or the directory holding it and share/conda-forge/migrations)"
+                "conda_build_config.yaml or the directory holding it "
+                "and share/conda-forge/migrations)"
             )
     migrations = path.parent / "share" / "conda-forge" / "migrations"
     return Pinning(path, migrations if migrations.is_dir() else None)
 
 
 # -- the matrix ------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Matrix:
@@ -104,10 +109,13 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
     cbc_path = recipe_dir / "conda_build_config.yaml"
     recipe_cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
     pinning_text = read_user_file(pinning.cbc)
-    local = [read_migration_file(p) for p in sorted((root / ".ci_support" / "migrations").glob("*.yaml"))]
+    local = [
+        read_migration_file(p) for p in sorted((root / ".ci_support" / "migrations").glob("*.yaml"))
+    ]
     upstream = (
         [read_migration_file(p) for p in sorted(pinning.migrations_dir.glob("*.yaml"))]
-        if pinning.migrations_dir else None
+        if pinning.migrations_dir
+        else None
     )
     plan = plan_migrations(local, upstream)
     cuda = uses_cuda_compiler(source.meta_text)
@@ -121,9 +129,19 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
         if cuda:
             environ["CF_CUDA_ENABLED"] = "True"
         specs: list[tuple[str, Mapping[str, Any]]] = [("defaults", default_variant(subdir))]
-        specs.append((str(pinning.cbc), parse_cbc(pinning_text, subdir, source=str(pinning.cbc), environ=environ)))
+        specs.append(
+            (
+                str(pinning.cbc),
+                parse_cbc(pinning_text, subdir, source=str(pinning.cbc), environ=environ),
+            )
+        )
         if recipe_cbc is not None:
-            specs.append((str(cbc_path), parse_cbc(recipe_cbc, subdir, source=str(cbc_path), environ=environ)))
+            specs.append(
+                (
+                    str(cbc_path),
+                    parse_cbc(recipe_cbc, subdir, source=str(cbc_path), environ=environ),
+                )
+            )
         for name, spec in specs:
             validate_spec(name, spec)
         combined = combine_specs(specs)
@@ -143,13 +161,22 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
         outputs = [o for o in outputs if not o.skip and not o.noarch]
         if not outputs:
             continue
-        configs, loop_vars = collapse(outputs, variant_list, github_actions=forge.github_actions,
-                                        recipe_text=source.meta_text)
+        configs, loop_vars = collapse(
+            outputs, variant_list, github_actions=forge.github_actions, recipe_text=source.meta_text
+        )
         for config in configs:
             names = job_name(plat, config, loop_vars, feedstock_name)
             final_config = finalize_config(config, build, forge.fallback_image)
-            jobs.append(CiJob(names.name, names.short, final_config.get("target_platform", [subdir])[0],
-                                build, tuple(sorted(loop_vars)), final_config))
+            jobs.append(
+                CiJob(
+                    names.name,
+                    names.short,
+                    final_config.get("target_platform", [subdir])[0],
+                    build,
+                    tuple(sorted(loop_vars)),
+                    final_config,
+                )
+            )
     return Matrix(tuple(sorted(jobs, key=lambda j: j.name)), plan)
 
 
@@ -207,6 +234,7 @@ def dump_config(config: Mapping[str, Any]) -> str:
 
 # -- files -----------------------------------------------------------------------------------
 
+
 def expected_files(matrix: Matrix) -> dict[str, str]:
     files = {f"{job.name}.yaml": dump_config(job.config) for job in matrix.jobs}
     files["README"] = README_TEXT
@@ -216,7 +244,7 @@ def expected_files(matrix: Matrix) -> dict[str, str]:
 @dataclass(frozen=True)
 class Difference:
     path: str
-    kind: str        # "missing" | "stale" | "changed" | "closed-migration"
+    kind: str  # "missing" | "stale" | "changed" | "closed-migration"
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.path}"
@@ -224,7 +252,9 @@ class Difference:
 
 def differences(folder: Path, matrix: Matrix) -> list[Difference]:
     expected = expected_files(matrix)
-    found = {p.name for p in folder.glob("*.yaml")} | ({"README"} if (folder / "README").exists() else set())
+    found = {p.name for p in folder.glob("*.yaml")} | (
+        {"README"} if (folder / "README").exists() else set()
+    )
     diffs = []
     for name, content in sorted(expected.items()):
         path = folder / name
@@ -260,7 +290,13 @@ def unified_diff(folder: Path, matrix: Matrix, names: Sequence[str]) -> str:
     expected = expected_files(matrix)
     chunks = []
     for name in names:
-        old = (folder / name).read_text(encoding="utf-8").splitlines(keepends=True) if (folder / name).exists() else []
+        old = (
+            (folder / name).read_text(encoding="utf-8").splitlines(keepends=True)
+            if (folder / name).exists()
+            else []
+        )
         new = expected.get(name, "").splitlines(keepends=True)
-        chunks.extend(difflib.unified_diff(old, new, f"a/.ci_support/{name}", f"b/.ci_support/{name}"))
+        chunks.extend(
+            difflib.unified_diff(old, new, f"a/.ci_support/{name}", f"b/.ci_support/{name}")
+        )
     return "".join(chunks)

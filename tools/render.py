@@ -102,11 +102,14 @@ def _jsonable(value: Any) -> Any:
 
 # -- reading the recipe ------------------------------------------------------------------------
 
+
 def load_recipe_source(recipe_dir: Path) -> RecipeSource:
     """meta.yaml plus every shell/batch script next to it (conda-build scans those)."""
     meta = recipe_dir / "meta.yaml"
     if not meta.is_file():
-        raise UserError(f"{recipe_dir}: no meta.yaml here; pass --recipe-dir pointing at the recipe")
+        raise UserError(
+            f"{recipe_dir}: no meta.yaml here; pass --recipe-dir pointing at the recipe"
+        )
     scripts = tuple(
         (p.relative_to(recipe_dir).as_posix(), read_user_file(p))
         for p in sorted(recipe_dir.rglob("*"))
@@ -153,6 +156,7 @@ def checked_subdir(value: str, source: str) -> str:
 
 # -- configs -------------------------------------------------------------------------------------
 
+
 def list_configs(root: Path | None = None) -> list[str]:
     """Names (without .yaml) of the CI configs in ``<root>/.ci_support``."""
     root = root or find_root()
@@ -175,8 +179,9 @@ def resolve_config(config: str | Path, root: Path) -> Path:
     return root / ".ci_support" / f"{name}.yaml"
 
 
-def select_configs(texts: Sequence[str], root: Path, *,
-                   filter_glob: str | None = None) -> list[str | Path]:
+def select_configs(
+    texts: Sequence[str], root: Path, *, filter_glob: str | None = None
+) -> list[str | Path]:
     """Every config ``texts`` name, in order: variant files as paths, the rest as names
     (globs take every match); with no texts, every config ``--filter`` leaves."""
     available = list_configs(root)
@@ -192,13 +197,24 @@ def select_configs(texts: Sequence[str], root: Path, *,
     return chosen
 
 
-def variants_for_config(config_text: str, recipe_cbc: str | None, *, config_source: str,
-                        cbc_source: str, subdir: str, build_subdir: str) -> list[dict[str, Any]]:
+def variants_for_config(
+    config_text: str,
+    recipe_cbc: str | None,
+    *,
+    config_source: str,
+    cbc_source: str,
+    subdir: str,
+    build_subdir: str,
+) -> list[dict[str, Any]]:
     """conda-build's variant set for ``-m config`` with the recipe's own cbc underneath."""
     specs: list[tuple[str, Mapping[str, Any]]] = [("defaults", default_variant(subdir))]
     if recipe_cbc is not None:
-        specs.append((cbc_source, parse_cbc(recipe_cbc, subdir, source=cbc_source, build_subdir=subdir)))
-    specs.append((config_source, parse_cbc(config_text, subdir, source=config_source, build_subdir=subdir)))
+        specs.append(
+            (cbc_source, parse_cbc(recipe_cbc, subdir, source=cbc_source, build_subdir=subdir))
+        )
+    specs.append(
+        (config_source, parse_cbc(config_text, subdir, source=config_source, build_subdir=subdir))
+    )
     for source, spec in specs:
         validate_spec(source, spec)
     combined = combine_specs(specs)
@@ -229,8 +245,9 @@ def _subdir_of(config_text: str, source: str, name: str) -> str:
     raise UserError(f"{source}: set target_platform (e.g. target_platform: [linux-64])")
 
 
-def render_config(config: str | Path, *, root: Path | None = None,
-                  recipe_dir: Path | None = None) -> list[RenderedOutput]:
+def render_config(
+    config: str | Path, *, root: Path | None = None, recipe_dir: Path | None = None
+) -> list[RenderedOutput]:
     """Every output variant the CI job ``config`` builds, skipped ones included (``skip``)."""
     root = root or find_root()
     recipe_dir = recipe_dir or root / "recipe"
@@ -243,25 +260,47 @@ def render_config(config: str | Path, *, root: Path | None = None,
     name = path.stem
     subdir = _subdir_of(config_text, str(path), name)
     build_subdir = build_platform_for(forge, subdir)
-    return list(_render_cached(source, config_text, cbc, str(path), str(cbc_path), name, subdir, build_subdir))
+    return list(
+        _render_cached(
+            source, config_text, cbc, str(path), str(cbc_path), name, subdir, build_subdir
+        )
+    )
 
 
 @lru_cache(maxsize=128)
-def _render_cached(source: RecipeSource, config_text: str, cbc: str | None, config_source: str,
-                   cbc_source: str, name: str, subdir: str, build_subdir: str) -> tuple[RenderedOutput, ...]:
-    variants = variants_for_config(config_text, cbc, config_source=config_source, cbc_source=cbc_source,
-                                   subdir=subdir, build_subdir=build_subdir)
+def _render_cached(
+    source: RecipeSource,
+    config_text: str,
+    cbc: str | None,
+    config_source: str,
+    cbc_source: str,
+    name: str,
+    subdir: str,
+    build_subdir: str,
+) -> tuple[RenderedOutput, ...]:
+    variants = variants_for_config(
+        config_text,
+        cbc,
+        config_source=config_source,
+        cbc_source=cbc_source,
+        subdir=subdir,
+        build_subdir=build_subdir,
+    )
     data = load_variant_yaml(config_text, source=config_source) or {}
     config_keys = set(data) if isinstance(data, dict) else set()
     outputs = render_variants(source, variants, Target(subdir, build_subdir), ci_split=False)
     return tuple(_public(o, name, subdir, build_subdir, config_keys) for o in outputs)
 
 
-def _public(out: OutputVariant, config: str, subdir: str, build_subdir: str,
-            config_keys: set[str]) -> RenderedOutput:
+def _public(
+    out: OutputVariant, config: str, subdir: str, build_subdir: str, config_keys: set[str]
+) -> RenderedOutput:
     keys = (set(out.used_vars) | config_keys) - {"zip_keys", "pin_run_as_build"}
-    variant = {k: str(out.variant[k]) for k in sorted(keys) if k in out.variant
-               and not isinstance(out.variant[k], (dict, list))}
+    variant = {
+        k: str(out.variant[k])
+        for k in sorted(keys)
+        if k in out.variant and not isinstance(out.variant[k], (dict, list))
+    }
     return RenderedOutput(
         name=out.name,
         version=out.version,

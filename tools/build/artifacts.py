@@ -191,7 +191,8 @@ def remove_work_dirs(artifacts: Path, names: Iterable[str]) -> list[str]:
 
 
 def read_summary(artifacts: Path) -> dict[str, dict[str, object]]:
-    """Per-config records from an earlier summary.json, or {} when there is none or it is unreadable."""
+    """Per-config records from an earlier summary.json, or {} when there is none or it is
+    unreadable."""
     try:
         data = json.loads((artifacts / "summary.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

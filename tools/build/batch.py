@@ -8,6 +8,7 @@ next run retries exactly what is missing.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import time
@@ -73,10 +74,9 @@ class Console:
     ask: Callable[[str], str] = input
 
     def say(self, text: str = "") -> None:
-        try:
+        # the reader (`| tee`, `| head`) may be gone; files still get written
+        with contextlib.suppress(BrokenPipeError):
             print(text, file=self.out, flush=True)
-        except BrokenPipeError:  # the reader (`| tee`, `| head`) is gone; files still get written
-            pass
 
 
 def _utc(seconds: float | None = None) -> str:
@@ -169,7 +169,8 @@ def build_one(
         sink.header(_header(plan, engine, options.secrets))
         outcome = run(plan, sink, progress, engine if plan.dispatch == "docker" else None)
         if outcome.returncode == 0 and not outcome.interrupted and not plan.script_writes_marker:
-            plan.marker.touch()  # run_osx_build.sh / run_win_build.bat leave none (as conda-smithy's)
+            # run_osx_build.sh / run_win_build.bat leave none (as conda-smithy's)
+            plan.marker.touch()
         status, note = classify(outcome.returncode, outcome.interrupted, plan.marker.exists())
         packages = art.describe_packages(artifacts, art.produced(before, art.snapshot(artifacts)))
         stats = ccache.read_stats(artifacts, plan.config) if options.ccache else None

@@ -111,7 +111,8 @@ class LogSink:
         return safe
 
     def tick(self) -> None:
-        """Flush at most once a second, so `tail -f` and the tests see a quiet build's last lines."""
+        """Flush at most once a second, so `tail -f` and the tests see a quiet build's last
+        lines."""
         now = self._clock()
         if now - self._last_flush >= 1.0:
             self._handle.flush()

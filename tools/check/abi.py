@@ -76,7 +76,10 @@ def check_cxx11_abi(ctx: Context) -> list[Finding]:
                     "no TorchConfig.cmake in the packages; assuming the default, 1",
                     1,
                 )
-            counts = f"{info.cxx11_symbols} cxx11 and {info.old_abi_symbols} old-ABI symbols in c10/at/torch/caffe2"
+            counts = (
+                f"{info.cxx11_symbols} cxx11 and {info.old_abi_symbols} old-ABI symbols "
+                "in c10/at/torch/caffe2"
+            )
             if expected == 1:
                 ok = info.old_abi_symbols == 0 and info.cxx11_symbols >= MIN_CXX11_SYMBOLS
             else:

@@ -485,7 +485,8 @@ def discover(paths: Iterable[Path]) -> Iterator[tuple[SourceKind, Path]]:
             yield "wheel", path
         else:
             raise UserError(
-                f"{path}: not a .conda, .tar.bz2 or .whl file; pass packages, a directory of them, or a prefix"
+                f"{path}: not a .conda, .tar.bz2 or .whl file; "
+                "pass packages, a directory of them, or a prefix"
             )
 
 

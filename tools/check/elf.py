@@ -97,7 +97,8 @@ def _symbols(elf: ELFFile, section: SymbolTableSection) -> Iterator[tuple[str, b
     Container per symbol costs ~5 s on libtorch_cpu.so's 75 000 symbols.
     """
     order = "<" if elf.little_endian else ">"
-    # Elf64_Sym: name, info, other, shndx, value, size; Elf32_Sym: name, value, size, info, other, shndx
+    # Elf64_Sym: name, info, other, shndx, value, size;
+    # Elf32_Sym: name, value, size, info, other, shndx
     if elf.elfclass == 64:
         layout, name_at, info_at, shndx_at = order + "IBBHQQ", 0, 1, 3
     else:

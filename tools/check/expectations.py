@@ -43,7 +43,8 @@ class Expectations:
     def output_for(
         self, name: str, python: str | None, build: str | None = None
     ) -> OutputExpectation | None:
-        """The rendered output a package was built from: same build string, else same name (and Python)."""
+        """The rendered output a package was built from: same build string, else same name
+        (and Python)."""
         exact = [o for o in self.outputs if o.name == name and build and o.build_string == build]
         if exact:
             return exact[0]

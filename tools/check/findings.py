@@ -47,7 +47,7 @@ def any_failed(findings: Iterable[Finding]) -> bool:
 
 
 def counts(findings: Iterable[Finding]) -> dict[Status, int]:
-    tally: dict[Status, int] = {status: 0 for status in STATUSES}
+    tally: dict[Status, int] = dict.fromkeys(STATUSES, 0)
     for finding in findings:
         tally[finding.status] += 1
     return tally

@@ -29,7 +29,7 @@ def expected_files(package: Package, cuda_major: int | None, python: str | None)
     """Glob patterns each Linux output must ship (the recipe's own test list)."""
     if package.name == "libtorch":
         libs = LIBTORCH_LIBS + (LIBTORCH_CUDA_LIBS if cuda_major else ())
-        return tuple(f"lib/lib{lib}.so" for lib in libs) + ("share/cmake/Torch/TorchConfig.cmake",)
+        return (*(f"lib/lib{lib}.so" for lib in libs), "share/cmake/Torch/TorchConfig.cmake")
     if package.name == "libtorch-cuda-linalg":
         return ("lib/libtorch_cuda_linalg.so",)
     if package.name == "pytorch":

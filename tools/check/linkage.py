@@ -176,7 +176,8 @@ def check_needed(ctx: Context) -> list[Finding]:
                         failed(
                             "elf.needed",
                             where,
-                            f"{needed} is not in the packages; it comes from {' or '.join(providers)}, "
+                            f"{needed} is not in the packages; "
+                            f"it comes from {' or '.join(providers)}, "
                             "which is not a run dependency",
                         )
                     )
@@ -185,8 +186,9 @@ def check_needed(ctx: Context) -> list[Finding]:
                         failed(
                             "elf.needed",
                             where,
-                            f"{needed} resolves nowhere: not shipped by the checked packages, not a "
-                            "system or driver library, no known provider among the run dependencies",
+                            f"{needed} resolves nowhere: not shipped by the checked packages, "
+                            "not a system or driver library, "
+                            "no known provider among the run dependencies",
                         )
                     )
         if not problems:

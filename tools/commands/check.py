@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-HELP = "check built packages (.conda/.tar.bz2, a directory, a prefix or a wheel) like PyTorch's binary checks"
+HELP = (
+    "check built packages (.conda/.tar.bz2, a directory, a prefix or a wheel) "
+    "like PyTorch's binary checks"
+)
 
 EPILOG = """\
 checks (the "check" field of each finding):

@@ -56,16 +56,29 @@ class JobSummary:
         if not self.packages:
             return (self.config, "-", "-", "-", "-", "-", "nothing (every output skipped)")
         build = f"{self.build_platform} ({'cross' if self.cross else 'native'})"
-        return (self.config, self.platform, build, self.cuda or "-", self.blas or "-",
-                ", ".join(self.pythons) or "-", ", ".join(p.cell() for p in self.packages))
+        return (
+            self.config,
+            self.platform,
+            build,
+            self.cuda or "-",
+            self.blas or "-",
+            ", ".join(self.pythons) or "-",
+            ", ".join(p.cell() for p in self.packages),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "config": self.config, "platform": self.platform,
-            "build_platform": self.build_platform, "cross": self.cross,
-            "cuda": self.cuda, "blas": self.blas, "pythons": list(self.pythons),
-            "packages": [{"name": p.name, "count": p.count, "variants": list(p.variants)}
-                         for p in self.packages],
+            "config": self.config,
+            "platform": self.platform,
+            "build_platform": self.build_platform,
+            "cross": self.cross,
+            "cuda": self.cuda,
+            "blas": self.blas,
+            "pythons": list(self.pythons),
+            "packages": [
+                {"name": p.name, "count": p.count, "variants": list(p.variants)}
+                for p in self.packages
+            ],
         }
 
 
@@ -80,9 +93,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rewrite the table between the matrix-table markers of README.md (nothing else)",
     )
-    parser.add_argument("--filter", dest="filter_glob", metavar="GLOB",
-                        help="only configs whose NAME.yaml matches GLOB")
-    parser.add_argument("--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)")
+    parser.add_argument(
+        "--filter",
+        dest="filter_glob",
+        metavar="GLOB",
+        help="only configs whose NAME.yaml matches GLOB",
+    )
+    parser.add_argument(
+        "--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)"
+    )
 
 
 def summarize(config: str, outputs) -> JobSummary:
@@ -93,14 +112,20 @@ def summarize(config: str, outputs) -> JobSummary:
     first = built[0]
     cross = bool(first.build_platform and first.build_platform != first.subdir)
     cuda = _one(built, "cuda_compiler_version")
-    pythons = sorted({o.variant["python"].split(" ")[0].replace(".*", "") for o in built
-                      if "python" in o.used_vars and "python" in o.variant},
-                     key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()))
+    pythons = sorted(
+        {
+            o.variant["python"].split(" ")[0].replace(".*", "")
+            for o in built
+            if "python" in o.used_vars and "python" in o.variant
+        },
+        key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()),
+    )
     packages = []
     for name in dict.fromkeys(o.name for o in built):
         mine = [o for o in built if o.name == name]
         varying = sorted(
-            k for k in set().union(*(o.used_vars for o in mine))
+            k
+            for k in set().union(*(o.used_vars for o in mine))
             if k != "python" and len({o.variant.get(k) for o in mine}) > 1
         )
         values = sorted({"/".join(o.variant.get(k, "") for k in varying) for o in mine})
@@ -130,10 +155,14 @@ def _one(outputs, key: str) -> str:
 def format_table(rows: list[tuple[str, ...]], markdown: bool) -> str:
     if markdown:
         lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+        lines += [
+            "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows
+        ]
         return "\n".join(lines)
-    widths = [max(len(COLUMNS[i]), *(len(r[i]) for r in rows)) if rows else len(COLUMNS[i])
-              for i in range(len(COLUMNS))]
+    widths = [
+        max(len(COLUMNS[i]), *(len(r[i]) for r in rows)) if rows else len(COLUMNS[i])
+        for i in range(len(COLUMNS))
+    ]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     return "\n".join([fmt.format(*COLUMNS), *(fmt.format(*row) for row in rows)])
 

@@ -6,7 +6,10 @@ import argparse
 import json
 import sys
 
-HELP = "compute the CI jobs from the recipe, its cbc, the pinning and migrations; --check/--write .ci_support"
+HELP = (
+    "compute the CI jobs from the recipe, its cbc, the pinning and migrations; "
+    "--check/--write .ci_support"
+)
 
 EPILOG = """\
 The pinning is conda-forge-pinning's conda_build_config.yaml, or a directory laid out like
@@ -34,12 +37,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--pinning", metavar="PATH", help="conda-forge pinning file or directory")
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true", help="exit 1 and list differences if .ci_support is stale")
+    mode.add_argument(
+        "--check", action="store_true", help="exit 1 and list differences if .ci_support is stale"
+    )
     mode.add_argument("--write", action="store_true", help="regenerate .ci_support/*.yaml")
     parser.add_argument("--diff", action="store_true", help="with --check: show a unified diff")
-    parser.add_argument("--json", action="store_true",
-                        help="print the jobs (and with --check the differences) as JSON")
-    parser.add_argument("--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the jobs (and with --check the differences) as JSON",
+    )
+    parser.add_argument(
+        "--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
     if args.diff and not args.check:
         raise UserError("--diff shows what --check finds: use `matrix --check --diff`")
     if args.json and (args.write or args.diff):
-        raise UserError("--json describes the jobs or --check's differences; "
-                        "drop --write / --diff")
+        raise UserError("--json describes the jobs or --check's differences; drop --write / --diff")
     root = find_root()
     recipe = recipe_dir(args.recipe_dir, root)
     pinning = ci_support.locate_pinning(args.pinning)
@@ -81,15 +90,20 @@ def run(args: argparse.Namespace) -> int:
         for diff in diffs:
             print(diff)
         if args.diff:
-            names = [d.path.split("/", 1)[1] for d in diffs if d.kind in ("changed", "missing", "stale")]
+            names = [
+                d.path.split("/", 1)[1] for d in diffs if d.kind in ("changed", "missing", "stale")
+            ]
             print(ci_support.unified_diff(folder, matrix, names), end="")
         raise ProblemsFound(
             f"{len(diffs)} difference(s) in .ci_support; run `python -m tools matrix --write"
             + (f" --pinning {args.pinning}`" if args.pinning else "`")
         )
     for job in matrix.jobs:
-        split = ", ".join(f"{k}={job.config[k][0]}" for k in job.loop_vars if k != "target_platform")
-        print(f"{job.name}\n    {job.platform} (built on {job.build_platform}); {split or 'no split keys'}")
+        split = ", ".join(
+            f"{k}={job.config[k][0]}" for k in job.loop_vars if k != "target_platform"
+        )
+        where = f"{job.platform} (built on {job.build_platform})"
+        print(f"{job.name}\n    {where}; {split or 'no split keys'}")
     for path in matrix.migrations.closed:
         print(f"closed migration (would be deleted): .ci_support/migrations/{path.name}")
     return 0

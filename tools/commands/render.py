@@ -37,14 +37,26 @@ with file:line.
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("configs", nargs="*", metavar="CONFIG",
-                        help="config name, NAME.yaml, unique prefix, glob, or variant YAML path")
-    parser.add_argument("--filter", dest="filter_glob", metavar="GLOB",
-                        help="only configs whose NAME.yaml matches GLOB")
+    parser.add_argument(
+        "configs",
+        nargs="*",
+        metavar="CONFIG",
+        help="config name, NAME.yaml, unique prefix, glob, or variant YAML path",
+    )
+    parser.add_argument(
+        "--filter",
+        dest="filter_glob",
+        metavar="GLOB",
+        help="only configs whose NAME.yaml matches GLOB",
+    )
     parser.add_argument("--output", metavar="NAME", help="only this output (package name)")
     parser.add_argument("--json", action="store_true", help="machine-readable output (see below)")
-    parser.add_argument("--built-only", action="store_true", help="leave out outputs the recipe skips here")
-    parser.add_argument("--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)")
+    parser.add_argument(
+        "--built-only", action="store_true", help="leave out outputs the recipe skips here"
+    )
+    parser.add_argument(
+        "--recipe-dir", metavar="DIR", help="recipe directory (default: <repo>/recipe)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,8 +66,10 @@ def run(args: argparse.Namespace) -> int:
     from tools.selection import normalize
 
     if not args.configs and not args.filter_glob:
-        raise UserError("name a CONFIG (or several, or a glob) or pass --filter GLOB; "
-                        "`python -m tools explain` lists the configs")
+        raise UserError(
+            "name a CONFIG (or several, or a glob) or pass --filter GLOB; "
+            "`python -m tools explain` lists the configs"
+        )
     root = find_root()
     recipe = recipe_dir(args.recipe_dir, root)
     configs = select_configs(args.configs, root, filter_glob=args.filter_glob)
@@ -65,8 +79,9 @@ def run(args: argparse.Namespace) -> int:
         rendered = [(c, [o for o in outputs if o.name == args.output]) for c, outputs in rendered]
         if not any(outputs for _, outputs in rendered):
             where = ", ".join(str(c) for c in configs)
-            raise UserError(f"{where}: no output named {args.output!r} "
-                            f"(outputs: {', '.join(names)})")
+            raise UserError(
+                f"{where}: no output named {args.output!r} (outputs: {', '.join(names)})"
+            )
     if args.built_only:
         rendered = [(c, [o for o in outputs if not o.skip]) for c, outputs in rendered]
     if args.json:
@@ -82,12 +97,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _describe(out) -> str:
-    lines = [f"{out.name}-{out.version}-{out.build_string}  ({out.subdir}"
-             + (f", built on {out.build_platform}" if out.build_platform != out.subdir else "")
-             + (", SKIPPED" if out.skip else "") + ")"]
+    lines = [
+        f"{out.name}-{out.version}-{out.build_string}  ({out.subdir}"
+        + (f", built on {out.build_platform}" if out.build_platform != out.subdir else "")
+        + (", SKIPPED" if out.skip else "")
+        + ")"
+    ]
     # compiler/stdlib keys show in the build requirements; the rest says which variant this is
     toolchain = re.compile(r".*_(compiler|stdlib)(_version)?$|target_platform$|channel_targets$")
-    loops = {k: out.variant[k] for k in out.used_vars if k in out.variant and not toolchain.match(k)}
+    loops = {
+        k: out.variant[k] for k in out.used_vars if k in out.variant and not toolchain.match(k)
+    }
     if loops:
         lines.append("  variant: " + ", ".join(f"{k}={v}" for k, v in loops.items()))
     for kind in ("build", "host", "run", "run_constrained"):
@@ -101,6 +121,8 @@ def _describe(out) -> str:
     for key in ("imports", "requires", "commands"):
         values = tests.get(key) or []
         if values:
-            lines.append(f"  test/{key}: {len(values)}" + (
-                " (" + ", ".join(str(v) for v in values) + ")" if key == "imports" else ""))
+            lines.append(
+                f"  test/{key}: {len(values)}"
+                + (" (" + ", ".join(str(v) for v in values) + ")" if key == "imports" else "")
+            )
     return "\n".join(lines)

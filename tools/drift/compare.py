@@ -16,6 +16,7 @@ probe (say between ``1.2`` and ``1.2.0.0.0.1``), which no real pin produces.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -130,7 +131,7 @@ def candidates(specs: Iterable[str | None], extra_versions: Iterable[str] = ()) 
     points = [
         p for p in ("0", ordered[0][1] + "dev0") if _version(p) is not None and _version(p) < lowest
     ]
-    for (low, low_text), (high, high_text) in zip(ordered, ordered[1:], strict=False):
+    for (low, low_text), (high, high_text) in itertools.pairwise(ordered):
         points.append(low_text)
         middle = _between(low, high, low_text, high_text)
         if middle is not None:

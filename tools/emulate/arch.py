@@ -57,4 +57,6 @@ def get_arch(name: str) -> Arch:
         return ARCHES[name]
     except KeyError:
         known = ", ".join(sorted(ARCHES))
-        raise UserError(f"--arch {name}: not an emulated architecture (choose from {known})") from None
+        raise UserError(
+            f"--arch {name}: not an emulated architecture (choose from {known})"
+        ) from None

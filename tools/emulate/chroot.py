@@ -31,10 +31,20 @@ CA_BUNDLE = PurePosixPath("/etc/ssl/certs/emulate-host-ca.pem")
 PROXY_VARS = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
 
 # (name, major, minor) of the character devices a test may open.
-DEVICES = (("null", 1, 3), ("zero", 1, 5), ("full", 1, 7), ("random", 1, 8),
-           ("urandom", 1, 9), ("tty", 5, 0))
-DEVICE_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"))
+DEVICES = (
+    ("null", 1, 3),
+    ("zero", 1, 5),
+    ("full", 1, 7),
+    ("random", 1, 8),
+    ("urandom", 1, 9),
+    ("tty", 5, 0),
+)
+DEVICE_LINKS = (
+    ("fd", "/proc/self/fd"),
+    ("stdin", "/proc/self/fd/0"),
+    ("stdout", "/proc/self/fd/1"),
+    ("stderr", "/proc/self/fd/2"),
+)
 
 
 def host_ca_bundle(env: Mapping[str, str]) -> Path:
@@ -45,8 +55,10 @@ def host_ca_bundle(env: Mapping[str, str]) -> Path:
     for candidate in CA_BUNDLE_CANDIDATES:
         if Path(candidate).is_file():
             return Path(candidate)
-    raise HostError("no CA bundle on this machine for pip inside the chroot; "
-                    "apt-get install ca-certificates or set PIP_CERT")
+    raise HostError(
+        "no CA bundle on this machine for pip inside the chroot; "
+        "apt-get install ca-certificates or set PIP_CERT"
+    )
 
 
 def base_env(path: Sequence[str] = (), host_env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -96,11 +108,23 @@ class Chroot:
         """Where a path inside the chroot lies on the host."""
         return self.root / PurePosixPath(inside).relative_to("/")
 
-    def run(self, *argv: str | PurePosixPath, env: Mapping[str, str] | None = None,
-            capture: bool = False, check: bool = True,
-            timeout: float | None = None) -> subprocess.CompletedProcess[str]:
-        return proc.call("chroot", self.root, *argv, env={**self.env, **(env or {})},
-                         capture=capture, check=check, timeout=timeout)
+    def run(
+        self,
+        *argv: str | PurePosixPath,
+        env: Mapping[str, str] | None = None,
+        capture: bool = False,
+        check: bool = True,
+        timeout: float | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        return proc.call(
+            "chroot",
+            self.root,
+            *argv,
+            env={**self.env, **(env or {})},
+            capture=capture,
+            check=check,
+            timeout=timeout,
+        )
 
 
 @contextlib.contextmanager
@@ -109,13 +133,22 @@ def session(rootfs: Rootfs, *, host_env: Mapping[str, str] | None = None) -> Ite
     root = rootfs.path
     mounts.sweep(root)
     with mounts.MountStack() as stack:
-        stack.mount(root / "proc", fstype="proc", source="proc",
-                    options=("nosuid", "nodev", "noexec"))
-        stack.mount(root / "dev", fstype="tmpfs", source="emulate-dev",
-                    options=("mode=0755", "nosuid", "size=65536k"))
+        stack.mount(
+            root / "proc", fstype="proc", source="proc", options=("nosuid", "nodev", "noexec")
+        )
+        stack.mount(
+            root / "dev",
+            fstype="tmpfs",
+            source="emulate-dev",
+            options=("mode=0755", "nosuid", "size=65536k"),
+        )
         _populate_dev(root / "dev")
-        stack.mount(root / "sys", fstype="tmpfs", source="emulate-sys",
-                    options=("mode=0755", "nosuid", "nodev", "noexec", "size=1024k"))
+        stack.mount(
+            root / "sys",
+            fstype="tmpfs",
+            source="emulate-sys",
+            options=("mode=0755", "nosuid", "nodev", "noexec", "size=1024k"),
+        )
         _populate_sys(root / "sys")
         # pip needs name resolution and the host's CAs (which may include a
         # proxy's); both can change between runs, so copy them every time.

@@ -43,11 +43,17 @@ def run(options: Options) -> Report:
     # From here on every exit path unwinds through the context managers, so
     # debootstrap's and our own mounts are undone on SIGTERM and SIGHUP too.
     with mounts.terminate_as_interrupt(), rootfs.locked(options.rootfs):
-        tree = rootfs.ensure(options.rootfs, options.arch, suite=options.suite,
-                             mirror=options.mirror)
+        tree = rootfs.ensure(
+            options.rootfs, options.arch, suite=options.suite, mirror=options.mirror
+        )
         with chroot.session(tree) as session:
-            env = install.install(session, items, index_url=options.index_url,
-                                  extra=options.extra_requirements, timeout=options.timeout)
+            env = install.install(
+                session,
+                items,
+                index_url=options.index_url,
+                extra=options.extra_requirements,
+                timeout=options.timeout,
+            )
             try:
                 results = tuple(_run_settings(session, env, options))
             finally:
@@ -55,13 +61,16 @@ def run(options: Options) -> Report:
                     log.warn(f"kept {session.host_path(env.root)} for the next run")
                 else:
                     install.remove(session, env)
-    return Report(arch=options.arch.name, rootfs=tree.path, command=options.test_command,
-                  results=results)
+    return Report(
+        arch=options.arch.name, rootfs=tree.path, command=options.test_command, results=results
+    )
 
 
-def _run_settings(session: chroot.Chroot, env: install.Environment,
-                  options: Options) -> Iterator[runner.SettingResult]:
+def _run_settings(
+    session: chroot.Chroot, env: install.Environment, options: Options
+) -> Iterator[runner.SettingResult]:
     for cpu in options.cpus:
         with log.step(f"test with QEMU_CPU={cpu}"):
-            yield runner.run_setting(session, env, cpu, options.test_command,
-                                     timeout=options.timeout)
+            yield runner.run_setting(
+                session, env, cpu, options.test_command, timeout=options.timeout
+            )

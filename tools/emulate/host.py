@@ -87,8 +87,9 @@ def require_debootstrap(path: str = SBIN_PATH) -> str:
 
 
 def _mount_binfmt_misc(target: Path) -> None:
-    proc.call("mount", "-t", "binfmt_misc", "binfmt_misc", target, capture=True,
-              env={"PATH": SBIN_PATH})
+    proc.call(
+        "mount", "-t", "binfmt_misc", "binfmt_misc", target, capture=True, env={"PATH": SBIN_PATH}
+    )
 
 
 def ensure_binfmt(
@@ -114,8 +115,10 @@ def ensure_binfmt(
                 "binfmt_misc support, and a container must run privileged"
             ) from None
         if not register.exists():
-            raise HostError(f"mounted binfmt_misc but {register} is absent; is {binfmt_misc} "
-                            "really binfmt_misc?")
+            raise HostError(
+                f"mounted binfmt_misc but {register} is absent; is {binfmt_misc} "
+                "really binfmt_misc?"
+            )
     entry_path = binfmt_misc / arch.qemu
     if not entry_path.exists():
         try:

@@ -126,12 +126,13 @@ def classify(value: str, arch: Arch) -> Item:
                 raise UserError(f"{value}: not a readable conda package ({exc})") from None
             subdir = str(index.get("subdir", ""))
             if not arch.accepts_conda_subdir(subdir):
-                raise UserError(f"{value}: built for {subdir or 'an unknown subdir'}, "
-                                f"not {arch.conda_subdir}")
-            return CondaPackage(path.resolve(), name=str(index.get("name", path.name)),
-                                subdir=subdir)
-        raise UserError(f"{value}: neither a wheel (.whl) nor a conda package "
-                        "(.conda, .tar.bz2)")
+                raise UserError(
+                    f"{value}: built for {subdir or 'an unknown subdir'}, not {arch.conda_subdir}"
+                )
+            return CondaPackage(
+                path.resolve(), name=str(index.get("name", path.name)), subdir=subdir
+            )
+        raise UserError(f"{value}: neither a wheel (.whl) nor a conda package (.conda, .tar.bz2)")
     try:
         PipRequirement(value)
     except InvalidRequirement:
@@ -147,8 +148,9 @@ def _file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def environment_key(items: Sequence[Item], *, python: str, index_url: str,
-                    extra: Sequence[str] = ()) -> str:
+def environment_key(
+    items: Sequence[Item], *, python: str, index_url: str, extra: Sequence[str] = ()
+) -> str:
     """Identical inputs (by content, not by name) give the same environment."""
     parts = [f"python={python}", f"index={index_url}", *(f"extra={e}" for e in extra)]
     for item in items:
@@ -160,6 +162,7 @@ def environment_key(items: Sequence[Item], *, python: str, index_url: str,
 
 
 # --- conda packages --------------------------------------------------------
+
 
 def relocate(data: bytes, placeholder: str, prefix: str, mode: str) -> bytes:
     """Replace conda-build's prefix placeholder the way conda does when linking.
@@ -201,8 +204,9 @@ def _refuse_unsafe_members(member: tarfile.TarInfo, dest: str) -> tarfile.TarInf
     kind = tar_kind(member)
     if kind is None:
         raise _Refused(f"member {member.name!r} is not a regular file, directory or link")
-    reason = unsafe_reason(member.name, kind, member.linkname if member.issym() or member.islnk()
-                           else None)
+    reason = unsafe_reason(
+        member.name, kind, member.linkname if member.issym() or member.islnk() else None
+    )
     if reason:
         raise _Refused(reason)
     try:
@@ -241,8 +245,9 @@ def _entries(unpacked: Path) -> list[dict]:
     return entries
 
 
-def link_conda_package(package: Path, prefix_on_host: Path, prefix_inside: PurePosixPath,
-                       scratch: Path, *, python: str) -> None:
+def link_conda_package(
+    package: Path, prefix_on_host: Path, prefix_inside: PurePosixPath, scratch: Path, *, python: str
+) -> None:
     """Extract one package and place its files into the prefix, relocated.
 
     Nothing lands outside the prefix: members and ``paths.json`` entries that are absolute,
@@ -262,16 +267,23 @@ def link_conda_package(package: Path, prefix_on_host: Path, prefix_inside: PureP
         for entry in entries:
             _link_entry(entry, unpacked, Path(root), prefix_inside, noarch_python, python)
     except _Refused as exc:
-        raise UserError(f"{package.name}: refused, {exc}; nothing was written outside "
-                        f"{prefix_inside}") from None
+        raise UserError(
+            f"{package.name}: refused, {exc}; nothing was written outside {prefix_inside}"
+        ) from None
     except DAMAGED as exc:
         raise UserError(f"{package.name}: not a usable conda package ({exc})") from None
     finally:
         shutil.rmtree(unpacked, ignore_errors=True)
 
 
-def _link_entry(entry: dict, unpacked: Path, root: Path, prefix_inside: PurePosixPath,
-                noarch_python: bool, python: str) -> None:
+def _link_entry(
+    entry: dict,
+    unpacked: Path,
+    root: Path,
+    prefix_inside: PurePosixPath,
+    noarch_python: bool,
+    python: str,
+) -> None:
     name = entry["_path"]
     relative = noarch_python_target(name, python) if noarch_python else name
     source, target = unpacked / name, root / relative
@@ -282,8 +294,9 @@ def _link_entry(entry: dict, unpacked: Path, root: Path, prefix_inside: PurePosi
             raise _Refused(f"paths.json entry: {reason}")
     # Follow what earlier entries placed: the directory written into must be in the prefix.
     if not _inside(os.path.realpath(target.parent), str(root)):
-        raise _Refused(f"paths.json entry {name!r} would be written through a link out of "
-                       "the prefix")
+        raise _Refused(
+            f"paths.json entry {name!r} would be written through a link out of the prefix"
+        )
     if entry.get("path_type") == "directory":
         target.mkdir(parents=True, exist_ok=True)
         return
@@ -300,8 +313,12 @@ def _link_entry(entry: dict, unpacked: Path, root: Path, prefix_inside: PurePosi
     elif not source.is_file():
         raise _Refused(f"paths.json entry {name!r} is not a file in the package")
     elif entry.get("prefix_placeholder"):
-        data = relocate(source.read_bytes(), str(entry["prefix_placeholder"]),
-                        str(prefix_inside), str(entry.get("file_mode", "text")))
+        data = relocate(
+            source.read_bytes(),
+            str(entry["prefix_placeholder"]),
+            str(prefix_inside),
+            str(entry.get("file_mode", "text")),
+        )
         target.write_bytes(data)
         shutil.copymode(source, target)
     else:
@@ -309,8 +326,7 @@ def _link_entry(entry: dict, unpacked: Path, root: Path, prefix_inside: PurePosi
 
 
 def site_packages_pythons(prefix: Path) -> set[str]:
-    return {p.parent.name.removeprefix("python")
-            for p in prefix.glob("lib/python3*/site-packages")}
+    return {p.parent.name.removeprefix("python") for p in prefix.glob("lib/python3*/site-packages")}
 
 
 def declared_requirements(prefix: Path) -> list[str]:
@@ -327,6 +343,7 @@ def declared_requirements(prefix: Path) -> list[str]:
 
 
 # --- the environment -------------------------------------------------------
+
 
 def _place_wheel(wheel: Path, directory: Path) -> None:
     target = directory / wheel.name
@@ -355,8 +372,14 @@ def pip_env(index_url: str) -> dict[str, str]:
     }
 
 
-def install(chroot: Chroot, items: Sequence[Item], *, index_url: str = DEFAULT_INDEX_URL,
-            extra: Sequence[str] = (), timeout: float | None = None) -> Environment:
+def install(
+    chroot: Chroot,
+    items: Sequence[Item],
+    *,
+    index_url: str = DEFAULT_INDEX_URL,
+    extra: Sequence[str] = (),
+    timeout: float | None = None,
+) -> Environment:
     """Create (or reuse) the environment holding ``items`` plus ``extra`` requirements."""
     python = chroot.rootfs.python
     key = environment_key(items, python=python, index_url=index_url, extra=extra)
@@ -378,9 +401,16 @@ def install(chroot: Chroot, items: Sequence[Item], *, index_url: str = DEFAULT_I
     return env
 
 
-def _populate(chroot: Chroot, env: Environment, items: Sequence[Item],
-              conda: Sequence[CondaPackage], *, index_url: str, extra: Sequence[str],
-              timeout: float | None) -> None:
+def _populate(
+    chroot: Chroot,
+    env: Environment,
+    items: Sequence[Item],
+    conda: Sequence[CondaPackage],
+    *,
+    index_url: str,
+    extra: Sequence[str],
+    timeout: float | None,
+) -> None:
     python = chroot.rootfs.python
     on_host = chroot.host_path(env.root)
     declared: list[str] = []
@@ -388,8 +418,9 @@ def _populate(chroot: Chroot, env: Environment, items: Sequence[Item],
         prefix = chroot.host_path(env.prefix)
         with log.step(f"link {len(conda)} conda package(s) into {env.prefix}"):
             for package in conda:
-                link_conda_package(package.path, prefix, env.prefix, on_host / "pkgs",
-                                   python=python)
+                link_conda_package(
+                    package.path, prefix, env.prefix, on_host / "pkgs", python=python
+                )
         _check_python(conda, site_packages_pythons(prefix), python, chroot)
         declared = declared_requirements(prefix)
 
@@ -398,7 +429,8 @@ def _populate(chroot: Chroot, env: Environment, items: Sequence[Item],
     if conda:
         site = chroot.host_path(env.venv) / "lib" / f"python{python}" / "site-packages"
         (site / "emulate-conda-prefix.pth").write_text(
-            f"{env.prefix}/lib/python{python}/site-packages\n")
+            f"{env.prefix}/lib/python{python}/site-packages\n"
+        )
 
     wheels = [item.path for item in items if isinstance(item, Wheel)]
     if wheels:
@@ -415,12 +447,21 @@ def _populate(chroot: Chroot, env: Environment, items: Sequence[Item],
         with log.step(f"pip install {len(requirements)} requirement(s) (emulated)"):
             # --no-compile: byte-compiling all of torch under emulation costs
             # minutes; the few modules a test imports compile on first use.
-            chroot.run(env.venv / "bin" / "python", "-m", "pip", "install", "--no-compile",
-                       *requirements, env=pip_env(index_url), timeout=timeout)
+            chroot.run(
+                env.venv / "bin" / "python",
+                "-m",
+                "pip",
+                "install",
+                "--no-compile",
+                *requirements,
+                env=pip_env(index_url),
+                timeout=timeout,
+            )
 
 
-def _check_python(conda: Iterable[CondaPackage], found: set[str], python: str,
-                  chroot: Chroot) -> None:
+def _check_python(
+    conda: Iterable[CondaPackage], found: set[str], python: str, chroot: Chroot
+) -> None:
     foreign = sorted(found - {python})
     if foreign:
         names = ", ".join(package.path.name for package in conda)

@@ -78,8 +78,9 @@ def terminate_as_interrupt() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def sweep(root: Path, *, left_by: str = "an earlier run",
-          mountinfo: Path = MOUNTINFO) -> list[Path]:
+def sweep(
+    root: Path, *, left_by: str = "an earlier run", mountinfo: Path = MOUNTINFO
+) -> list[Path]:
     """Unmount whatever a killed run (or debootstrap) left mounted under ``root``."""
     stale = mounts_under(Path(root).resolve(), mountinfo.read_text())
     with signals_deferred():
@@ -95,8 +96,7 @@ class MountStack(contextlib.AbstractContextManager):
     def __init__(self) -> None:
         self._targets: list[Path] = []
 
-    def mount(self, target: Path, *, fstype: str, source: str,
-              options: Sequence[str] = ()) -> Path:
+    def mount(self, target: Path, *, fstype: str, source: str, options: Sequence[str] = ()) -> Path:
         args: list[str | Path] = ["mount", "-t", fstype]
         if options:
             args += ["-o", ",".join(options)]

@@ -31,12 +31,13 @@ def _status(result: SettingResult) -> str:
 
 def format_table(report: Report) -> str:
     rows = [("CPU SETTING", "RESULT", "CAPABILITY", "TIME")]
-    rows += [(r.cpu, _status(r), r.capability or "-", f"{r.seconds:.1f}s")
-             for r in report.results]
+    rows += [(r.cpu, _status(r), r.capability or "-", f"{r.seconds:.1f}s") for r in report.results]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [f"emulate {report.arch} ({report.rootfs})"]
-    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3]
-              for row in rows]
+    lines += [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3]
+        for row in rows
+    ]
     for result in report.results:
         if result.passed:
             continue
@@ -62,11 +63,13 @@ def _result_json(result: SettingResult) -> dict:
 
 
 def to_json(report: Report) -> str:
-    return json.dumps({
-        "arch": report.arch,
-        "rootfs": str(report.rootfs),
-        "command": list(report.command),
-        "passed": report.passed,
-        "results": [_result_json(result) for result in report.results],
-    }, indent=2)
-
+    return json.dumps(
+        {
+            "arch": report.arch,
+            "rootfs": str(report.rootfs),
+            "command": list(report.command),
+            "passed": report.passed,
+            "results": [_result_json(result) for result in report.results],
+        },
+        indent=2,
+    )

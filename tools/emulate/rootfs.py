@@ -41,9 +41,10 @@ class Rootfs:
     python: str  # "3.11": what the rootfs's python3 is
 
     def to_stamp(self) -> str:
-        return json.dumps(
-            {"arch": self.arch, "suite": self.suite, "python": self.python}, indent=2
-        ) + "\n"
+        return (
+            json.dumps({"arch": self.arch, "suite": self.suite, "python": self.python}, indent=2)
+            + "\n"
+        )
 
 
 def default_dir(arch: Arch, suite: str, env: Mapping[str, str] | None = None) -> Path:
@@ -96,8 +97,9 @@ def _discard(path: Path) -> None:
     shutil.rmtree(path)
 
 
-def build(path: Path, arch: Arch, *, suite: str = DEFAULT_SUITE,
-          mirror: str = DEFAULT_MIRROR) -> Rootfs:
+def build(
+    path: Path, arch: Arch, *, suite: str = DEFAULT_SUITE, mirror: str = DEFAULT_MIRROR
+) -> Rootfs:
     """debootstrap's first stage on the host, the second under QEMU inside the tree."""
     debootstrap = require_debootstrap()
     partial = path.with_name(path.name + ".partial")
@@ -107,14 +109,27 @@ def build(path: Path, arch: Arch, *, suite: str = DEFAULT_SUITE,
     env = {"PATH": SBIN_PATH, "LANG": "C.UTF-8"}
     try:
         with log.step(f"debootstrap {arch.debian} {suite}, first stage"):
-            proc.call(debootstrap, f"--arch={arch.debian}", "--foreign", "--variant=minbase",
-                      "--include=" + ",".join(PACKAGES), suite, partial, mirror, env=env)
+            proc.call(
+                debootstrap,
+                f"--arch={arch.debian}",
+                "--foreign",
+                "--variant=minbase",
+                "--include=" + ",".join(PACKAGES),
+                suite,
+                partial,
+                mirror,
+                env=env,
+            )
         with log.step(f"debootstrap {arch.debian} {suite}, second stage (emulated)"):
             proc.call("chroot", partial, "/debootstrap/debootstrap", "--second-stage", env=env)
         python = proc.call(
-            "chroot", partial, "python3", "-c",
+            "chroot",
+            partial,
+            "python3",
+            "-c",
             "import sys; print('%d.%d' % sys.version_info[:2])",
-            env=env, capture=True,
+            env=env,
+            capture=True,
         ).stdout.strip()
     finally:
         # debootstrap mounts /proc and /sys inside the tree itself and only
@@ -127,8 +142,9 @@ def build(path: Path, arch: Arch, *, suite: str = DEFAULT_SUITE,
     return rootfs
 
 
-def ensure(path: Path, arch: Arch, *, suite: str = DEFAULT_SUITE,
-           mirror: str = DEFAULT_MIRROR) -> Rootfs:
+def ensure(
+    path: Path, arch: Arch, *, suite: str = DEFAULT_SUITE, mirror: str = DEFAULT_MIRROR
+) -> Rootfs:
     found = load(path, arch, suite)
     if found is not None:
         return found

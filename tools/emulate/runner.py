@@ -62,9 +62,15 @@ def parse_capability(output: str) -> str | None:
     return found[-1] if found else None
 
 
-def run_setting(chroot: Chroot, env: Environment, cpu: str, command: Sequence[str], *,
-                timeout: float | None = None, clock: Callable[[], float] = time.monotonic,
-                ) -> SettingResult:
+def run_setting(
+    chroot: Chroot,
+    env: Environment,
+    cpu: str,
+    command: Sequence[str],
+    *,
+    timeout: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> SettingResult:
     run_env = {
         **env.run_env(),
         "PATH": ":".join([*env.path_entries, chroot.env.get("PATH", "")]),
@@ -74,14 +80,23 @@ def run_setting(chroot: Chroot, env: Environment, cpu: str, command: Sequence[st
     try:
         result = chroot.run(*command, env=run_env, capture=True, check=False, timeout=timeout)
     except CommandError as exc:
-        return SettingResult(cpu=cpu, returncode=None, capability=None,
-                             seconds=clock() - start, output="", error=str(exc))
+        return SettingResult(
+            cpu=cpu,
+            returncode=None,
+            capability=None,
+            seconds=clock() - start,
+            output="",
+            error=str(exc),
+        )
     seconds = clock() - start
-    output = "\n".join(part.rstrip("\n") for part in (result.stdout, result.stderr)
-                       if part.strip())
+    output = "\n".join(part.rstrip("\n") for part in (result.stdout, result.stderr) if part.strip())
     # The test's own output belongs in the log, after the "+ chroot ..." line.
     if output:
         print(output, file=sys.stderr, flush=True)
-    return SettingResult(cpu=cpu, returncode=result.returncode,
-                         capability=parse_capability(result.stdout), seconds=seconds,
-                         output=output)
+    return SettingResult(
+        cpu=cpu,
+        returncode=result.returncode,
+        capability=parse_capability(result.stdout),
+        seconds=seconds,
+        output=output,
+    )

@@ -116,8 +116,8 @@ def recording_undefined() -> Iterator[list[str]]:
 
 @dataclass(frozen=True)
 class TargetInfo:
-    subdir: str          # host/target subdir, e.g. linux-aarch64
-    build_subdir: str    # where the build runs, e.g. linux-64
+    subdir: str  # host/target subdir, e.g. linux-aarch64
+    build_subdir: str  # where the build runs, e.g. linux-64
 
 
 def _target(language: str, variant: Mapping[str, Any], target: TargetInfo, component: str) -> str:
@@ -136,20 +136,29 @@ def _target(language: str, variant: Mapping[str, Any], target: TargetInfo, compo
 
 def _cdt(name: str, variant: Mapping[str, Any], target: TargetInfo) -> str:
     arch = target.subdir.split("-")[1]
-    cdt_arch, cdt_name = {"64": ("x86_64", "cos6"), "32": ("i686", "cos6")}.get(arch, (arch, "cos7"))
+    cdt_arch, cdt_name = {"64": ("x86_64", "cos6"), "32": ("i686", "cos6")}.get(
+        arch, (arch, "cos7")
+    )
     cdt_name = variant.get("cdt_name", cdt_name)
     cdt_arch = variant.get("cdt_arch", cdt_arch)
     base, _, rest = name.partition(" ")
     return f"{base}-{cdt_name}-{cdt_arch}" + (f" {rest}" if rest else "")
 
 
-def _pin_subpackage(name: str, min_pin: str = "x.x.x.x.x.x", max_pin: str = "x",
-                    exact: bool = False) -> str:
+def _pin_subpackage(
+    name: str, min_pin: str = "x.x.x.x.x.x", max_pin: str = "x", exact: bool = False
+) -> str:
     return f"{name} @@pin:{int(bool(exact))}:{min_pin or ''}:{max_pin or ''}@@"
 
 
-def _pin_compatible(name: str, lower_bound: str | None = None, upper_bound: str | None = None,
-                    min_pin: str = "x.x.x.x.x.x", max_pin: str = "x", exact: bool = False) -> str:
+def _pin_compatible(
+    name: str,
+    lower_bound: str | None = None,
+    upper_bound: str | None = None,
+    min_pin: str = "x.x.x.x.x.x",
+    max_pin: str = "x",
+    exact: bool = False,
+) -> str:
     if lower_bound and upper_bound:
         return f"{name} >={lower_bound},<{upper_bound}"
     if upper_bound:
@@ -166,8 +175,9 @@ def _unsupported(construct: str):
 
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(undefined=RecordingUndefined, keep_trailing_newline=True,
-                             autoescape=False)
+    env = jinja2.Environment(
+        undefined=RecordingUndefined, keep_trailing_newline=True, autoescape=False
+    )
     return env
 
 
@@ -202,8 +212,12 @@ def conditional_template(raw: str) -> tuple[jinja2.Template, tuple[str, ...]] | 
         return None
 
 
-def _context(names: Mapping[str, Any], variant: Mapping[str, Any], target: TargetInfo,
-             extra: Mapping[str, Any] | None) -> dict[str, Any]:
+def _context(
+    names: Mapping[str, Any],
+    variant: Mapping[str, Any],
+    target: TargetInfo,
+    extra: Mapping[str, Any] | None,
+) -> dict[str, Any]:
     context: dict[str, Any] = dict(names)
     context.update({k: v for k, v in variant.items() if isinstance(v, str)})
     context.update(extra or {})
@@ -269,9 +283,7 @@ def render(
         return template.render(context)
     except _Unsupported as exc:
         name = exc.construct.rstrip("()")
-        number = next(
-            (i for i, ln in enumerate(text.splitlines(), 1) if name in ln), None
-        )
+        number = next((i for i, ln in enumerate(text.splitlines(), 1) if name in ln), None)
         line = line_of(number) if line_of and number else number
         raise UnsupportedConstruct(
             f"{source}:{line}", f"unsupported construct {exc.construct} (needs files or a solver)"

@@ -11,10 +11,24 @@ from tools.recipe.selectors import OsSubset
 
 # The subdirs conda knows; every OS and architecture in them becomes a selector name.
 KNOWN_SUBDIRS = (
-    "emscripten-wasm32", "wasi-wasm32", "freebsd-64", "linux-32", "linux-64",
-    "linux-aarch64", "linux-armv6l", "linux-armv7l", "linux-ppc64", "linux-ppc64le",
-    "linux-riscv64", "linux-s390x", "osx-64", "osx-arm64", "win-32", "win-64",
-    "win-arm64", "zos-z",
+    "emscripten-wasm32",
+    "wasi-wasm32",
+    "freebsd-64",
+    "linux-32",
+    "linux-64",
+    "linux-aarch64",
+    "linux-armv6l",
+    "linux-armv7l",
+    "linux-ppc64",
+    "linux-ppc64le",
+    "linux-riscv64",
+    "linux-s390x",
+    "osx-64",
+    "osx-arm64",
+    "win-32",
+    "win-64",
+    "win-arm64",
+    "zos-z",
 )
 _ARCH_NAMES = {"32": "x86", "64": "x86_64"}
 
@@ -73,7 +87,9 @@ def selector_namespace(
     py = python_int(python)
     major = str(py)[0]
     names.update(
-        py=py, py3k=major == "3", py2k=major == "2",
+        py=py,
+        py3k=major == "3",
+        py2k=major == "2",
         **{f"py{v}": py == v for v in (26, 27, 33, 34, 35, 36)},
     )
     numpy = variant.get("numpy") or DEFAULT_NUMPY

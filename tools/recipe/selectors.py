@@ -45,13 +45,31 @@ _COMPARE: dict[type, Callable[[Any, Any], bool]] = {
 # Methods a selector may call on a value, as in conda-build's whitelist.
 _METHODS = frozenset(
     {
-        "endswith", "index", "lower", "rsplit", "split", "startswith", "strip",
-        "upper", "join", "replace", "get", "items", "keys", "values", "getenv",
+        "endswith",
+        "index",
+        "lower",
+        "rsplit",
+        "split",
+        "startswith",
+        "strip",
+        "upper",
+        "join",
+        "replace",
+        "get",
+        "items",
+        "keys",
+        "values",
+        "getenv",
     }
 )
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "int": int, "float": float, "len": len, "str": str,
-    "list": list, "dict": dict, "tuple": tuple,
+    "int": int,
+    "float": float,
+    "len": len,
+    "str": str,
+    "list": list,
+    "dict": dict,
+    "tuple": tuple,
 }
 
 
@@ -160,7 +178,9 @@ def evaluate(expression: str, names: Mapping[str, Any], *, where: str = "selecto
     try:
         tree = _parse(expression)
     except SyntaxError as exc:
-        raise UnsupportedConstruct(where, f"selector [{expression}] is not valid: {exc.msg}") from exc
+        raise UnsupportedConstruct(
+            where, f"selector [{expression}] is not valid: {exc.msg}"
+        ) from exc
     try:
         return bool(_interpret(tree, names))
     except _Unsupported as exc:
@@ -173,7 +193,7 @@ def evaluate(expression: str, names: Mapping[str, Any], *, where: str = "selecto
 
 @dataclass(frozen=True)
 class SplitLine:
-    text: str            # the line without its selector (rstripped)
+    text: str  # the line without its selector (rstripped)
     selector: str | None
 
 
@@ -282,7 +302,9 @@ def cache_key_value(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-def _select(text: str, names: Mapping[str, Any], source: str, origin: tuple[int, ...] | None) -> Selected:
+def _select(
+    text: str, names: Mapping[str, Any], source: str, origin: tuple[int, ...] | None
+) -> Selected:
     kept: list[str] = []
     lines: list[int] = []
     cache: dict[str, bool] = {}

@@ -81,7 +81,8 @@ def _key_pattern(key: str, selectors_only: bool) -> tuple[re.Pattern[str], tuple
                 rf"^\s+\-\s+{req_name}\s*(?:\s[\[#]|$)",
                 r"(?:^|[^\{])\{%\s*(?:el)?if\s*.*" + k + r"\s*(?:[^%]*?)?%\}",
                 r"(?:^|[^\{])\{%\s*for\s*.*\s*in\s*" + k + r"(?![a-zA-Z_0-9])(?:[^%]*?)?%\}",
-                r"(?:^|[^\{])\{%\s*set\s*.*\s*=\s*.*(?<![a-zA-Z_0-9])" + k
+                r"(?:^|[^\{])\{%\s*set\s*.*\s*=\s*.*(?<![a-zA-Z_0-9])"
+                + k
                 + r"(?![a-zA-Z_0-9])(?:[^%]*?)?%\}",
             ]
         )
@@ -177,5 +178,6 @@ def trim_build_only_deps(
 
 
 def uses_cuda_compiler(meta_text: str) -> bool:
-    """conda-smithy's test for ``compiler('cuda')`` (not after a ``#``), which sets CF_CUDA_ENABLED."""
+    """conda-smithy's test for ``compiler('cuda')`` (not after a ``#``), which sets
+    CF_CUDA_ENABLED."""
     return any(CUDA_COMPILER_RE.match(line) for line in meta_text.splitlines(keepends=True))
