@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools.recipe.errors import UnsupportedConstruct
-from tools.recipe.namespace import selector_namespace
+from tools.recipe.errors import RecipeError, UnsupportedConstruct
+from tools.recipe.namespace import python_int, selector_namespace
 from tools.recipe.selectors import evaluate, select_lines
 
 
@@ -108,3 +108,16 @@ def test_origin_maps_kept_lines_back_to_the_source():
     selected = select_lines("a: 1\nb: 2  # [win]\nc: 3\n", names())
     assert selected.origin == (1, 3)
     assert selected.source_line(2) == 3
+
+
+@pytest.mark.parametrize(
+    ("python", "py"), [("3.12.* *_cpython", 312), ("3.9", 39), ("3", 3), ("1", 1)]
+)
+def test_py_selector_value_joins_major_and_minor_as_conda_build_does(python, py) -> None:
+    assert python_int(python) == py
+
+
+def test_a_python_variant_that_is_no_version_is_one_recipe_error() -> None:
+    # Found by benchmarks/fuzz_report.py: a damaged .ci_support python value was a ValueError.
+    with pytest.raises(RecipeError, match=r"python 'x\.y' is not a Python version"):
+        python_int("x.y")

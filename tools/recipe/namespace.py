@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tools.recipe.errors import RecipeError
 from tools.recipe.selectors import OsSubset
 
 # The subdirs conda knows; every OS and architecture in them becomes a selector name.
@@ -43,9 +44,13 @@ def python_series(version: str) -> str:
 
 
 def python_int(version: str) -> int:
-    """``"3.12.* *_cpython"`` -> 312."""
-    major, minor = python_series(version).split(".")
-    return int(f"{major}{minor}")
+    """``"3.12.* *_cpython"`` -> 312, ``"3"`` -> 3, as conda-build's ``py`` selector name."""
+    try:
+        return int("".join(python_series(version).split(".")))
+    except ValueError:
+        raise RecipeError(
+            "variant", f"python {version!r} is not a Python version; give it as 3.12"
+        ) from None
 
 
 def platform_names(subdir: str) -> dict[str, bool]:
