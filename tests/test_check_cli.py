@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from conda_package_streaming.create import conda_builder
+from fixtures.cli import run_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 WHEEL_NAME = "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl"
@@ -80,15 +81,7 @@ def _wheel(out: Path, files: dict[str, bytes]) -> Path:
 
 
 def _check(*args: str | Path, env: dict[str, str] | None = None):
-    return subprocess.run(
-        [sys.executable, "-m", "tools", "check", *map(str, args)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=env,
-    )
+    return run_tools("check", *args, env=env)
 
 
 def _fails(result) -> list[str]:

@@ -16,7 +16,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 import tarfile
 import zipfile
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from conda_package_handling import api as cph
+from fixtures.cli import run_tools
 
 from tools.check import Expectations, OutputExpectation, load, run_checks
 from tools.check.findings import Finding
@@ -514,14 +514,7 @@ def test_file_shipped_by_two_packages_of_one_config_fails(built, clean_packages)
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tools", "check", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_tools("check", *args, timeout=600)
 
 
 def test_command_json_lists_findings_and_exits_1_on_a_failure(built):

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.cli import run_tools
 
 from tools.__main__ import COMMANDS, WHERE_TO_RUN
 
@@ -17,14 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _tools(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tools", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_tools(*args, cwd=cwd)
 
 
 def _by_path(tools: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.cli import run_tools
 
 from tools.selection import ConfigSelectionError, closest, select_many, select_one
 
@@ -25,14 +26,7 @@ pytestmark = pytest.mark.skipif(len(LINUX_64) < 2, reason=".ci_support holds no 
 
 
 def _tools(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tools", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_tools(*args, cwd=cwd)
 
 
 def _build_locally(*args: str) -> subprocess.CompletedProcess[str]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fixtures.cli import run_tools
 from fixtures.drift.synthetic import Output
 
 from tools.__main__ import main
@@ -56,14 +56,7 @@ def _run(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tools", "drift", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_tools("drift", *args, timeout=120)
 
 
 def test_json_rows_for_source_tree_and_channel_data(monkeypatch, capsys, recipe_dir) -> None:

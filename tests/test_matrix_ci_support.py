@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fixtures.cli import run_tools
 
 from tools.ci_support import dump_config
 
@@ -18,16 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def tools(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run(
-        [sys.executable, "-m", "tools", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_tools(*args, cwd=cwd, env=dict(os.environ, PYTHONPATH=str(REPO)))
 
 
 @pytest.fixture

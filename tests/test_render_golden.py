@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fixtures.cli import REPO, run_tools
 
 from tools.render import list_configs, render_config
 
@@ -76,16 +76,8 @@ def test_cuda_config_builds_both_linalg_flavours_once_and_each_python():
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
-    return subprocess.run(
-        [sys.executable, "-m", "tools", "render", *args],
-        cwd=FIXTURE,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return run_tools("render", *args, cwd=FIXTURE, env=env, timeout=120)
 
 
 def test_render_command_json_is_the_documented_list():
