@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.errors import UserError
 from tools.files import atomic_replace, atomic_write_text
 
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
@@ -203,6 +204,24 @@ def read_summary(artifacts: Path) -> dict[str, dict[str, object]]:
         if isinstance(configs, dict)
         else {}
     )
+
+
+def load_summary(path: Path, *, named: str, hint: str) -> dict[str, object]:
+    """A summary.json the user handed us: its document, or one line naming ``named``.
+
+    ``read_summary`` is the lenient reader for our own earlier run; this one is for files a
+    user points at (``--merge``, ``--durations``), where a bad file is their mistake to fix.
+    """
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"{named}: cannot read ({exc.strerror})") from None
+    except ValueError:
+        raise UserError(f"{named}: not JSON; {hint}") from None
+    configs = document.get("configs") if isinstance(document, dict) else None
+    if not isinstance(configs, dict):
+        raise UserError(f'{named}: no "configs" mapping; {hint}')
+    return document
 
 
 def write_summary(artifacts: Path, document: Mapping[str, object]) -> Path:

@@ -15,7 +15,6 @@ package; a log that a merged record replaces is kept under old-logs/.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -72,25 +71,20 @@ def artifacts_dir(directory: Path) -> Path:
 
 def load_source(path: Path) -> Source:
     summary = path / "summary.json"
-    try:
-        document = json.loads(summary.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not summary.exists():
         raise UserError(
             f"--merge {path}: no summary.json; give the build_artifacts folder of a "
             "build-locally.py run (or a CI build artifact)"
-        ) from None
-    except OSError as exc:
-        raise UserError(f"{summary}: cannot read ({exc.strerror})") from None
-    except ValueError:
-        raise UserError(
-            f"{summary}: not JSON; rerun build-locally.py there to rewrite it"
-        ) from None
-    configs = document.get("configs") if isinstance(document, dict) else None
-    if not isinstance(configs, dict) or document.get("version") != art.SUMMARY_VERSION:
+        )
+    document = art.load_summary(
+        summary, named=str(summary), hint="rerun build-locally.py there to rewrite it"
+    )
+    if document.get("version") != art.SUMMARY_VERSION:
         raise UserError(
             f"{summary}: not a build-locally summary (version {art.SUMMARY_VERSION} "
             'with a "configs" mapping)'
         )
+    configs = document["configs"]
     this_run = document.get("this_run")
     return Source(
         path=path,

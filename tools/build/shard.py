@@ -20,12 +20,12 @@ configs are scaled so model and measurement share one clock.
 from __future__ import annotations
 
 import heapq
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.build import artifacts as art
 from tools.build.facts import ConfigFacts
 from tools.errors import UserError
 
@@ -97,19 +97,10 @@ def measured_seconds(paths: Iterable[Path]) -> dict[str, float]:
     """Durations of configs that built, from earlier summary.json files (later files win)."""
     found: dict[str, float] = {}
     for path in paths:
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise UserError(f"--durations {path}: cannot read ({exc.strerror})") from None
-        except ValueError:
-            raise UserError(
-                f"--durations {path}: not JSON; give a build_artifacts/summary.json"
-            ) from None
-        configs = document.get("configs") if isinstance(document, dict) else None
-        if not isinstance(configs, dict):
-            raise UserError(
-                f'--durations {path}: no "configs" mapping; give a build_artifacts/summary.json'
-            )
+        document = art.load_summary(
+            path, named=f"--durations {path}", hint="give a build_artifacts/summary.json"
+        )
+        configs = document["configs"]
         for name, record in configs.items():
             if not isinstance(record, dict) or record.get("status") not in ("done", "skipped"):
                 continue  # a failed or interrupted build's time says nothing about a full one
