@@ -452,25 +452,23 @@ def test_cpu_pytorch_links_every_torch_lib_entry_into_prefix(cpu_flow: CpuFlow) 
     }
 
 
+def build_sh_error(stderr: str) -> str:
+    """build.sh's one error line: a failing test says so when there are none or several."""
+    [line] = [line for line in stderr.splitlines() if line.startswith("build.sh: error:")]
+    return line
+
+
 @pytest.mark.slow
 def test_libtorch_refuses_to_overwrite_a_host_dependencys_file(cpu_flow: CpuFlow) -> None:
     assert cpu_flow.clobbering.returncode == 2
-    [line] = [
-        line
-        for line in cpu_flow.clobbering.stderr.splitlines()
-        if line.startswith("build.sh: error:")
-    ]
+    line = build_sh_error(cpu_flow.clobbering.stderr)
     assert "include/c10/c10.h already exists" in line and "recipe/build.sh" in line
 
 
 @pytest.mark.slow
 def test_libtorch_refuses_a_library_that_links_libpython(cpu_flow: CpuFlow) -> None:
     assert cpu_flow.python_bound.returncode == 2
-    [line] = [
-        line
-        for line in cpu_flow.python_bound.stderr.splitlines()
-        if line.startswith("build.sh: error:")
-    ]
+    line = build_sh_error(cpu_flow.python_bound.stderr)
     assert "needs a Python library" in line and "libtorch_file" in line
 
 
@@ -494,7 +492,7 @@ def test_libtorch_stops_when_the_tree_builds_no_nomagma_linalg(
         "libtorch", base_venv(first), [conda.package_from("libmagma", scratch / "libmagma")]
     )
     assert result.returncode == 2, result.stderr[-2000:]
-    [line] = [line for line in result.stderr.splitlines() if line.startswith("build.sh: error:")]
+    line = build_sh_error(result.stderr)
     assert "component cuda_linalg_nomagma, USE_MAGMA=1 in the tree" in line
     assert "patches/0004-" in line
     assert not (scratch / "work" / "_stage" / "cuda-linalg-nomagma" / "lib").exists()
@@ -550,11 +548,7 @@ def test_macos_libtorch_refuses_a_library_otool_shows_linking_libpython(
     osx_linkage: OsxLinkage,
 ) -> None:
     assert osx_linkage.python_bound.returncode == 2
-    [line] = [
-        line
-        for line in osx_linkage.python_bound.stderr.splitlines()
-        if line.startswith("build.sh: error:")
-    ]
+    line = build_sh_error(osx_linkage.python_bound.stderr)
     assert "needs a Python library" in line
 
 
