@@ -4,7 +4,7 @@
 Same command line as conda-smithy's build-locally.py (optional config,
 --filter, --debug, --output-id), plus batch builds with resume, logs,
 checksums and a summary: ``python build-locally.py --help``.
-The logic lives in tools/build/; this file stays because conda-forge
+The logic lives in tools/localbuild/; this file stays because conda-forge
 maintainers expect it here (conda-forge.yml's skip_render keeps it ours).
 """
 
@@ -23,7 +23,7 @@ except ImportError:
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from tools.build.cli import main  # noqa: E402  (importable only after the sys.path line)
+from tools.localbuild.cli import main  # noqa: E402  (importable only after the sys.path line)
 
 if __name__ == "__main__":
     sys.exit(main(root=ROOT))

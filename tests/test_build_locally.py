@@ -10,17 +10,23 @@ from pathlib import Path
 
 import pytest
 
-from tools.build import artifacts as art
-from tools.build.batch import ConfigResult, classify, summary_table
-from tools.build.ccache import CcacheStats, parse_stats
-from tools.build.cfep3 import read_sums, request_yaml
-from tools.build.configs import Config, apply_filter, choose_interactively, docker_image, select
-from tools.build.engine import LABEL, ContainerEngine
-from tools.build.logtee import LineSplitter, LogSink, clean, ninja_progress, phase_of, scrub
-from tools.build.options import build_parser, from_args
-from tools.build.plan import HostFacts, describe, plan_build
-from tools.build.progress import Progress
 from tools.errors import UserError
+from tools.localbuild import artifacts as art
+from tools.localbuild.batch import ConfigResult, classify, summary_table
+from tools.localbuild.ccache import CcacheStats, parse_stats
+from tools.localbuild.cfep3 import read_sums, request_yaml
+from tools.localbuild.configs import (
+    Config,
+    apply_filter,
+    choose_interactively,
+    docker_image,
+    select,
+)
+from tools.localbuild.engine import LABEL, ContainerEngine
+from tools.localbuild.logtee import LineSplitter, LogSink, clean, ninja_progress, phase_of, scrub
+from tools.localbuild.options import build_parser, from_args
+from tools.localbuild.plan import HostFacts, describe, plan_build
+from tools.localbuild.progress import Progress
 
 CONFIGS = (
     "linux_64_blas_implgenericcuda_compiler_version12.9",

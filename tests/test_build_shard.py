@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tools.build.facts import ConfigFacts, facts_from_mapping, read_facts
-from tools.build.options import build_parser, from_args
-from tools.build.shard import (
+from tools.errors import UserError
+from tools.localbuild.facts import ConfigFacts, facts_from_mapping, read_facts
+from tools.localbuild.options import build_parser, from_args
+from tools.localbuild.shard import (
     DEFAULT_CUDA_ARCHS,
     Shard,
     choose_shard,
@@ -23,7 +24,6 @@ from tools.build.shard import (
     parse_shard,
     partition,
 )
-from tools.errors import UserError
 
 REPO = Path(__file__).resolve().parent.parent
 

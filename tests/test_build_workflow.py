@@ -14,8 +14,9 @@ import pytest
 from ruamel.yaml import YAML
 
 from tools.__main__ import main as tools_main
-from tools.build.facts import ConfigFacts, read_facts
-from tools.build.runners import (
+from tools.errors import UserError
+from tools.localbuild.facts import ConfigFacts, read_facts
+from tools.localbuild.runners import (
     HOSTED_LIMIT_MINUTES,
     NO_TEST,
     ForgeCi,
@@ -24,7 +25,6 @@ from tools.build.runners import (
     plan_jobs,
     short_name,
 )
-from tools.errors import UserError
 
 REPO = Path(__file__).resolve().parent.parent
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))

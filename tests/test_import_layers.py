@@ -26,8 +26,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                "tools.recipe.metadata", "tools.recipe.model")),
     ("conda-smithy semantics", ("tools.smithy",)),
     ("pipelines", ("tools.render", "tools.ci_support", "tools.drift", "tools.check",
-                   "tools.build", "tools.emulate")),
-    ("commands", ("tools.__main__", "tools.commands", "tools.build.cli")),
+                   "tools.localbuild", "tools.emulate")),
+    ("commands", ("tools.__main__", "tools.commands", "tools.localbuild.cli")),
 )  # fmt: skip
 COMMANDS = LAYERS[-1][0]
 
@@ -176,6 +176,20 @@ def test_no_core_module_imports_a_command_module(graph) -> None:
         if layer_of(target) == commands and layer_of(module) != commands
     ]
     assert offenders == []
+
+
+# Folder names that build tools, .gitignore templates and code-map tools take for generated
+# output: a source package so named gets ignored, excluded or cleaned (issue 23).
+OUTPUT_FOLDER_NAMES = frozenset({"build", "dist", "out", "output", "target", "_build"})
+
+
+def test_no_package_of_tools_is_named_like_build_output() -> None:
+    named = [
+        str(path.relative_to(REPO))
+        for path in sorted((REPO / "tools").rglob("*"))
+        if path.is_dir() and path.name in OUTPUT_FOLDER_NAMES
+    ]
+    assert named == []
 
 
 # -- the checker itself, on small packages written for the purpose ----------------------------

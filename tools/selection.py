@@ -9,7 +9,7 @@ a glob takes every match.
 The functions here are pure: they take the list of known names and return names
 or raise :class:`ConfigSelectionError`.  Reading ``.ci_support/`` and accepting a
 variant file outside it are the callers' business (``tools/render.py``,
-``tools/build/configs.py``).
+``tools/localbuild/configs.py``).
 """
 
 from __future__ import annotations

@@ -44,9 +44,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from tools.build.configs import discover
-    from tools.build.facts import read_facts
-    from tools.build.runners import ForgeCi, parse_rules, plan_jobs
+    from tools.localbuild.configs import discover
+    from tools.localbuild.facts import read_facts
+    from tools.localbuild.runners import ForgeCi, parse_rules, plan_jobs
     from tools.render import load_forge_yml
     from tools.repo import find_root
     from tools.selection import select_many

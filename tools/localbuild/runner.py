@@ -24,11 +24,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tools.build.engine import ContainerEngine
-from tools.build.logtee import LineSplitter, LogSink
-from tools.build.plan import BuildPlan
-from tools.build.progress import Progress
 from tools.errors import CommandError
+from tools.localbuild.engine import ContainerEngine
+from tools.localbuild.logtee import LineSplitter, LogSink
+from tools.localbuild.plan import BuildPlan
+from tools.localbuild.progress import Progress
 from tools.proc import call
 
 

@@ -17,19 +17,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from tools.build import artifacts as art
-from tools.build import ccache, cfep3, lock
-from tools.build.configs import Config, choose_interactively, discover, select
-from tools.build.engine import ContainerEngine
-from tools.build.facts import read_facts
-from tools.build.logtee import LogSink
-from tools.build.merge import merge
-from tools.build.options import Options
-from tools.build.plan import BuildPlan, HostFacts, describe, plan_build
-from tools.build.progress import Progress, format_duration
-from tools.build.runner import run, run_attached
-from tools.build.shard import choose_shard
 from tools.errors import EXIT_INTERRUPTED, CommandError, ProblemsFound, UserError
+from tools.localbuild import artifacts as art
+from tools.localbuild import ccache, cfep3, lock
+from tools.localbuild.configs import Config, choose_interactively, discover, select
+from tools.localbuild.engine import ContainerEngine
+from tools.localbuild.facts import read_facts
+from tools.localbuild.logtee import LogSink
+from tools.localbuild.merge import merge
+from tools.localbuild.options import Options
+from tools.localbuild.plan import BuildPlan, HostFacts, describe, plan_build
+from tools.localbuild.progress import Progress, format_duration
+from tools.localbuild.runner import run, run_attached
+from tools.localbuild.shard import choose_shard
 from tools.proc import call, format_command, redact
 
 DONE, FAILED, INTERRUPTED, SKIPPED, PENDING = "done", "failed", "interrupted", "skipped", "pending"

@@ -12,7 +12,7 @@ import shutil
 import time
 from typing import TextIO
 
-from tools.build.logtee import ninja_progress, phase_of
+from tools.localbuild.logtee import ninja_progress, phase_of
 
 HEARTBEAT_SECONDS = 300.0
 REDRAW_SECONDS = 0.5

@@ -27,8 +27,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from tools.build.facts import ConfigFacts
 from tools.errors import UserError
+from tools.localbuild.facts import ConfigFacts
 from tools.smithy.forge import read_forge_settings
 
 # GitHub-hosted images per build platform (conda-smithy picks the same families).

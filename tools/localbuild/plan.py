@@ -17,12 +17,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
-from tools.build import ccache
-from tools.build.artifacts import log_path, marker_path
-from tools.build.configs import Config, docker_image
-from tools.build.engine import ContainerEngine
-from tools.build.options import Options
 from tools.errors import UserError
+from tools.localbuild import ccache
+from tools.localbuild.artifacts import log_path, marker_path
+from tools.localbuild.configs import Config, docker_image
+from tools.localbuild.engine import ContainerEngine
+from tools.localbuild.options import Options
 from tools.proc import redact
 from tools.smithy.forge import FALLBACK_DOCKER_IMAGE
 

@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.build import artifacts as art
 from tools.errors import UserError
+from tools.localbuild import artifacts as art
 
 # Which record of a config wins when several machines report it: a finished build beats
 # one skipped as already done (which carries less), which beats any attempt that failed.

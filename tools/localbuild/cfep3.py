@@ -15,8 +15,8 @@ from pathlib import Path
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from tools.build.artifacts import read_summary
 from tools.errors import UserError
+from tools.localbuild.artifacts import read_summary
 
 _LINE = re.compile(
     r"^([0-9a-f]{64})  ((?:noarch|linux-[a-z0-9]+|osx-[a-z0-9]+|win-[a-z0-9]+)/[^/\s]+)$"

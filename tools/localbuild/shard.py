@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.build import artifacts as art
-from tools.build.facts import ConfigFacts
 from tools.errors import UserError
+from tools.localbuild import artifacts as art
+from tools.localbuild.facts import ConfigFacts
 
 # Minutes on a 16-core machine, from the feedstock's own CFEP-03 logs (rounded): the C++
 # libraries, one Python's rebuild and tests, and per GPU architecture the CUDA kernels.

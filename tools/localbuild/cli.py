@@ -8,9 +8,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tools.build.batch import Console, run_batch
-from tools.build.options import parse
 from tools.errors import exit_code_of
+from tools.localbuild.batch import Console, run_batch
+from tools.localbuild.options import parse
 
 
 def main(

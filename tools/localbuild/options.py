@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from tools.build.shard import Shard, parse_shard
 from tools.errors import UserError
+from tools.localbuild.shard import Shard, parse_shard
 from tools.proc import SECRET_ENV_VARS, secret_values
 
 DESCRIPTION = """\
