@@ -265,8 +265,8 @@ if [[ -n "${sha:-}" ]]; then EXTRA_META+=("sha=${sha}"); fi
 startgroup "Running ${BUILD_CMD[*]} for ${CONFIG}"
 if [[ "${BUILD_TOOL}" == rattler-build ]]; then
     # The same decisions in rattler-build's words: `--test skip` where conda-build gets
-    # --no-test, channels from the config's channel_sources (conda-build reads them from
-    # the .condarc above), packages into build_artifacts/<subdir>/.
+    # --no-test, packages into build_artifacts/<subdir>/. rattler-build reads the channels
+    # from the config's channel_sources itself (and refuses --channel beside them).
     RB_OPTIONS=()
     TEST_MODE=native
     if [[ "${HOST_PLATFORM}" != "${BUILD_PLATFORM}" ]]; then TEST_MODE=native-and-emulated; fi
@@ -282,10 +282,6 @@ if [[ "${BUILD_TOOL}" == rattler-build ]]; then
         *) echo "error: conda-forge.yml conda_build.pkg_format '${PKG_FORMAT}' is not 1 or 2" >&2
            exit 1 ;;
     esac
-    IFS=',' read -r -a channel_list <<< "${CHANNELS:-conda-forge}"
-    for channel in "${channel_list[@]}"; do
-        RB_OPTIONS+=(--channel "${channel// /}")
-    done
     for item in "${EXTRA_META[@]}"; do
         RB_OPTIONS+=(--extra-meta "${item}")
     done
