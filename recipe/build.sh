@@ -501,6 +501,7 @@ build_pytorch() {
     fi
     drop_stale_bytecode
     (cd "${SRC_DIR}" && "${PYTHON}" -m pip install . --no-deps --no-build-isolation --no-clean -v)
+    drop_direct_url
     check_bytecode_matches_python
     place_torch_libraries
 }
@@ -510,6 +511,17 @@ drop_stale_bytecode() {
     # helpers), and bytecode written next to files setup.py packages as data (as
     # torchgen/packaged/ is) would ship in this output, compiled for another Python.
     find "${SRC_DIR}" -name __pycache__ -type d -prune -exec rm -rf {} +
+}
+
+drop_direct_url() {
+    # pip records where it installed from (PEP 610): file://<the build machine's work folder>,
+    # meaningless on a user's machine (python -m tools check: layout.build-prefix). Found by
+    # the real-engine test (tests/test_e2e_real_engine.py).
+    local info
+    for info in "${SP_DIR}"/torch-*.dist-info; do
+        rm -f "${info}/direct_url.json"
+        sed -i.bak '/\/direct_url\.json,/d' "${info}/RECORD" && rm -f "${info}/RECORD.bak"
+    done
 }
 
 check_bytecode_matches_python() {
