@@ -6,9 +6,39 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tools.errors import UserError
+
 # conda-smithy's default Linux image when neither the variant nor conda-forge.yml names one;
 # .scripts/run_docker_build.sh carries the same value for builds run without a config.
 FALLBACK_DOCKER_IMAGE = "quay.io/condaforge/linux-anvil-comp7"
+
+# conda-forge.yml ``conda_build_tool``: the values conda-smithy's schema allows (null is the
+# default, conda-build). Every value but rattler-build builds meta.yaml with conda-build.
+BUILD_TOOLS = (
+    "conda-build",
+    "conda-build+classic",
+    "conda-build+conda-libmamba-solver",
+    "mambabuild",
+    "rattler-build",
+)
+RATTLER_BUILD = "rattler-build"
+
+
+def build_tool_of(data: Mapping[str, Any], source: str = "conda-forge.yml") -> str:
+    """conda-forge.yml's ``conda_build_tool`` (default conda-build), or a UserError naming it."""
+    value = data.get("conda_build_tool")
+    if value is None:
+        return "conda-build"
+    if value not in BUILD_TOOLS:
+        raise UserError(
+            f"{source}: conda_build_tool: {value!r} is not one of {', '.join(BUILD_TOOLS)}"
+        )
+    return str(value)
+
+
+def uses_rattler_build(data: Mapping[str, Any], source: str = "conda-forge.yml") -> bool:
+    """Whether the feedstock builds a v1 recipe.yaml with rattler-build (CFEP-14)."""
+    return build_tool_of(data, source) == RATTLER_BUILD
 
 
 @dataclass(frozen=True)
@@ -20,6 +50,7 @@ class ForgeSettings:
     github_actions: bool = False
     os_version: Mapping[str, str] = field(default_factory=dict)
     fallback_image: str = FALLBACK_DOCKER_IMAGE
+    build_tool: str = "conda-build"
 
     def build_of(self, platform_arch: str) -> str:
         return self.build_platform.get(platform_arch, platform_arch)
@@ -47,4 +78,5 @@ def read_forge_settings(data: Mapping[str, Any]) -> ForgeSettings:
         github_actions=gha,
         os_version={str(k): str(v) for k, v in (data.get("os_version") or {}).items() if v},
         fallback_image=str(docker.get("fallback_image") or FALLBACK_DOCKER_IMAGE),
+        build_tool=build_tool_of(data),
     )
