@@ -316,3 +316,50 @@ def test_unknown_conda_build_tool_is_named(v1: Path) -> None:
 )
 def test_pin_subpackage_bounds(args: dict, version: str, expected: str) -> None:
     assert pin_spec("libcore", args, version, "cpu_h1234567_3") == f"libcore {expected}"
+
+
+# -- this feedstock's own v1 recipe, switched -------------------------------------------------
+
+V1_RECIPE = REPO / "recipe" / "recipe-v1.yaml"
+
+
+@pytest.fixture(scope="module")
+def switched(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of this feedstock switched as the README says: meta.yaml removed,
+    recipe-v1.yaml renamed recipe.yaml, conda_build_tool: rattler-build."""
+    if not V1_RECIPE.is_file():
+        pytest.skip(f"{V1_RECIPE} is absent (the v1 recipe has not landed on this branch)")
+    root = tmp_path_factory.mktemp("switched")
+    shutil.copytree(REPO / "recipe", root / "recipe")
+    shutil.copytree(REPO / ".ci_support", root / ".ci_support")
+    (root / "recipe" / "meta.yaml").unlink()
+    (root / "recipe" / "recipe-v1.yaml").rename(root / "recipe" / "recipe.yaml")
+    forge = (REPO / "conda-forge.yml").read_text()
+    assert "conda_build_tool: conda-build\n" in forge
+    (root / "conda-forge.yml").write_text(
+        forge.replace("conda_build_tool: conda-build\n", "conda_build_tool: rattler-build\n")
+    )
+    return root
+
+
+def test_explain_of_the_switched_feedstock_equals_meta_yaml_s(switched: Path) -> None:
+    assert _json(switched, "explain") == _json(REPO, "explain")
+
+
+@pytest.mark.parametrize(
+    "config", ["linux_64_blas_implmklc_compiler_version14", "win_64_*versionNone*"]
+)
+def test_render_of_the_switched_feedstock_has_meta_yaml_s_shape(
+    switched: Path, config: str
+) -> None:
+    ours = _json(switched, "render", config)
+    theirs = _json(REPO, "render", config, "--built-only")
+    assert {tuple(sorted(o)) for o in ours} == {tuple(sorted(o)) for o in theirs}
+
+    def identity(o: dict) -> tuple:
+        return o["name"], o["version"], o["build_number"], o["subdir"], o["build_platform"]
+
+    assert sorted(map(identity, ours)) == sorted(map(identity, theirs))
+    assert sorted(_without_hash(o["build_string"]) for o in ours) == sorted(
+        _without_hash(o["build_string"]) for o in theirs
+    )
