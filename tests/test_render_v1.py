@@ -258,6 +258,14 @@ def test_drift_reads_the_recipe_column_from_the_v1_render(v1: Path, tmp_path: Pa
     assert numpy["status"] == "looser"
 
 
+def test_version_reads_the_v1_recipe_of_a_switched_feedstock(v1: Path) -> None:
+    (v1 / "recipe" / "meta.yaml").unlink()
+    result = run_tools("--version", cwd=v1)
+    assert result.returncode == 0, result.stderr
+    recipe = v1 / "recipe" / "recipe.yaml"
+    assert result.stdout.splitlines()[0] == f"recipe: pytorch 1.4.2, build 3 ({recipe})"
+
+
 # -- bad input ------------------------------------------------------------------------------
 
 
