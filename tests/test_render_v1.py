@@ -302,6 +302,12 @@ def test_switched_feedstock_without_recipe_yaml_says_what_to_do(v1: Path) -> Non
     assert "conda_build_tool: rattler-build" in message and "no recipe.yaml" in message
 
 
+def test_matrix_refuses_a_switched_feedstock_and_names_the_rerender(v1: Path) -> None:
+    pinning = FIXTURE.parent / "pinning-mini"
+    message = _error(v1, "matrix", "--check", "--pinning", pinning)
+    assert "conda_build_tool: rattler-build" in message and "conda smithy rerender" in message
+
+
 def test_unknown_conda_build_tool_is_named(v1: Path) -> None:
     forge = v1 / "conda-forge.yml"
     forge.write_text(forge.read_text().replace("rattler-build", "ratler-build"))
