@@ -289,4 +289,5 @@ def _public(
         script=out.script,
         used_vars=tuple(sorted(out.used_vars)),
         hash_input=dict(out.hash_input),
+        ignore_run_exports=dict(out.ignore_run_exports),
     )

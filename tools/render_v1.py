@@ -157,6 +157,11 @@ def _record(
         used_vars=tuple(sorted(used)),
         # rattler-build hashes the used variant, sorted, as Python's json.dumps writes it
         hash_input=dict(sorted(used.items())),
+        ignore_run_exports={
+            str(kind): tuple(str(n) for n in names)
+            for kind, names in (reqs.get("ignore_run_exports") or {}).items()
+            if names
+        },
     )
 
 

@@ -34,6 +34,8 @@ class RenderedOutput:
     script: str | None = None
     used_vars: tuple[str, ...] = ()
     hash_input: Mapping[str, str] = field(default_factory=dict)
+    # by_name / from_package, as a v1 recipe's requirements/ignore_run_exports (not in --json)
+    ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def dist(self) -> str:
