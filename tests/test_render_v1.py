@@ -296,6 +296,12 @@ def test_undefined_variable_is_one_line_with_file_and_line(v1: Path) -> None:
     assert "undefined" in message
 
 
+def test_bad_variant_file_is_named_with_its_line(v1: Path) -> None:
+    cbc = v1 / "recipe" / "conda_build_config.yaml"
+    cbc.write_text("core_flavor: [plain\n")
+    assert _error(v1, "render", WIN).startswith(f"error: {cbc}:2:1: ")
+
+
 def test_switched_feedstock_without_recipe_yaml_says_what_to_do(v1: Path) -> None:
     (v1 / "recipe" / "recipe.yaml").unlink()
     message = _error(v1, "render", WIN)

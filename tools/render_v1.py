@@ -75,12 +75,13 @@ def _render_cached(
         stage0 = Stage0Recipe.from_file(recipe)
     except RattlerBuildError as exc:
         raise UserError(one_line_error(recipe, exc)) from None
-    try:
-        variants = VariantConfig.from_files_with_context(
-            variant_files, JinjaConfig(platform=platform)
-        )
-    except RattlerBuildError as exc:
-        raise UserError(one_line_error(_file_named_in(exc, variant_files), exc)) from None
+    variants = VariantConfig()
+    for path in variant_files:  # one at a time, so an error names its file
+        try:
+            one = VariantConfig.from_files_with_context([path], JinjaConfig(platform=platform))
+        except RattlerBuildError as exc:
+            raise UserError(one_line_error(path, exc)) from None
+        variants = variants.merge(one)
     try:
         rendered = stage0.render(variants, RenderConfig(platform=platform))
     except RattlerBuildError as exc:
@@ -306,10 +307,10 @@ def tests_of(items: Iterable[Mapping[str, Any]], names: Mapping[str, str]) -> di
 
 # -- errors ---------------------------------------------------------------------------------
 
-_POSITION = re.compile(r"line: (\d+), column: (\d+)")
+_POSITION = re.compile(r"line:? (\d+),? column:? (\d+)")
+_WRAPPED = re.compile(r'^\w+\("(.*)"\)$')
 _LEADING_POSITION = re.compile(r"(?:^|: )(\d+):(\d+): ")
 _MESSAGE = re.compile(r'message: "((?:[^"\\]|\\.)*)"')
-_PATH = re.compile(r'path: "((?:[^"\\]|\\.)*)"')
 
 
 def one_line_error(path: Path, exc: BaseException) -> str:
@@ -326,14 +327,8 @@ def one_line_error(path: Path, exc: BaseException) -> str:
         text = text[: leading.start()] + (": " if leading.start() else "") + text[leading.end() :]
     for prefix in ("Render error: ", "parse error: "):
         text = text.removeprefix(prefix)
+    wrapped = _WRAPPED.match(text)  # InvalidConfig("...")
+    if wrapped:
+        text = wrapped[1]
     where = f"{path}:{position[1]}:{position[2]}" if position else str(path)
     return f"{where}: {' '.join(text.split())}"
-
-
-def _file_named_in(exc: BaseException, candidates: Sequence[Path]) -> Path:
-    named = _PATH.search(str(exc))
-    if named:
-        for path in candidates:
-            if str(path) == named[1] or path.name == Path(named[1]).name:
-                return path
-    return candidates[-1]
