@@ -45,8 +45,6 @@ from tools.errors import UserError
 from tools.files import read_user_file
 from tools.rendered import RenderedOutput
 
-RECIPE_FILE = "recipe.yaml"
-
 
 def render_v1_config(
     recipe: Path,
@@ -103,11 +101,12 @@ def records(
 ) -> tuple[RenderedOutput, ...]:
     """One record per rendered output (name and build string), in rattler-build's order."""
     versions = {v.recipe.package.name: str(v.recipe.package.version) for v in rendered}
-    found: dict[tuple[str, str], RenderedOutput] = {}
+    first: dict[tuple[str, str], RenderedVariant] = {}
     for variant in rendered:
-        record = _record(variant, versions, config, build_subdir, config_keys)
-        found.setdefault((record.name, record.build_string), record)
-    return tuple(found.values())
+        first.setdefault((variant.recipe.package.name, str(variant.recipe.build.string)), variant)
+    return tuple(
+        _record(variant, versions, config, build_subdir, config_keys) for variant in first.values()
+    )
 
 
 def _record(
