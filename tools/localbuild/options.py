@@ -85,8 +85,16 @@ class Options:
         return self.root / "build_artifacts"
 
 
+class _Parser(argparse.ArgumentParser):
+    """A wrong option is bad input like any other: one ``error:`` line and exit 2 from the
+    toolkit's handler (tools/errors.py), not argparse's usage block and ``prog: error:``."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UserError(f"{message}; `python build-locally.py --help` lists the options")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="build-locally",
         description=DESCRIPTION,
         epilog=EPILOG,
