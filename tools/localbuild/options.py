@@ -35,7 +35,10 @@ redacted from logs and messages.
 
 one run at a time per build_artifacts/ (a lock; a second run is refused with the first
 one's pid).  With --all or a glob, configs this machine cannot build are skipped with the
-reason (summary status "skipped"); a config named exactly is an error instead.
+reason (summary status "skipped") and a config file that cannot be read fails (status
+"failed": rerender); a config named exactly is an error instead.  --dry-run makes every
+check the run makes (something to build, the engine answers, the recipe renders) and stops
+before the first container.
 
 written to build_artifacts/: <config>-log.txt (timestamped UTC, tokens redacted;
 an earlier attempt's log moves to old-logs/), conda-forge-build-done-<config> (the
@@ -49,10 +52,11 @@ several machines: `--all --shard K/N` on machine K of N (the same command
 everywhere), then `--merge DIR...` on one of them with the others'
 build_artifacts/ copied over; `--cfep3-request` works on the merged folder.
 
-exit status: 0 all selected configs built or already done; 1 some config failed;
-2 bad input or no usable engine (an unknown config lists the three closest names, an
-ambiguous one every match, one per line); 130 interrupted (rerun the same command to
-resume).
+exit status: 0 all selected configs built or already done (or, with --shard, none fell
+to this machine); 1 some config failed (or would, with --dry-run); 2 bad input, a recipe
+that does not render or no usable engine, in one line starting `error:` (an unknown config
+or glob lists the three closest names, an ambiguous one every match, one per line); 130
+interrupted (rerun the same command to resume).
 """
 
 
@@ -160,13 +164,14 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument(
         "--dry-run",
         action="store_true",
-        help="print what would run for each config (command, environment, mounts)",
+        help="check as the build does, then print what would run for each config "
+        "(command, environment, mounts) instead of running it",
     )
     batch.add_argument(
         "--list",
         dest="list_only",
         action="store_true",
-        help="list the configs (after --filter) and exit",
+        help="list the configs (the CONFIGs given, else all; after --filter) and exit",
     )
     batch.add_argument(
         "--cfep3-request",
