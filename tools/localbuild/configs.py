@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 
 from tools import selection
 from tools.errors import UserError
@@ -107,6 +109,18 @@ class UnreadableConfig(UserError):
 
 def read_variant(config_path: Path) -> dict[str, object]:
     """A config's variant mapping, or :class:`UnreadableConfig` naming the file and line."""
+    try:
+        stat = config_path.stat()
+    except OSError as exc:
+        raise UnreadableConfig(f"{config_path}: cannot read it ({exc.strerror})") from None
+    return dict(_load_variant(config_path, stat.st_mtime_ns, stat.st_size))
+
+
+# Checking, planning and the menu each ask for the same few files, and the pure-Python YAML
+# reader takes ~20 ms a file (the menu must appear within a second).  The key holds the
+# file's mtime and size, so a file edited since is read again.
+@lru_cache(maxsize=64)
+def _load_variant(config_path: Path, mtime_ns: int, size: int) -> Mapping[str, object]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
@@ -127,7 +141,7 @@ def read_variant(config_path: Path) -> dict[str, object]:
         raise UnreadableConfig(
             f"{config_path}: not a mapping of variant keys; rerender the feedstock"
         )
-    return data
+    return MappingProxyType(data)
 
 
 def docker_image(config_path: Path) -> str | None:
