@@ -667,7 +667,7 @@ def test_a_damaged_config_a_glob_chose_fails_instead_of_being_skipped(feedstock:
     assert configs[CPU]["status"] == "failed" and configs[CUDA]["status"] == "done"
     assert f"{CPU}.yaml:3: not valid YAML" in configs[CPU]["note"]
     assert "rerender" in configs[CPU]["note"]
-    assert run.stderr.splitlines()[-1].startswith(f"error: 1 of 2 config(s) failed: {CPU}")
+    assert f"1 of 2 config(s) failed: {CPU}" in run.stderr.splitlines()[-1]
 
 
 def test_dry_run_of_a_damaged_config_says_it_would_fail_and_exits_1(feedstock: Feedstock) -> None:
@@ -738,12 +738,12 @@ def test_an_empty_shard_says_why_this_machine_builds_nothing(feedstock: Feedstoc
     ) in run.stderr
 
 
-def test_an_unknown_option_is_one_error_line_exit_2(feedstock: Feedstock) -> None:
+def test_a_refused_command_line_is_an_error_line_then_the_usage(feedstock: Feedstock) -> None:
     for args in (("--merge",), ("--bogus",), ("--shard",)):
         run = feedstock.run(*args)
         assert run.returncode == 2, args
-        [line] = run.stderr.splitlines()
-        assert line.startswith("error: ") and "build-locally.py --help" in line
+        error, usage = run.stderr.splitlines()
+        assert error.startswith("error: ") and usage.startswith("usage: build-locally [-h]")
 
 
 def test_the_menu_marks_the_configs_this_machine_cannot_build(feedstock: Feedstock) -> None:

@@ -512,6 +512,7 @@ def _dry_run(
     engine: ContainerEngine,
     console: Console,
 ) -> int:
+    lock.check_free(options.artifacts)  # the run would be refused here, so the dry run is
     console.say(f"dry run: {len(plans)} config(s); nothing is started, written or deleted")
     for plan in plans:
         status = (

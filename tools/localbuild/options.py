@@ -90,11 +90,12 @@ class Options:
 
 
 class _Parser(argparse.ArgumentParser):
-    """A wrong option is bad input like any other: one ``error:`` line and exit 2 from the
-    toolkit's handler (tools/errors.py), not argparse's usage block and ``prog: error:``."""
+    """A refused command line is bad input like any other: the toolkit's handler
+    (tools/errors.py) prints one ``error:`` line, then the usage on one line, and exits 2
+    (``python -m tools`` does the same), not argparse's usage block and ``prog: error:``."""
 
     def error(self, message: str):  # type: ignore[override]
-        raise UserError(f"{message}; `python build-locally.py --help` lists the options")
+        raise UserError(f"{message}\n{' '.join(self.format_usage().split())}")
 
 
 def build_parser() -> argparse.ArgumentParser:
