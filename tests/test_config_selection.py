@@ -259,6 +259,12 @@ def test_select_many_keeps_the_order_given_and_each_config_once() -> None:
     )
 
 
+def test_a_glob_matching_nothing_names_the_configs_its_letters_are_closest_to() -> None:
+    with pytest.raises(ConfigSelectionError) as excinfo:
+        select_many(NAMES, ["linux_aarhc64_*"])
+    assert excinfo.value.matches[0] == "linux_aarch64_cudaNone"
+
+
 def test_closest_prefers_names_that_start_like_the_text() -> None:
     long_names = [f"linux_64_{'x' * 120}_{i}" for i in range(3)] + ["osx_arm64_y", "win_64_z"]
     assert closest("linux_99", long_names) == sorted(long_names[:3])
