@@ -711,6 +711,17 @@ def test_a_recipe_that_does_not_render_is_refused_before_any_container(
     assert feedstock.calls() == [] and "would build" not in dry.stdout
 
 
+def test_a_feedstock_switched_to_rattler_build_is_not_refused_for_lacking_meta_yaml(
+    feedstock: Feedstock,
+) -> None:
+    recipe = feedstock.root / "recipe"
+    (recipe / "meta.yaml").rename(recipe / "recipe.yaml")  # the switch README describes
+    run = feedstock.run(CPU, "--dry-run")
+    assert run.returncode == 0, run.stderr
+    assert "recipe/recipe.yaml: not rendered here" in run.stdout
+    assert f"[1/1] {CPU}: would build" in run.stdout
+
+
 # ---------------------------------------------------------------- selection, shards, the menu
 
 

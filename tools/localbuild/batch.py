@@ -494,14 +494,22 @@ def _preflight(
         )
     # conda-build renders the recipe first thing in the container; a recipe that does not
     # render is refused here, before hours of image pulls and environment solves.
-    from tools.render import render_config
+    if _renders_here(options):
+        from tools.render import render_config
 
-    for plan in plans:
-        render_config(options.root / ".ci_support" / f"{plan.config}.yaml", root=options.root)
+        for plan in plans:
+            render_config(options.root / ".ci_support" / f"{plan.config}.yaml", root=options.root)
     if any(p.dispatch == "docker" for p in plans):
         _check_engine(engine, options.env)
     if any(p.dispatch == "native" for p in plans):
         _check_native(options.env)
+
+
+def _renders_here(options: Options) -> bool:
+    """Whether the toolkit's renderer (meta.yaml) can check the recipe: a feedstock switched
+    to rattler-build (README) has only recipe/recipe.yaml, which rattler-build renders."""
+    recipe = options.root / "recipe"
+    return (recipe / "meta.yaml").is_file() or not (recipe / "recipe.yaml").is_file()
 
 
 def _dry_run(
@@ -514,6 +522,8 @@ def _dry_run(
 ) -> int:
     lock.check_free(options.artifacts)  # the run would be refused here, so the dry run is
     console.say(f"dry run: {len(plans)} config(s); nothing is started, written or deleted")
+    if not _renders_here(options):
+        console.say("recipe/recipe.yaml: not rendered here; rattler-build renders it in the build")
     for plan in plans:
         status = (
             "would skip: done marker exists (--force rebuilds)"
