@@ -39,7 +39,15 @@ rattler_build = pytest.importorskip("rattler_build", reason="py-rattler-build is
 
 REPO = Path(__file__).resolve().parent.parent
 RECIPE_DIR = REPO / "recipe"
-V1_RECIPE = RECIPE_DIR / "recipe-v1.yaml"
+# recipe-v1.yaml while conda-build builds the feedstock, recipe.yaml once it has switched.
+V1_RECIPE = RECIPE_DIR / (
+    "recipe.yaml" if (RECIPE_DIR / "recipe.yaml").is_file() else "recipe-v1.yaml"
+)
+if not (RECIPE_DIR / "meta.yaml").is_file():
+    pytest.skip(
+        "recipe/meta.yaml is gone (the feedstock builds with rattler-build): nothing to compare",
+        allow_module_level=True,
+    )
 README = RECIPE_DIR / "README.md"
 CONFIGS = list_configs(REPO)
 
@@ -104,7 +112,7 @@ GENERIC_CUDA_CONFIG = next(
 # One change to one recipe, the package it shows in, and the field and items that tell.
 CHANGES = {
     "a host pin in recipe-v1.yaml": (
-        "recipe-v1.yaml",
+        V1_RECIPE.name,
         ("- nccl <2.29", "- nccl <2.30"),
         ("pytorch python=3.12.* *_cpython", "requirements.host", "nccl <2.29", "nccl <2.30"),
     ),
@@ -114,7 +122,7 @@ CHANGES = {
         ("pytorch python=3.10.* *_cpython", "requirements.run", "sympy >=1.14", "sympy >=1.13.3"),
     ),
     "a run_exports bound in recipe-v1.yaml": (
-        "recipe-v1.yaml",
+        V1_RECIPE.name,
         (
             'pin_subpackage("pytorch", upper_bound="x.x")',
             'pin_subpackage("pytorch", upper_bound="x")',
@@ -127,7 +135,7 @@ CHANGES = {
         ),
     ),
     "the magma build number offset in recipe-v1.yaml": (
-        "recipe-v1.yaml",
+        V1_RECIPE.name,
         ("(50 if (cuda_linalg_flavor", "(60 if (cuda_linalg_flavor"),
         ("libtorch-cuda-linalg cuda_linalg_flavor=magma", "build_number", "250", "260"),
     ),
@@ -137,12 +145,12 @@ CHANGES = {
         ("libtorch", "ignore_run_exports.by_name", None, "pybind11-abi"),
     ),
     "a test command in recipe-v1.yaml": (
-        "recipe-v1.yaml",
+        V1_RECIPE.name,
         ("--timeout=1200 --durations=25", "--timeout=600 --durations=25"),
         ("pytorch python=3.12.* *_cpython", "tests.commands[14]", None, None),
     ),
     "a skip in recipe-v1.yaml": (
-        "recipe-v1.yaml",
+        V1_RECIPE.name,
         ("        - not linux\n", "        - linux\n"),
         ("libtorch-cuda-linalg cuda_linalg_flavor=nomagma", "output", "built", None),
     ),
@@ -171,7 +179,7 @@ def test_a_change_to_one_recipe_alone_is_reported(tmp_path, change):
 def test_a_row_of_the_differences_table_allows_exactly_its_difference(tmp_path):
     copy = tmp_path / "recipe"
     shutil.copytree(RECIPE_DIR, copy)
-    v1 = copy / "recipe-v1.yaml"
+    v1 = copy / V1_RECIPE.name
     v1.write_text(v1.read_text(encoding="utf-8").replace("- nccl <2.29", "- nccl <2.30"))
     found = compare(GENERIC_CUDA_CONFIG, v1_recipe=v1)
     readme = copy / "README.md"
