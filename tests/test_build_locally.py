@@ -447,11 +447,23 @@ def test_summary_table_lists_every_config_with_its_status() -> None:
         ConfigResult("cfg_b", "failed", seconds=60),
         ConfigResult("cfg_c", "pending"),
     ]
-    lines = summary_table(results).splitlines()
-    assert lines[0].split() == ["status", "time", "pkgs", "ccache", "config"]
-    assert lines[1].split() == ["done", "1:02:05", "1", "75%", "cfg_a"]
-    assert lines[2].split() == ["FAILED", "0:01:00", "-", "-", "cfg_b"]
-    assert lines[3].split() == ["pending", "-", "-", "-", "cfg_c"]
+    labels = {"cfg_a": "linux-64 cpu", "cfg_b": "win-64 cuda12.9", "cfg_c": "osx-64 cpu"}
+    lines = summary_table(results, labels).splitlines()
+    assert lines[0].split() == ["status", "time", "pkgs", "ccache", "label", "config"]
+    assert lines[1].split() == ["done", "1:02:05", "1", "75%", "linux-64", "cpu", "cfg_a"]
+    assert lines[2].split() == ["FAILED", "0:01:00", "-", "-", "win-64", "cuda12.9", "cfg_b"]
+    assert lines[3].split() == ["pending", "-", "-", "-", "osx-64", "cpu", "cfg_c"]
+
+
+def test_summary_table_ends_with_the_total_build_and_wall_clock_time() -> None:
+    results = [
+        ConfigResult("a", "done", seconds=3600, packages=(art.Package("p", "0" * 64, 1),)),
+        ConfigResult("b", "failed", seconds=1800),
+        ConfigResult("c", "skipped", seconds=999),  # built by an earlier run: not this run's time
+    ]
+    total = summary_table(results, wall_seconds=5410).splitlines()[-1]
+    assert total.split() == ["total", "1:30:00", "1", "-", "3", "configs", "(wall", "clock",
+                             "1:30:10)"]  # fmt: skip
 
 
 def test_parser_accepts_conda_smithys_command_line() -> None:
@@ -482,7 +494,9 @@ def test_progress_redraws_one_status_line_on_a_terminal() -> None:
     text = stream.getvalue()
     assert "[2/5] linux_64_cfg\n" in text
     assert "[2/5]   0:00:00  Running conda-build for linux_64_cfg\n" in text
-    assert text.endswith("\r\x1b[K[2/5] 0:01:05  Running conda-build for linux_64_cfg  [120/4000]")
+    assert text.endswith(
+        "\r\x1b[K[2/5]   0:01:05  Running conda-build for linux_64_cfg  [120/4000]"
+    )
     assert "Building CXX object" not in text
 
 
@@ -496,7 +510,40 @@ def test_progress_without_a_terminal_prints_a_rare_heartbeat() -> None:
     assert "still running" not in stream.getvalue()
     now[0] += 300
     progress.tick()
-    assert stream.getvalue().splitlines()[-1] == "[1/1] 0:05:10  starting (still running)"
+    assert stream.getvalue().splitlines()[-1] == "[1/1]   0:05:10  starting (still running)"
+
+
+def test_heartbeat_lines_line_up_with_phase_lines() -> None:
+    now = [0.0]
+    stream = io.StringIO()
+    progress = Progress(stream, is_tty=False, clock=lambda: now[0])
+    progress.start(3, 15, "cfg")
+    now[0] += 42
+    progress.line("==> Running conda-build")
+    now[0] += 400
+    progress.tick()
+    phase, heartbeat = stream.getvalue().splitlines()[-2:]
+    assert phase.index("0:00:42") == heartbeat.index("0:07:22")
+    assert phase.index("Running") == heartbeat.index("Running")
+
+
+def test_the_start_line_shows_the_label_and_the_status_line_the_eta_and_its_source() -> None:
+    now = [0.0]
+    wall = 1_767_261_600.0  # 2026-01-01 10:00:00 UTC
+    stream = io.StringIO()
+    progress = Progress(stream, is_tty=False, clock=lambda: now[0], wall=lambda: wall + now[0])
+    progress.start(
+        1, 2, "linux_64_long", label="linux-64 cpu", expected=(7200.0, 86400.0, "cost model")
+    )
+    first, second = stream.getvalue().splitlines()
+    assert first == "[1/2] linux-64 cpu  linux_64_long"
+    assert second == (
+        "[1/2]   0:00:00  expected 2:00:00; ETA 12:00Z, batch Fri 12:00Z (cost model)"
+    )
+    now[0] += 1800
+    assert progress.status().endswith("starting  ETA 12:00Z, batch Fri 12:00Z (cost model)")
+    now[0] += 7200  # past the estimate: the config is due now, and says it is late
+    assert "ETA 12:30Z, batch Fri 12:30Z (over the estimate)" in progress.status()
 
 
 def test_cfep3_request_names_each_package_with_its_digest(tmp_path: Path) -> None:

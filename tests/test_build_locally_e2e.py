@@ -270,7 +270,9 @@ def test_cuda_config_gets_conda_override_cuda(feedstock: Feedstock) -> None:
 def test_batch_exit_status_is_one_when_a_config_failed(batch) -> None:
     _, run = batch
     assert run.returncode == 1
-    assert f"error: 1 of 3 config(s) failed: {ARM}" in run.stderr
+    # the failed config by its label, and the command that shows its first error
+    assert "error: 1 of 3 config(s) failed: linux-aarch64 cpu (" in run.stderr
+    assert "`build-locally.py --why 'linux-aarch64 cpu'` shows the first error" in run.stderr
 
 
 def test_batch_goes_on_after_a_failure_and_records_each_status(batch) -> None:
@@ -519,7 +521,7 @@ def test_wrong_config_name_lists_the_closest_and_builds_nothing(feedstock: Feeds
     assert run.returncode == 2
     line, *closest = run.stderr.strip().splitlines()
     assert line.startswith("error: no config named 'linux_64_cuda_compiler_version13.0'")
-    assert len(closest) == 3 and CUDA in [name.strip() for name in closest]
+    assert len(closest) == 3 and CUDA in [name.split()[-1] for name in closest]
     assert feedstock.calls() == []
 
 
@@ -619,7 +621,9 @@ def test_no_config_on_a_terminal_offers_conda_smithys_numbered_menu(feedstock: F
     finally:
         os.close(master)
     assert proc.returncode == 0, stderr
-    assert f"  1. {CUDA}" in stdout and f"  2. {CPU}" in stdout and f"  3. {ARM}" in stdout
+    assert f"  1. linux-64 cuda12.9  {CUDA}\n" in stdout
+    assert f"  2. linux-64 cpu       {CPU}\n" in stdout
+    assert f"  3. linux-aarch64 cpu  {ARM}\n" in stdout
     assert [c["container_env"]["CONFIG"] for c in feedstock.calls("run")] == [CPU]
 
 
@@ -635,4 +639,4 @@ def test_list_shows_the_real_ci_support_configs(repo_root: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == real
+    assert [line.split()[-1] for line in result.stdout.splitlines()] == real

@@ -12,9 +12,10 @@ RULES are PLATFORM=LABEL[,LABEL...] separated by spaces or ';', e.g.
 platform a config builds on (linux-aarch64 configs cross-compile on linux-64);
 --gpu-labels keys are the platform its packages run on (Linux only).
 
---json prints one line: {"build": [{"config", "short", "os", "build_platform",
+--json prints one line: {"build": [{"config", "label", "short", "os", "build_platform",
 "runs_on": [...], "hosted", "timeout", "docker_run_args", "tests": "here"|"gpu job"}],
-"test_gpu": [{"config", "short", "runs_on": [...], "timeout", "docker_image"}]}.
+"test_gpu": [{"config", "label", "short", "runs_on": [...], "timeout", "docker_image"}]}.
+"label" is the config's short label (`linux-64 cuda13.0 mkl`), the GitHub job's name.
 
 exit status: 0 printed; 2 bad input (a RULES value, a --filter that matches no config).
 """
@@ -34,7 +35,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="GPU runner labels per target platform: CUDA configs build without tests and "
         "are tested there",
     )
-    parser.add_argument("--filter", metavar="GLOB", help="only configs whose <name>.yaml matches")
+    parser.add_argument(
+        "--filter", metavar="GLOB", help="only configs whose <name>.yaml or label matches"
+    )
     parser.add_argument(
         "--run-id", metavar="ID", help="the workflow run's id (makes cirun labels unique per job)"
     )
@@ -44,7 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from tools.localbuild.configs import discover
+    from tools.localbuild.configs import discover, labels
     from tools.localbuild.facts import read_facts
     from tools.localbuild.runners import ForgeCi, parse_rules, plan_jobs
     from tools.render import load_forge_yml
@@ -52,13 +55,16 @@ def run(args: argparse.Namespace) -> int:
     from tools.selection import select_many
 
     root = find_root()
-    names = select_many(discover(root), (), filter_glob=args.filter)
+    available = discover(root)
+    label_of = labels(root, available)
+    names = select_many(available, (), filter_glob=args.filter, labels=label_of)
     builds, tests = plan_jobs(
         [read_facts(root / ".ci_support" / f"{name}.yaml") for name in names],
         ForgeCi.from_mapping(load_forge_yml(root)),
         labels=parse_rules(args.labels, "--labels"),
         gpu_labels=parse_rules(args.gpu_labels, "--gpu-labels"),
         run_id=args.run_id,
+        label_of=label_of,
     )
     if args.json:
         document = {
@@ -74,5 +80,8 @@ def run(args: argparse.Namespace) -> int:
         tested = (
             f"tests on {','.join(gpu[job.config].runs_on)}" if job.config in gpu else "tests here"
         )
-        print(f"{job.config}\n    build on {where} ({kind}, {job.timeout_minutes} min), {tested}")
+        print(
+            f"{job.label}  {job.config}\n"
+            f"    build on {where} ({kind}, {job.timeout_minutes} min), {tested}"
+        )
     return 0

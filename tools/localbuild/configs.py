@@ -9,7 +9,7 @@ only one config is valid, which builds the wrong thing silently).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +18,15 @@ from tools.errors import UserError
 from tools.files import yaml_error_message
 from tools.selection import apply_filter
 
-__all__ = ["Config", "apply_filter", "choose_interactively", "discover", "docker_image", "select"]
+__all__ = [
+    "Config",
+    "apply_filter",
+    "choose_interactively",
+    "discover",
+    "docker_image",
+    "labels",
+    "select",
+]
 
 
 @dataclass(frozen=True)
@@ -44,12 +52,18 @@ def discover(root: Path) -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in directory.glob("*.yaml") if p.is_file()))
 
 
+def labels(root: Path, names: Sequence[str]) -> dict[str, str]:
+    """name -> the short label people read and may type (tools/selection.py)."""
+    return selection.read_labels(ci_support_dir(root), names)
+
+
 def select(
     available: Sequence[str],
     requested: Sequence[str],
     *,
     all_configs: bool = False,
     filter_glob: str | None = None,
+    label_of: Mapping[str, str] | None = None,
 ) -> tuple[str, ...]:
     """The configs to build, in the order asked; ``()`` means "ask the user".
 
@@ -58,31 +72,35 @@ def select(
     ``--all`` and the interactive menu; a name it excludes is an error, not a
     silent skip.
     """
-    pool = selection.select_many(available, (), filter_glob=filter_glob)
+    pool = selection.select_many(available, (), filter_glob=filter_glob, labels=label_of)
     if all_configs and requested:
         raise UserError("give config names or --all, not both")
     if all_configs:
         return pool
     if not requested:
         return ()
-    return selection.select_many(available, requested, filter_glob=filter_glob)
+    return selection.select_many(available, requested, filter_glob=filter_glob, labels=label_of)
 
 
 def choose_interactively(
     pool: Sequence[str],
     ask: Callable[[str], str],
     say: Callable[[str], None],
+    label_of: Mapping[str, str] | None = None,
 ) -> str:
-    """conda-smithy's numbered menu; ``ask`` is ``input`` in real life."""
+    """conda-smithy's numbered menu (label, then name); ``ask`` is ``input`` in real life."""
     say("Select a config to build:")
-    for number, name in enumerate(pool, start=1):
-        say(f"{number:3d}. {name}")
+    for number, line in enumerate(selection.describe(pool, label_of), start=1):
+        say(f"{number:3d}. {line}")
     try:
         answer = ask("\n> ").strip()
     except EOFError:
         raise UserError("no config selected") from None
     if answer in pool:
         return answer
+    by_label = [n for n in pool if (label_of or {}).get(n) == " ".join(answer.split())]
+    if by_label:
+        return by_label[0]
     if answer.isdigit() and 1 <= int(answer) <= len(pool):
         return pool[int(answer) - 1]
     raise UserError(f"{answer!r} is not one of the numbers 1-{len(pool)}")

@@ -49,6 +49,12 @@ several machines: `--all --shard K/N` on machine K of N (the same command
 everywhere), then `--merge DIR...` on one of them with the others'
 build_artifacts/ copied over; `--cfep3-request` works on the merged folder.
 
+configs are shown with a short label (`linux-64 cuda13.0 mkl`: platform, cudaX.Y or cpu,
+BLAS, plus the words that tell two configs apart when those do not); CONFIG and --filter
+accept it (quote it).  --list prints `LABEL  NAME` lines (the name is the last word).
+While building, the status and heartbeat lines show the expected finish of the config
+and of the batch, from --durations when given, else the cost model (the line says which).
+
 exit status: 0 all selected configs built or already done; 1 some config failed;
 2 bad input or no usable engine (an unknown config lists the three closest names, an
 ambiguous one every match, one per line); 130 interrupted (rerun the same command to
@@ -76,6 +82,8 @@ class Options:
     shard: Shard | None  # --shard K/N: this machine's part of the selection
     durations: tuple[Path, ...]  # summary.json files whose durations balance the shards
     merge_dirs: tuple[Path, ...]  # --merge: other machines' build_artifacts/
+    why: str | None  # --why CONFIG: the first error of that config's log
+    report_dirs: tuple[Path, ...] | None  # --report [DIR...]: None when not asked
     env: Mapping[str, str]  # what the build sees: the caller's environment minus secrets
     secrets: tuple[str, ...]  # values to redact wherever output is written
     withheld: tuple[str, ...]  # names of the secret variables the caller had set
@@ -167,6 +175,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the conda-forge/admin-requests cfep3_copy entry for the packages "
         "in build_artifacts/SHA256SUMS, uploaded to CHANNEL (e.g. jdoe/label/cfep03)",
     )
+    batch.add_argument(
+        "--why",
+        metavar="CONFIG",
+        help="print the first compiler, CMake, linker or test error in CONFIG's log, with "
+        "context and the log's path",
+    )
+    batch.add_argument(
+        "--report",
+        dest="report_dirs",
+        metavar="DIR",
+        type=Path,
+        nargs="*",
+        default=None,
+        help="write build_artifacts/report.md (the CFEP-03 comment, also printed) and "
+        "build_artifacts/timeline.svg from build_artifacts/ or the given folders",
+    )
     spread = parser.add_argument_group("a release over several machines (README, CFEP-03)")
     spread.add_argument(
         "--shard",
@@ -180,8 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         action="append",
         default=[],
-        help="with --shard: an earlier summary.json whose measured build times replace the "
-        "cost model (repeatable; give every machine the same files)",
+        help="an earlier summary.json whose measured build times replace the cost model for "
+        "the ETA and --shard (repeatable; give every machine the same files)",
     )
     spread.add_argument(
         "--merge",
@@ -220,8 +244,23 @@ def _check_spread(args: argparse.Namespace) -> None:
         ]
         if others:
             raise UserError(f"--merge only combines folders; drop {', '.join(others)}")
-    if args.durations and not args.shard:
-        raise UserError("--durations balances --shard; add --shard K/N or drop --durations")
+    for flag, given in (("--why", args.why), ("--report", args.report_dirs is not None)):
+        others = [
+            other
+            for other, used in (
+                ("config names", args.config),
+                ("--all", args.all_configs),
+                ("--shard", args.shard),
+                ("--merge", args.merge_dirs),
+                ("--debug", args.debug),
+                ("--dry-run", args.dry_run),
+                ("--list", args.list_only),
+                ("--why", flag != "--why" and args.why),
+            )
+            if used
+        ]
+        if given and others:
+            raise UserError(f"{flag} only reads what a build left; drop {', '.join(others)}")
     if args.shard and args.debug:
         raise UserError("--debug opens a shell in one build; drop --shard")
     if args.shard and not (args.all_configs or args.config or args.list_only):
@@ -286,6 +325,8 @@ def from_args(
         shard=parse_shard(args.shard) if args.shard else None,
         durations=tuple(args.durations),
         merge_dirs=tuple(args.merge_dirs),
+        why=args.why,
+        report_dirs=None if args.report_dirs is None else tuple(args.report_dirs),
         env=MappingProxyType(clean_env),
         secrets=tuple(secret_values(env)),
         withheld=tuple(name for name in SECRET_ENV_VARS if name in env),

@@ -64,6 +64,7 @@ class LabelRule:
 @dataclass(frozen=True)
 class BuildJob:
     config: str
+    label: str  # the job's name on GitHub: the config's short label (tools/selection.py)
     short: str  # artifact names: conda-smithy's short config name
     os: str  # linux, osx, win: which build step of the workflow runs
     build_platform: str
@@ -76,6 +77,7 @@ class BuildJob:
     def to_json(self) -> dict[str, object]:
         return {
             "config": self.config,
+            "label": self.label,
             "short": self.short,
             "os": self.os,
             "build_platform": self.build_platform,
@@ -90,6 +92,7 @@ class BuildJob:
 @dataclass(frozen=True)
 class TestJob:
     config: str
+    label: str
     short: str
     runs_on: tuple[str, ...]
     timeout_minutes: int
@@ -98,6 +101,7 @@ class TestJob:
     def to_json(self) -> dict[str, object]:
         return {
             "config": self.config,
+            "label": self.label,
             "short": self.short,
             "runs_on": list(self.runs_on),
             "timeout": self.timeout_minutes,
@@ -238,6 +242,7 @@ def plan_jobs(
     labels: Sequence[LabelRule] = (),
     gpu_labels: Sequence[LabelRule] = (),
     run_id: str | None = None,
+    label_of: Mapping[str, str] | None = None,
 ) -> tuple[tuple[BuildJob, ...], tuple[TestJob, ...]]:
     for rule in gpu_labels:
         if not rule.platform.startswith("linux-"):
@@ -248,6 +253,7 @@ def plan_jobs(
     builds, tests = [], []
     for fact in facts:
         short = short_name(fact.name)
+        label = (label_of or {}).get(fact.name, fact.name)
         build_platform = forge.build_of(fact.target_platform)
         chosen = _rule_for(labels, build_platform)
         runs_on = expand_labels(
@@ -270,6 +276,7 @@ def plan_jobs(
             tests.append(
                 TestJob(
                     config=fact.name,
+                    label=label,
                     short=short,
                     runs_on=gpu_runs_on,
                     timeout_minutes=timeout_for(gpu_runs_on, forge),
@@ -279,6 +286,7 @@ def plan_jobs(
         builds.append(
             BuildJob(
                 config=fact.name,
+                label=label,
                 short=short,
                 os=build_platform.split("-", 1)[0],
                 build_platform=build_platform,
