@@ -214,7 +214,7 @@ def build_one(
         ccache=stats,
         note=note,
         log=plan.log.relative_to(options.root).as_posix(),
-        machine=socket.gethostname(),
+        machine=options.env.get("BUILD_MACHINE") or socket.gethostname(),
     )
 
 

@@ -30,7 +30,8 @@ EPILOG = """\
 environment: DOCKER_EXECUTABLE (docker|podman, or the path of either), DOCKER_IMAGE
 (overrides the config's image), CONDA_FORGE_DOCKER_RUN_ARGS (extra `run` options),
 CPU_COUNT, MINIFORGE_HOME (osx/win), OSX_SDK_DIR (osx configs; setting it accepts
-Apple's SDK licence).  Tokens (BINSTAR_TOKEN and friends) are never forwarded and are
+Apple's SDK licence), BUILD_MACHINE (the machine's name in summary.json and --report's
+timeline; default: the host name).  Tokens (BINSTAR_TOKEN and friends) are never forwarded and are
 redacted from logs and messages.
 
 one run at a time per build_artifacts/ (a lock; a second run is refused with the first
@@ -40,7 +41,7 @@ reason (summary status "skipped"); a config named exactly is an error instead.
 written to build_artifacts/: <config>-log.txt (timestamped UTC, tokens redacted;
 an earlier attempt's log moves to old-logs/), conda-forge-build-done-<config> (the
 resume marker), summary.json ({"version": 1, "configs": {<config>: {"status":
-done|failed|interrupted|skipped|pending, "duration_seconds", "returncode", "log",
+done|failed|interrupted|skipped|pending, "machine", "duration_seconds", "returncode", "log",
 "packages": [{"path", "sha256", "size"}], "ccache": {"hits", "misses", "hit_rate"}
 or null, "note"}}, ...}), SHA256SUMS (`sha256sum -c` format, every package in the
 channel folders) and log_files.zip (the logs, summary.json and SHA256SUMS).
@@ -58,7 +59,7 @@ and of the batch, from --durations when given, else the cost model (the line say
 exit status: 0 all selected configs built or already done; 1 some config failed;
 2 bad input or no usable engine (an unknown config lists the three closest names, an
 ambiguous one every match, one per line); 130 interrupted (rerun the same command to
-resume).
+resume).  --why and --report exit 0 when they printed, 2 when there is nothing to read.
 """
 
 

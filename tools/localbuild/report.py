@@ -174,8 +174,8 @@ def markdown(rows: Sequence[Row], sums: Sequence[str]) -> str:
 ROW = 26
 LEFT = 260  # the label column
 PLOT = 760
-RIGHT = 90  # room for the last bar's duration
-TOP = 54
+RIGHT = 120  # room for the last bar's duration and status
+TOP = 66
 
 
 def _esc(text: str) -> str:
@@ -183,8 +183,9 @@ def _esc(text: str) -> str:
 
 
 def _tick_step(seconds: float) -> float:
-    for step in (600, 1800, 3600, 7200, 14400, 21600, 43200, 86400):
-        if seconds / step <= 12:
+    """At most about ten grid lines, at round times."""
+    for step in (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 7200, 14400, 21600, 43200, 86400):
+        if seconds / step <= 10:
             return float(step)
     return 172800.0
 
@@ -233,7 +234,7 @@ def timeline_svg(rows: Sequence[Row], *, title: str = "build timeline") -> str:
         x = LEFT + tick * scale
         axis.append(
             f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP - 8}" y2="{y}" stroke="#e0e0e0"/>'
-            f'<text x="{x:.1f}" y="{TOP - 12}" class="tick">+{tick / 3600:g} h</text>'
+            f'<text x="{x:.1f}" y="{TOP - 12}" class="tick">+{format_duration(tick)}</text>'
         )
         tick += step
     width = LEFT + PLOT + RIGHT
