@@ -586,3 +586,59 @@ def test_cfep3_request_rejects_a_malformed_checksum_line(tmp_path: Path) -> None
 def test_cfep3_request_rejects_a_channel_url(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="jdoe/label/cfep03"):
         request_yaml("https://anaconda.org/jdoe", [("a" * 64, "linux-64/x.conda")])
+
+
+# ---------------------------------------------------------------- --why's patterns
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        (r"C:\b\aten\src\ATen\Context.cpp(12): error C2065: 'x': undeclared identifier",
+         "compiler error"),
+        ("kernel.cu(40): error: identifier \"foo\" is undefined", "compiler error"),
+        ("ld.lld: error: undefined symbol: c10::version()", "linker error"),
+        ("Undefined symbols for architecture arm64:", "linker error"),
+        ("torch_cpu.lib(Context.obj) : error LNK2019: unresolved external symbol", "linker error"),
+        ("      3/12 Test  #3: test_api .........................***Failed    0.02 sec",
+         "test failure"),
+        ("TESTS FAILED: pytorch-2.13.0-cuda129_py312_0.conda", "test failure"),
+        ("FAILED: caffe2/CMakeFiles/torch_cpu.dir/a.cpp.o", ""),  # ninja's step, not the error
+        ("-- Performing Test HAS_WERROR - Failed", ""),
+        ("### build-locally: failed after 0:01:00 (exit status 1)", ""),
+    ],
+)  # fmt: skip
+def test_why_knows_real_errors_from_the_lines_around_them(line: str, kind: str) -> None:
+    from tools.localbuild.why import kind_of
+
+    assert kind_of(line) == kind
+
+
+def test_why_without_a_recognised_error_shows_the_end_of_the_log() -> None:
+    from tools.localbuild.why import TAIL, first_error
+
+    lines = [f"[10:00:{i % 60:02d}] step {i}\n" for i in range(100)]
+    found = first_error(lines)
+    assert found.kind == "" and [n for n, _ in found.context] == list(range(101 - TAIL, 101))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--why", "x", "--all"], ["--report", "--dry-run"], ["--why", "x", "--report"],
+     ["cfg", "--report", "d"]],
+)  # fmt: skip
+def test_why_and_report_only_read(tmp_path: Path, argv: list[str]) -> None:
+    with pytest.raises(UserError, match="only reads what a build left; drop"):
+        options_for(tmp_path, *argv)
+
+
+def test_the_menu_takes_a_label_as_well_as_a_number() -> None:
+    said: list[str] = []
+    pool = ("linux_64_long_a", "linux_64_long_b")
+    label_of = {"linux_64_long_a": "linux-64 cpu", "linux_64_long_b": "linux-64 cuda13.0"}
+    chosen = choose_interactively(pool, lambda _: "linux-64  cuda13.0", said.append, label_of)
+    assert chosen == "linux_64_long_b"
+    assert said[1:] == [
+        "  1. linux-64 cpu       linux_64_long_a",
+        "  2. linux-64 cuda13.0  linux_64_long_b",
+    ]

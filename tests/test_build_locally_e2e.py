@@ -294,6 +294,29 @@ def test_batch_prints_a_summary_table(batch) -> None:
         if line.startswith(("done", "FAILED"))
     }
     assert rows == {CUDA: "done", CPU: "done", ARM: "FAILED"}
+    total = run.stdout.splitlines()[-3]  # then a blank line and the files written
+    assert total.startswith("total ") and "3 configs (wall clock " in total
+
+
+def test_batch_shows_each_configs_eta_from_the_cost_model(batch) -> None:
+    _, run = batch
+    expected = [line for line in run.stderr.splitlines() if "  expected " in line]
+    assert [line[:6] for line in expected] == ["[1/3] ", "[2/3] ", "[3/3] "]
+    assert all(line.endswith("(cost model)") and " ETA " in line for line in expected)
+
+
+def test_durations_replace_the_cost_model_in_the_eta(batch, feedstock: Feedstock) -> None:
+    fs, _ = batch
+    earlier = feedstock.root / "earlier-summary.json"
+    shutil.copyfile(fs.artifacts / "summary.json", earlier)
+    run = feedstock.run("--all", "--durations", str(earlier))
+    lines = [line for line in run.stderr.splitlines() if "  expected " in line]
+    # the two configs that built were measured; the failed one's time says nothing
+    assert lines and all(
+        line.endswith("(--durations for 2, cost model for 1)") for line in lines
+    ), lines
+    first = next(line for line in lines if line.startswith("[1/3]"))
+    assert "expected 0:00:0" in first  # a measured second or so, not the model's hours
 
 
 def test_sha256sums_lists_every_package_with_its_real_digest(batch) -> None:
