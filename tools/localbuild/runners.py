@@ -284,8 +284,10 @@ def plan_jobs(
         build_platform = forge.build_of(fact.target_platform)
         chosen = _rule_for(labels, build_platform)
         own = fact.labels if chosen is None else ()
-        fell_back = fallback_hosted and chosen is None and not is_hosted(
-            expand_labels(own, build_platform, short=short, run_id=None)
+        fell_back = (
+            fallback_hosted
+            and chosen is None
+            and not is_hosted(expand_labels(own, build_platform, short=short, run_id=None))
         )
         runs_on = expand_labels(
             chosen if chosen is not None else () if fell_back else own,
