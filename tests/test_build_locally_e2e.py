@@ -236,7 +236,7 @@ def test_single_config_log_ends_with_the_packages_and_their_digests(single) -> N
 
 def test_progress_shows_phases_not_every_line(single) -> None:
     _, run = single
-    assert "[1/1] linux_64_cuda_compiler_versionNone" in run.stderr
+    assert "[1/1] linux-64 cpu  linux_64_cuda_compiler_versionNone\n" in run.stderr
     assert "Running conda-build for linux_64_cuda_compiler_versionNone" in run.stderr
     assert "Building CXX object" not in run.stderr + run.stdout
 
