@@ -299,6 +299,13 @@ def test_render_takes_a_label() -> None:
     assert result.stdout == by_name.stdout
 
 
+def test_check_config_takes_a_label(tmp_path: Path) -> None:
+    # rendered first, so only the empty directory fails; an unknown label would fail first
+    result = _tools("check", "--config", LABELS[OSX_ARM64], str(tmp_path))
+    assert result.returncode == 2
+    assert "holds no .conda or .tar.bz2 packages" in result.stderr
+
+
 def test_build_locally_takes_a_label_and_a_label_filter() -> None:
     config = LINUX_64[-1]
     result = _build_locally(LABELS[config], "--dry-run")
