@@ -79,7 +79,7 @@ def row_of(config: str, record: Mapping[str, object], *, label: str, machine: st
         started=_epoch(record.get("started")) if status != "skipped" else None,
         seconds=_number(record.get("duration_seconds")),
         packages=len(packages) if isinstance(packages, list) else 0,
-        ccache="-" if rate is None else f"{rate * 100:.0f}%" if rate <= 1 else f"{rate:.0f}%",
+        ccache="-" if rate is None else f"{rate:.0%}",  # summary.json keeps the fraction
     )
 
 
