@@ -342,6 +342,9 @@ def _run_plan_step(tmp_path: Path, owner: str, runner_labels: str = "") -> tuple
     outputs, summary = tmp_path / "outputs", tmp_path / "summary.md"
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",
+        # the step writes jobs.json where it runs: here, not in the checkout; the toolkit
+        # then finds the feedstock it was started from (tools/repo.py)
+        "PYTHONPATH": str(REPO),
         "HOME": str(tmp_path),
         "FILTER": "*",
         "RUNNER_LABELS": runner_labels,
@@ -353,13 +356,14 @@ def _run_plan_step(tmp_path: Path, owner: str, runner_labels: str = "") -> tuple
     }
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", step["run"]],
-        cwd=REPO,
+        cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    assert (tmp_path / "jobs.json").is_file() and not (REPO / "jobs.json").exists()
     found = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
     return json.loads(found["build"]), summary.read_text() if summary.exists() else ""
 
