@@ -304,7 +304,7 @@ def test_missing_engine_says_how_to_go_on_without_one() -> None:
     engine = ContainerEngine.from_env({})
     with pytest.raises(UserError) as excinfo:
         engine.resolve({"PATH": "/nonexistent"})
-    assert "--native" in str(excinfo.value) and "--dry-run" in str(excinfo.value)
+    assert "--native" in str(excinfo.value)
 
 
 def test_prune_only_touches_our_labelled_containers() -> None:
@@ -636,7 +636,9 @@ def test_the_menu_takes_a_label_as_well_as_a_number() -> None:
     said: list[str] = []
     pool = ("linux_64_long_a", "linux_64_long_b")
     label_of = {"linux_64_long_a": "linux-64 cpu", "linux_64_long_b": "linux-64 cuda13.0"}
-    chosen = choose_interactively(pool, lambda _: "linux-64  cuda13.0", said.append, label_of)
+    chosen = choose_interactively(
+        pool, lambda _: "linux-64  cuda13.0", said.append, label_of=label_of
+    )
     assert chosen == "linux_64_long_b"
     assert said[1:] == [
         "  1. linux-64 cpu       linux_64_long_a",

@@ -65,6 +65,7 @@ class RenderedOutput:
     script: str | None = None
     used_vars: tuple[str, ...] = ()
     hash_input: Mapping[str, str] = field(default_factory=dict)
+    ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def dist(self) -> str:
@@ -329,4 +330,5 @@ def _public(
         script=out.script,
         used_vars=tuple(sorted(out.used_vars)),
         hash_input=dict(out.hash_input),
+        ignore_run_exports=dict(out.ignore_run_exports),
     )

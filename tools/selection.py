@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePath
 
@@ -175,7 +176,7 @@ def describe(names: Sequence[str], labels: Mapping[str, str] | None) -> list[str
     """``label  name`` per config, labels padded to one column (just the names without labels)."""
     if not labels:
         return list(names)
-    width = max((len(labels.get(n, n)) for n in names), default=0)
+    width = max((len(labels[n]) for n in names if labels.get(n, n) != n), default=0)
     return [
         name if labels.get(name, name) == name else f"{labels[name]:<{width}}  {name}"
         for name in names
@@ -225,6 +226,12 @@ def closest(
     return sorted(names, key=lambda name: (-score(name), name))[:count]
 
 
+def _literal(pattern: str) -> str:
+    """What a glob spells out: its text without wildcards and character classes
+    (``osx_amr64*`` -> ``osx_amr64``), to find the names a misspelt glob meant."""
+    return re.sub(r"\[[^\]]*\]|[*?]", "", pattern)
+
+
 def _bullets(names: Sequence[str], labels: Mapping[str, str] | None = None) -> str:
     return "".join(f"\n  {line}" for line in describe(names, labels))
 
@@ -268,9 +275,13 @@ def _none_match(
         )
     if filter_glob and _matches(text, available, labels):
         return ConfigSelectionError(f"config {text!r} is excluded by --filter {filter_glob!r}")
+    near = closest(_literal(name), names, labels=labels)
     if is_glob(name):
-        return ConfigSelectionError(f"pattern {text!r} matches none of the {len(names)} configs")
-    near = closest(name, names, labels=labels)
+        return ConfigSelectionError(
+            f"pattern {text!r} matches none of the {len(names)} configs; "
+            f"the closest are:{_bullets(near, labels)}",
+            near,
+        )
     return ConfigSelectionError(
         f"no config named {text!r} in .ci_support/; the closest are:{_bullets(near, labels)}",
         near,
