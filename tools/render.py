@@ -227,7 +227,7 @@ def render_config(
     name = path.stem
     subdir = _subdir_of(config_text, str(path), name)
     build_subdir = build_platform_for(forge, subdir)
-    if uses_rattler_build(forge, str(root / "conda-forge.yml")):
+    if uses_rattler_build(forge):
         from tools.render_v1 import render_v1_config
 
         return list(
