@@ -19,7 +19,10 @@ conda_build_config.yaml is layered under each, as conda-build does with -m.
 With several configs, the text output puts a "== CONFIG ==" line above each.
 
 Build strings carry conda-build's real hash (sha1 of the used variant keys, see
-hash_input); pin_subpackage() is resolved against the sibling outputs.
+hash_input); pin_subpackage() is resolved against the sibling outputs.  When
+conda-forge.yml says conda_build_tool: rattler-build, recipe/recipe.yaml is rendered by
+rattler-build instead: its hash, and only the outputs the config builds (README, "On a
+feedstock switched to rattler-build").
 
 --json prints a list, one object per output variant, sorted as rendered:
   {"name", "version", "build_string", "build_number", "subdir", "build_platform",
@@ -61,7 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tools.errors import UserError
-    from tools.render import render_config, select_configs
+    from tools.render import config_labels, render_config, select_configs
     from tools.repo import find_root, recipe_dir
     from tools.selection import normalize
 
@@ -88,9 +91,12 @@ def run(args: argparse.Namespace) -> int:
         json.dump([o.to_json() for _, outputs in rendered for o in outputs], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
+    labels = config_labels(root) if len(rendered) > 1 else {}
     for config, outputs in rendered:
         if len(rendered) > 1:
-            print(f"== {normalize(str(config))} ==")
+            name = normalize(str(config))
+            label = labels.get(name, "")
+            print(f"== {label}  {name} ==" if label and label != name else f"== {name} ==")
         for out in outputs:
             print(_describe(out))
     return 0
