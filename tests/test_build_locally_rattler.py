@@ -43,12 +43,19 @@ def _empty_channel(path: Path) -> Path:
     return path
 
 
-def _rattler_feedstock(tmp_path: Path, *, test_passes: bool = True) -> Feedstock:
+def _rattler_feedstock(
+    tmp_path: Path, *, test_passes: bool = True, switched: bool = True
+) -> Feedstock:
+    """Switched: recipe.yaml alone and conda_build_tool: rattler-build (README); else
+    recipe-v1.yaml beside meta.yaml, conda-build in conda-forge.yml."""
     fs = Feedstock(tmp_path)
-    fs.set_forge_config("rattler-build")
-    (fs.root / "recipe" / "recipe-v1.yaml").write_text(
-        RECIPE.format(test_line="true" if test_passes else "exit 3")
-    )
+    recipe = RECIPE.format(test_line="true" if test_passes else "exit 3")
+    if switched:
+        fs.set_forge_config("rattler-build")
+        (fs.root / "recipe" / "meta.yaml").unlink()
+        (fs.root / "recipe" / "recipe.yaml").write_text(recipe)
+    else:
+        (fs.root / "recipe" / "recipe-v1.yaml").write_text(recipe)
     channel = _empty_channel(tmp_path / "channel")
     config = fs.root / ".ci_support" / f"{CPU}.yaml"
     config.write_text(config.read_text().replace("- conda-forge\n", f"- {channel.as_uri()}\n", 1))
@@ -84,10 +91,12 @@ def test_no_test_becomes_rattler_builds_test_skip(tmp_path) -> None:
     assert list((fs.artifacts / "linux-64").glob("libtorch-1.0-*.conda"))
 
 
-def test_rattler_build_without_a_v1_recipe_says_which_files_it_looked_for(tmp_path) -> None:
-    fs = Feedstock(tmp_path)
-    fs.set_forge_config("rattler-build")
-    run = fs.run(CPU)
-    assert run.returncode != 0
-    log = next(fs.artifacts.glob(f"{CPU}-log.txt")).read_text()
-    assert "neither recipe.yaml nor recipe-v1.yaml" in log
+def test_conda_build_tool_variable_builds_recipe_v1_beside_meta_yaml(tmp_path) -> None:
+    # A one-off experiment before switching: CONDA_BUILD_TOOL handed into the container.
+    fs = _rattler_feedstock(tmp_path, switched=False)
+    run = fs.run(
+        CPU, CONDA_FORGE_DOCKER_RUN_ARGS="-e CONDA_BUILD_TOOL", CONDA_BUILD_TOOL="rattler-build"
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert list((fs.artifacts / "linux-64").glob("libtorch-1.0-*.conda"))
+    assert fs.builds() == []
