@@ -211,17 +211,6 @@ STAND_IN_FINDINGS = (
         "the miniature builds no libshm, libc10_cuda or libcaffe2_nvrtc",
     ),
 )
-#: `check --config` renders meta.yaml, whose hashes (conda-build's) differ from the v1
-#: recipe's (rattler-build's); recipe/README.md lists the hash as the allowed difference.
-HASH = re.compile(r"_h[0-9a-f]{7}_")
-
-
-def _only_the_hash_differs(detail: str) -> bool:
-    found = re.match(r"rendered '(\S+) (\S+) (\S+)', package has '(\S+) ==(\S+) (\S+?)[,']", detail)
-    if not found:
-        return False
-    rendered, package = found.groups()[:3], found.groups()[3:]
-    return [HASH.sub("_h_", p) for p in rendered] == [HASH.sub("_h_", p) for p in package]
 
 
 def _unexplained(findings: list[dict]) -> list[dict]:
@@ -231,16 +220,6 @@ def _unexplained(findings: list[dict]) -> list[dict]:
         if finding["status"] == "pass":
             continue
         if any(c == finding["check"] and re.search(p, text) for c, p, _ in STAND_IN_FINDINGS):
-            continue
-        if finding["check"].startswith("metadata.") and _only_the_hash_differs(finding["detail"]):
-            continue
-        if (
-            finding["check"] == "cuda.magma"
-            and "_nomagma_" in finding["path"]
-            and "magma flavour, but" in finding["detail"]
-        ):
-            # The same hash difference: the nomagma package matches no rendered build
-            # string, and the check takes it for the magma flavour.
             continue
         left.append(finding)
     return left
