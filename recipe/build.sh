@@ -42,7 +42,7 @@ die() {
     exit 2
 }
 
-for required in PKG_VERSION SRC_DIR PREFIX RECIPE_DIR PYTHON target_platform; do
+for required in PKG_VERSION SRC_DIR PREFIX RECIPE_DIR target_platform; do
     [[ -n "${!required:-}" ]] \
         || die "${required} is not set; run ${RECIPE_FILE} through conda-build or rattler-build (they set ${required})"
 done
@@ -54,6 +54,12 @@ else
     die "neither CF_TORCH_BUILD_STAGE nor PKG_NAME is set; recipe/meta.yaml and recipe/recipe-v1.yaml set CF_TORCH_BUILD_STAGE for every output"
 fi
 STAGE="${!STAGE_VARIABLE}"
+# conda-build sets PYTHON only for outputs with python in their requirements: not for
+# libtorch-cuda-linalg, whose stage copies a stashed file and runs no Python (found by
+# building meta.yaml with the real conda-build; rattler-build sets it for every output).
+if [[ "${STAGE}" != libtorch-cuda-linalg && -z "${PYTHON:-}" ]]; then
+    die "PYTHON is not set; run ${RECIPE_FILE} through conda-build or rattler-build (they set PYTHON)"
+fi
 
 SHLIB_EXT="${SHLIB_EXT:-$([[ "${target_platform}" == osx-* ]] && echo .dylib || echo .so)}"
 CMAKE_CACHE="${SRC_DIR}/build/CMakeCache.txt"
