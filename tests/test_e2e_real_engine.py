@@ -166,6 +166,26 @@ def test_megabuild_compiles_the_core_once(cpu) -> None:
     assert launched.count(PYTHON_BOUND) in (len(PYTHONS), len(PYTHONS) + 1), launched
 
 
+def _records(fs: E2EFeedstock) -> dict[str, dict]:
+    """The built packages' index.json records, as the channel serves them."""
+    repodata = json.loads((fs.artifacts / "linux-64" / "repodata.json").read_text())
+    return {**repodata.get("packages", {}), **repodata.get("packages.conda", {})}
+
+
+@pytest.mark.parametrize("which", ["cpu", "cuda"])
+def test_every_output_pins_the_libtorch_of_its_own_build(which, request) -> None:
+    # pin_subpackage("libtorch", exact=True): pytorch needs, and libtorch-cuda-linalg admits,
+    # only the libtorch this very build made, whatever other libtorch a channel holds.
+    records = _records(request.getfixturevalue(which))
+    [libtorch] = [r for r in records.values() if r["name"] == "libtorch"]
+    exact = re.compile(rf"^libtorch ==?{re.escape(libtorch['version'])} {libtorch['build']}$")
+    for name, record in records.items():
+        if record["name"] == "pytorch":
+            assert any(exact.match(d) for d in record["depends"]), (name, record["depends"])
+        if record["name"] == "libtorch-cuda-linalg":
+            assert any(exact.match(c) for c in record["constrains"]), (name, record["constrains"])
+
+
 # ------------------------------------------------------- the toolkit's check
 
 
