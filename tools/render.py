@@ -65,6 +65,7 @@ class RenderedOutput:
     script: str | None = None
     used_vars: tuple[str, ...] = ()
     hash_input: Mapping[str, str] = field(default_factory=dict)
+    skip_reason: str = ""
 
     @property
     def dist(self) -> str:
@@ -79,6 +80,7 @@ class RenderedOutput:
             "subdir": self.subdir,
             "build_platform": self.build_platform,
             "skip": self.skip,
+            "skip_reason": self.skip_reason or None,
             "noarch": self.noarch,
             "config": self.config,
             "requirements": {k: list(self.requirements.get(k, ())) for k in REQUIREMENT_KINDS},
@@ -250,10 +252,18 @@ def render_config(
 ) -> list[RenderedOutput]:
     """Every output variant the CI job ``config`` builds, skipped ones included (``skip``)."""
     root = root or find_root()
-    recipe_dir = recipe_dir or root / "recipe"
     path = resolve_config(config, root)
+    return render_config_text(path, read_user_file(path), root=root, recipe_dir=recipe_dir)
+
+
+def render_config_text(
+    path: Path, config_text: str, *, root: Path | None = None, recipe_dir: Path | None = None
+) -> list[RenderedOutput]:
+    """``render_config`` of a variant file's text, which need not be on disk yet (what
+    ``matrix`` is about to write)."""
+    root = root or find_root()
+    recipe_dir = recipe_dir or root / "recipe"
     source = load_recipe_source(recipe_dir)
-    config_text = read_user_file(path)
     cbc_path = recipe_dir / "conda_build_config.yaml"
     cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
     forge = load_forge_yml(root)
@@ -318,6 +328,7 @@ def _public(
         script=out.script,
         used_vars=tuple(sorted(out.used_vars)),
         hash_input=dict(out.hash_input),
+        skip_reason=out.skip_reason,
     )
 
 

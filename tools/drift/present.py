@@ -115,9 +115,7 @@ def text_table(report: Report) -> str:
         lines.append(
             "  ".join(v.ljust(w) for v, w in zip(record, widths, strict=False)) + "  " + record[-1]
         )
-    notes = [
-        note if note.startswith("problem: ") else f"note: {note}" for note in _notes(report)
-    ]
+    notes = [note if note.startswith("problem: ") else f"note: {note}" for note in _notes(report)]
     return "\n".join(lines + notes) + "\n"
 
 
