@@ -304,7 +304,7 @@ def test_missing_engine_says_how_to_go_on_without_one() -> None:
     engine = ContainerEngine.from_env({})
     with pytest.raises(UserError) as excinfo:
         engine.resolve({"PATH": "/nonexistent"})
-    assert "--native" in str(excinfo.value) and "--dry-run" in str(excinfo.value)
+    assert "--native" in str(excinfo.value)
 
 
 def test_prune_only_touches_our_labelled_containers() -> None:

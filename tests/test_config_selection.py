@@ -7,6 +7,7 @@ From the user's side: each command is run as a process in this repository, with 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from tools.selection import ConfigSelectionError, closest, select_many, select_o
 
 ROOT = Path(__file__).resolve().parent.parent
 DRIFT_SOURCE = Path(__file__).parent / "fixtures" / "drift" / "pytorch-src"
+FAKE_DOCKER = Path(__file__).parent / "fixtures" / "fake_docker" / "docker"
 CONFIGS = sorted(p.name[: -len(".yaml")] for p in (ROOT / ".ci_support").glob("*.yaml"))
 LINUX_64 = [c for c in CONFIGS if c.startswith("linux_64")]
 OSX_ARM64 = next(c for c in CONFIGS if c.startswith("osx_arm64"))
@@ -29,7 +31,9 @@ def _tools(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return run_tools(*args, cwd=cwd)
 
 
-def _build_locally(*args: str) -> subprocess.CompletedProcess[str]:
+def _build_locally(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(ROOT / "build-locally.py"), *args],
         cwd=ROOT,
@@ -38,7 +42,19 @@ def _build_locally(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=300,
         check=False,
         stdin=subprocess.DEVNULL,
+        env=env,
     )
+
+
+def _with_an_engine(tmp_path: Path) -> dict[str, str]:
+    """An environment whose `docker` answers (tests/fixtures/fake_docker): a dry run probes the
+    engine as the run does, and this machine may have none."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").symlink_to(FAKE_DOCKER)
+    env = {k: v for k, v in os.environ.items() if k not in ("DOCKER_EXECUTABLE", "DOCKER_IMAGE")}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", FAKE_DOCKER_STATE=str(tmp_path / "s"))
+    return env
 
 
 def _starts(prefix: str) -> list[str]:
@@ -171,10 +187,10 @@ def test_build_locally_with_an_ambiguous_prefix_lists_every_match_and_starts_not
     assert result.stdout == ""
 
 
-def test_build_locally_accepts_a_unique_prefix() -> None:
+def test_build_locally_accepts_a_unique_prefix(tmp_path: Path) -> None:
     config = LINUX_64[-1]
     prefix = next(config[:n] for n in range(1, len(config)) if _starts(config[:n]) == [config])
-    result = _build_locally(prefix, "--dry-run")
+    result = _build_locally(prefix, "--dry-run", env=_with_an_engine(tmp_path))
     assert result.returncode == 0, result.stderr
     assert f"CONFIG={config}" in result.stdout
 
@@ -182,6 +198,36 @@ def test_build_locally_accepts_a_unique_prefix() -> None:
 def test_build_locally_with_an_unknown_name_lists_the_three_closest() -> None:
     names = _closest(_build_locally("linux_99", "--dry-run"), "linux_99")
     assert len(names) == 3 and all(n.startswith("linux_") for n in names)
+
+
+def _closest_to_glob(result: subprocess.CompletedProcess[str], glob: str) -> list[str]:
+    first, *names = _error(result)
+    assert first == (
+        f"error: pattern {glob!r} matches none of the {len(CONFIGS)} configs; the closest are:"
+    )
+    return [name.strip() for name in names]
+
+
+def test_build_locally_with_a_misspelt_glob_lists_the_three_closest() -> None:
+    names = _closest_to_glob(_build_locally("osx_amr64*"), "osx_amr64*")
+    assert len(names) == 3 and names[0] == OSX_ARM64
+
+
+def test_build_locally_list_with_a_misspelt_glob_lists_the_closest_not_every_config() -> None:
+    result = _build_locally("--list", "osx_amr64*")
+    assert result.stdout == ""
+    assert _closest_to_glob(result, "osx_amr64*")[0] == OSX_ARM64
+
+
+def test_build_locally_list_shows_only_what_a_glob_matches() -> None:
+    result = _build_locally("--list", "osx_*")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [c for c in CONFIGS if c.startswith("osx_")]
+
+
+def test_render_with_a_misspelt_glob_lists_the_closest_too() -> None:
+    names = _closest_to_glob(_tools("render", "osx_amr64*"), "osx_amr64*")
+    assert names[0] == OSX_ARM64
 
 
 # ------------------------------------------------------------------ the rules themselves
@@ -211,6 +257,12 @@ def test_select_many_keeps_the_order_given_and_each_config_once() -> None:
         "linux_64_cudaNone",
         "linux_aarch64_cudaNone",
     )
+
+
+def test_a_glob_matching_nothing_names_the_configs_its_letters_are_closest_to() -> None:
+    with pytest.raises(ConfigSelectionError) as excinfo:
+        select_many(NAMES, ["linux_aarhc64_*"])
+    assert excinfo.value.matches[0] == "linux_aarch64_cudaNone"
 
 
 def test_closest_prefers_names_that_start_like_the_text() -> None:

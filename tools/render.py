@@ -66,6 +66,7 @@ class RenderedOutput:
     used_vars: tuple[str, ...] = ()
     hash_input: Mapping[str, str] = field(default_factory=dict)
     skip_reason: str = ""
+    ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def dist(self) -> str:
@@ -329,6 +330,7 @@ def _public(
         used_vars=tuple(sorted(out.used_vars)),
         hash_input=dict(out.hash_input),
         skip_reason=out.skip_reason,
+        ignore_run_exports=dict(out.ignore_run_exports),
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import re
 from collections.abc import Sequence
 from pathlib import PurePath
 
@@ -75,6 +76,12 @@ def closest(text: str, names: Sequence[str], count: int = 3) -> list[str]:
     return sorted(names, key=lambda name: (-score(name), name))[:count]
 
 
+def _literal(pattern: str) -> str:
+    """What a glob spells out: its text without wildcards and character classes
+    (``osx_amr64*`` -> ``osx_amr64``), to find the names a misspelt glob meant."""
+    return re.sub(r"\[[^\]]*\]|[*?]", "", pattern)
+
+
 def _bullets(names: Sequence[str]) -> str:
     return "".join(f"\n  {name}" for name in names)
 
@@ -99,9 +106,13 @@ def _none_match(
         )
     if filter_glob and _matches(text, available):
         return ConfigSelectionError(f"config {text!r} is excluded by --filter {filter_glob!r}")
+    near = closest(_literal(name), names)
     if is_glob(name):
-        return ConfigSelectionError(f"pattern {text!r} matches none of the {len(names)} configs")
-    near = closest(name, names)
+        return ConfigSelectionError(
+            f"pattern {text!r} matches none of the {len(names)} configs; "
+            f"the closest are:{_bullets(near)}",
+            near,
+        )
     return ConfigSelectionError(
         f"no config named {text!r} in .ci_support/; the closest are:{_bullets(near)}", near
     )

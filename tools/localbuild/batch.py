@@ -20,7 +20,14 @@ from typing import TextIO
 from tools.errors import EXIT_INTERRUPTED, CommandError, ProblemsFound, UserError
 from tools.localbuild import artifacts as art
 from tools.localbuild import ccache, cfep3, lock
-from tools.localbuild.configs import Config, choose_interactively, discover, select
+from tools.localbuild.configs import (
+    Config,
+    UnreadableConfig,
+    choose_interactively,
+    discover,
+    read_variant,
+    select,
+)
 from tools.localbuild.engine import ContainerEngine
 from tools.localbuild.facts import read_facts
 from tools.localbuild.logtee import LogSink
@@ -83,7 +90,9 @@ def _utc(seconds: float | None = None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-def choose(options: Options, console: Console) -> tuple[str, ...]:
+def choose(
+    options: Options, console: Console, engine: ContainerEngine, host: HostFacts
+) -> tuple[str, ...]:
     available = discover(options.root)
     selected = select(
         available,
@@ -103,7 +112,27 @@ def choose(options: Options, console: Console) -> tuple[str, ...]:
             f"{len(pool)} configs match; name one or more (globs work), or use --all "
             "(`--list` shows them)"
         )
-    return (choose_interactively(pool, console.ask, console.say),)
+    marks = _menu_marks(options, pool, engine, host)
+    return (choose_interactively(pool, console.ask, console.say, marks=marks),)
+
+
+def _menu_marks(
+    options: Options, pool: Sequence[str], engine: ContainerEngine, host: HostFacts
+) -> dict[str, str]:
+    """Why this machine cannot build a config of the menu, for the ones it cannot: the same
+    decision the run makes (planning reads each small variant file, no process starts)."""
+    marks = {}
+    for name in pool:
+        config = Config(name, options.root / ".ci_support" / f"{name}.yaml")
+        try:
+            read_variant(config.path)
+            plan_build(options, config, engine, host)
+        except UnreadableConfig:
+            marks[name] = "damaged: cannot be read, rerender"
+        except UserError as exc:
+            # the reason's first clause; the full one comes if the config is chosen anyway
+            marks[name] = _unbuildable(config, exc).split("; ")[0]
+    return marks
 
 
 def _check_engine(engine: ContainerEngine, env) -> None:
@@ -326,6 +355,17 @@ def _this_shard(options: Options, names: tuple[str, ...], console: Console) -> t
         facts, options.shard, recipe_dir=options.root / "recipe", durations=options.durations
     )
     _note(console, choice.describe(options.shard))
+    if not choice.names:
+        # Every machine runs the same command, so a machine with no share has done its part
+        # (exit 0: its job must not fail); --merge later names any config no machine built.
+        first, count = choice.selected + 1, options.shard.count
+        idle = f"machine {count}" if first == count else f"machines {first}-{count}"
+        _note(
+            console,
+            f"shard {options.shard}: nothing to build on this machine: {choice.selected} "
+            f"config(s) split over {options.shard.count} machines leave {idle} without one; "
+            f"--shard K/{choice.selected} uses every machine",
+        )
     return choice.names
 
 
@@ -361,38 +401,28 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
         _cfep3_request(options, console)
         return 0
     if options.list_only:
-        pool = select(discover(options.root), (), all_configs=True, filter_glob=options.filter_glob)
+        # Names and globs narrow the list as they narrow a build; one that matches
+        # nothing is the same error (with the closest names) as for a build.
+        pool = select(
+            discover(options.root),
+            options.requested,
+            all_configs=options.all_configs or not options.requested,
+            filter_glob=options.filter_glob,
+        )
         for name in _this_shard(options, pool, console):
             console.say(name)
         return 0
-    names = _this_shard(options, choose(options, console), console)
-    if not names:
-        console.say("this shard has no configs to build (more machines than configs)")
-        return 0
     engine = ContainerEngine.from_env(options.env)
+    names = _this_shard(options, choose(options, console, engine, host), console)
+    if not names:
+        return 0  # an empty shard; _this_shard said so
     configs = [Config(n, options.root / ".ci_support" / f"{n}.yaml") for n in names]
-    plans, unbuildable = _plan_all(options, configs, engine, host)
+    plans, unbuildable, unreadable = _plan_all(options, configs, engine, host)
+    # Everything the run decides or refuses happens here, for --dry-run too: only the
+    # containers and builds below are left out of a dry run.
+    _preflight(options, plans, unbuildable, unreadable, engine)
     if options.dry_run:
-        console.say(f"dry run: {len(plans)} config(s); nothing is started, written or deleted")
-        for plan in plans:
-            status = (
-                "would skip: done marker exists (--force rebuilds)"
-                if plan.marker.exists() and not options.force
-                else "would build"
-            )
-            console.say(describe(plan, status=status, engine=engine, secrets=options.secrets))
-        for result in unbuildable:
-            console.say(f"[-] {result.config}: would skip: {result.note}")
-        return 0
-    if not plans:
-        raise UserError(
-            f"none of the {len(unbuildable)} selected config(s) builds on this machine: "
-            f"{unbuildable[0].config}: {unbuildable[0].note}"
-        )
-    if any(p.dispatch == "docker" for p in plans):
-        _check_engine(engine, options.env)
-    if any(p.dispatch == "native" for p in plans):
-        _check_native(options.env)
+        return _dry_run(options, plans, unbuildable, unreadable, engine, console)
     with lock.exclusive(options.artifacts):
         if options.ccache is not None:
             options.ccache.mkdir(parents=True, exist_ok=True)
@@ -405,7 +435,7 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
                 # too; a config that was only debugged must not count as built.
                 plans[0].marker.unlink(missing_ok=True)
                 return returncode
-            return _loop(options, plans, engine, console, unbuildable)
+            return _loop(options, plans, engine, console, unbuildable, unreadable)
         finally:
             # build_steps.sh copies LICENSE.txt there for conda-build; remove it only if we
             # made it.
@@ -415,26 +445,102 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
 
 def _plan_all(
     options: Options, configs: Sequence[Config], engine: ContainerEngine, host: HostFacts
-) -> tuple[list[BuildPlan], list[ConfigResult]]:
+) -> tuple[list[BuildPlan], list[ConfigResult], list[ConfigResult]]:
     """Plans for the configs this machine can build; the others, when a glob or --all chose
-    them, become skipped results with the reason (a config named exactly is an error)."""
+    them, become results with the reason (a config named exactly is an error): "skipped" for
+    one that needs another machine, "failed" for a file that cannot be read (rerender it)."""
     buildable: list[Config] = []
     unbuildable: list[ConfigResult] = []
+    unreadable: list[ConfigResult] = []
     for config in configs:
+        try:
+            read_variant(config.path)
+        except UnreadableConfig as exc:
+            if config.name in options.requested:
+                raise
+            unreadable.append(ConfigResult(config.name, FAILED, note=str(exc)))
+            continue
         try:
             plan_build(options, config, engine, host)
         except UserError as exc:
             if config.name in options.requested:
                 raise
-            reason = str(exc).removeprefix(f"{config.name}: ")
-            unbuildable.append(ConfigResult(config.name, SKIPPED, note=f"{UNBUILDABLE}: {reason}"))
+            unbuildable.append(ConfigResult(config.name, SKIPPED, note=_unbuildable(config, exc)))
         else:
             buildable.append(config)
     plans = [
         plan_build(options, c, engine, host, index=i, total=len(buildable))
         for i, c in enumerate(buildable, start=1)
     ]
-    return plans, unbuildable
+    return plans, unbuildable, unreadable
+
+
+def _unbuildable(config: Config, exc: UserError) -> str:
+    return f"{UNBUILDABLE}: {str(exc).removeprefix(f'{config.name}: ')}"
+
+
+def _preflight(
+    options: Options,
+    plans: Sequence[BuildPlan],
+    unbuildable: Sequence[ConfigResult],
+    unreadable: Sequence[ConfigResult],
+    engine: ContainerEngine,
+) -> None:
+    """What the run refuses before it starts a container, in the order it finds out."""
+    if not plans and not unreadable:
+        raise UserError(
+            f"none of the {len(unbuildable)} selected config(s) builds on this machine: "
+            f"{unbuildable[0].config}: {unbuildable[0].note}"
+        )
+    # conda-build renders the recipe first thing in the container; a recipe that does not
+    # render is refused here, before hours of image pulls and environment solves.
+    if _renders_here(options):
+        from tools.render import render_config
+
+        for plan in plans:
+            render_config(options.root / ".ci_support" / f"{plan.config}.yaml", root=options.root)
+    if any(p.dispatch == "docker" for p in plans):
+        _check_engine(engine, options.env)
+    if any(p.dispatch == "native" for p in plans):
+        _check_native(options.env)
+
+
+def _renders_here(options: Options) -> bool:
+    """Whether the toolkit's renderer (meta.yaml) can check the recipe: a feedstock switched
+    to rattler-build (README) has only recipe/recipe.yaml, which rattler-build renders."""
+    recipe = options.root / "recipe"
+    return (recipe / "meta.yaml").is_file() or not (recipe / "recipe.yaml").is_file()
+
+
+def _dry_run(
+    options: Options,
+    plans: Sequence[BuildPlan],
+    unbuildable: Sequence[ConfigResult],
+    unreadable: Sequence[ConfigResult],
+    engine: ContainerEngine,
+    console: Console,
+) -> int:
+    lock.check_free(options.artifacts)  # the run would be refused here, so the dry run is
+    console.say(f"dry run: {len(plans)} config(s); nothing is started, written or deleted")
+    if not _renders_here(options):
+        console.say("recipe/recipe.yaml: not rendered here; rattler-build renders it in the build")
+    for plan in plans:
+        status = (
+            "would skip: done marker exists (--force rebuilds)"
+            if plan.marker.exists() and not options.force
+            else "would build"
+        )
+        console.say(describe(plan, status=status, engine=engine, secrets=options.secrets))
+    for result in unbuildable:
+        console.say(f"[-] {result.config}: would skip: {result.note}")
+    for result in unreadable:
+        console.say(f"[!] {result.config}: would fail: {result.note}")
+    if unreadable:
+        raise ProblemsFound(
+            f"{len(unreadable)} selected config(s) cannot be read and would fail: "
+            f"{', '.join(r.config for r in unreadable)}"
+        )
+    return 0
 
 
 def _loop(
@@ -443,14 +549,19 @@ def _loop(
     engine: ContainerEngine,
     console: Console,
     unbuildable: Sequence[ConfigResult] = (),
+    unreadable: Sequence[ConfigResult] = (),
 ) -> int:
     started = time.time()
     previous = art.read_summary(options.artifacts)
     progress = Progress(console.err, is_tty=console.err.isatty())
     for result in unbuildable:
         progress.message(f"[-] {result.config}: skipped, {result.note}")
+    for result in unreadable:
+        progress.message(f"[!] {result.config}: FAILED, {result.note}")
     results: list[ConfigResult] = []
     stop_reason = ""
+    if unreadable and options.fail_fast:
+        stop_reason = f"not started: --fail-fast after {unreadable[0].config} failed"
     interrupted = False
     for plan in plans:
         if stop_reason:
@@ -478,6 +589,7 @@ def _loop(
             stop_reason = "not started: the run was interrupted"
             if not results or results[-1].config != plan.config:
                 results.append(ConfigResult(plan.config, PENDING, note=stop_reason))
+    results.extend(unreadable)
     results.extend(unbuildable)
     _finish(options, results, started, console)
     if interrupted:
@@ -487,6 +599,6 @@ def _loop(
     if failed:
         raise ProblemsFound(
             f"{len(failed)} of {len(results)} config(s) failed: {', '.join(failed)} "
-            "(logs in build_artifacts/<config>-log.txt)"
+            "(why: build_artifacts/summary.json and <config>-log.txt)"
         )
     return 0

@@ -35,7 +35,10 @@ redacted from logs and messages.
 
 one run at a time per build_artifacts/ (a lock; a second run is refused with the first
 one's pid).  With --all or a glob, configs this machine cannot build are skipped with the
-reason (summary status "skipped"); a config named exactly is an error instead.
+reason (summary status "skipped") and a config file that cannot be read fails (status
+"failed": rerender); a config named exactly is an error instead.  --dry-run makes every
+check the run makes (something to build, the engine answers, the recipe renders) and stops
+before the first container.
 
 written to build_artifacts/: <config>-log.txt (timestamped UTC, tokens redacted;
 an earlier attempt's log moves to old-logs/), conda-forge-build-done-<config> (the
@@ -49,10 +52,11 @@ several machines: `--all --shard K/N` on machine K of N (the same command
 everywhere), then `--merge DIR...` on one of them with the others'
 build_artifacts/ copied over; `--cfep3-request` works on the merged folder.
 
-exit status: 0 all selected configs built or already done; 1 some config failed;
-2 bad input or no usable engine (an unknown config lists the three closest names, an
-ambiguous one every match, one per line); 130 interrupted (rerun the same command to
-resume).
+exit status: 0 all selected configs built or already done (or, with --shard, none fell
+to this machine); 1 some config failed (or would, with --dry-run); 2 bad input, a recipe
+that does not render or no usable engine, in one line starting `error:` (an unknown config
+or glob lists the three closest names, an ambiguous one every match, one per line); 130
+interrupted (rerun the same command to resume).
 """
 
 
@@ -85,8 +89,17 @@ class Options:
         return self.root / "build_artifacts"
 
 
+class _Parser(argparse.ArgumentParser):
+    """A refused command line is bad input like any other: the toolkit's handler
+    (tools/errors.py) prints one ``error:`` line, then the usage on one line, and exits 2
+    (``python -m tools`` does the same), not argparse's usage block and ``prog: error:``."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UserError(f"{message}\n{' '.join(self.format_usage().split())}")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="build-locally",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -152,13 +165,14 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument(
         "--dry-run",
         action="store_true",
-        help="print what would run for each config (command, environment, mounts)",
+        help="check as the build does, then print what would run for each config "
+        "(command, environment, mounts) instead of running it",
     )
     batch.add_argument(
         "--list",
         dest="list_only",
         action="store_true",
-        help="list the configs (after --filter) and exit",
+        help="list the configs (the CONFIGs given, else all; after --filter) and exit",
     )
     batch.add_argument(
         "--cfep3-request",

@@ -67,6 +67,9 @@ class OutputVariant:
     variants: tuple[Mapping[str, Any], ...] = field(repr=False, default=())
     top_skip: bool = False
     skip_reason: str = ""  # for a skipped output: the meta.yaml line that skips it, explained
+    # build/ignore_run_exports (by name) and build/ignore_run_exports_from (by package), in
+    # the shape of a v1 recipe's requirements/ignore_run_exports.
+    ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -185,6 +188,7 @@ def _finish(rendered: list[_Rendered], ci_split: bool = True) -> list[OutputVari
                 variants=tuple(meta.variants),
                 top_skip=item.top.skip(),
                 skip_reason=skip_reason(meta, item.top) if meta.skip() or item.top.skip() else "",
+                ignore_run_exports=_ignore_run_exports(meta.build()),
             )
         )
     return results
@@ -243,6 +247,14 @@ def skip_reason(meta: Meta, top: Meta) -> str:
     if shown:
         parts.append(", ".join(shown))
     return "; ".join(parts)
+
+
+def _ignore_run_exports(build: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    found = {
+        "by_name": tuple(as_str_list(build.get("ignore_run_exports"))),
+        "from_package": tuple(as_str_list(build.get("ignore_run_exports_from"))),
+    }
+    return {kind: names for kind, names in found.items() if names}
 
 
 def _resolve(meta: Meta, spec: str, siblings: list[Meta], strings: dict[int, str]) -> str:
