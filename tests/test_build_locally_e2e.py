@@ -238,7 +238,7 @@ def test_single_config_log_ends_with_the_packages_and_their_digests(single) -> N
 
 def test_progress_shows_phases_not_every_line(single) -> None:
     _, run = single
-    assert "[1/1] linux_64_cuda_compiler_versionNone" in run.stderr
+    assert "[1/1] linux-64 cpu  linux_64_cuda_compiler_versionNone\n" in run.stderr
     assert "Running conda-build for linux_64_cuda_compiler_versionNone" in run.stderr
     assert "Building CXX object" not in run.stderr + run.stdout
 
@@ -274,7 +274,9 @@ def test_cuda_config_gets_conda_override_cuda(feedstock: Feedstock) -> None:
 def test_batch_exit_status_is_one_when_a_config_failed(batch) -> None:
     _, run = batch
     assert run.returncode == 1
-    assert f"error: 1 of 3 config(s) failed: {ARM}" in run.stderr
+    # the failed config by its label, and the command that shows its first error
+    assert "error: 1 of 3 config(s) failed: linux-aarch64 cpu (" in run.stderr
+    assert "`build-locally.py --why 'linux-aarch64 cpu'` shows the first error" in run.stderr
 
 
 def test_batch_goes_on_after_a_failure_and_records_each_status(batch) -> None:
@@ -296,6 +298,29 @@ def test_batch_prints_a_summary_table(batch) -> None:
         if line.startswith(("done", "FAILED"))
     }
     assert rows == {CUDA: "done", CPU: "done", ARM: "FAILED"}
+    total = run.stdout.splitlines()[-3]  # then a blank line and the files written
+    assert total.startswith("total ") and "3 configs (wall clock " in total
+
+
+def test_batch_shows_each_configs_eta_from_the_cost_model(batch) -> None:
+    _, run = batch
+    expected = [line for line in run.stderr.splitlines() if "  expected " in line]
+    assert [line[:6] for line in expected] == ["[1/3] ", "[2/3] ", "[3/3] "]
+    assert all(line.endswith("(cost model)") and " ETA " in line for line in expected)
+
+
+def test_durations_replace_the_cost_model_in_the_eta(batch, feedstock: Feedstock) -> None:
+    fs, _ = batch
+    earlier = feedstock.root / "earlier-summary.json"
+    shutil.copyfile(fs.artifacts / "summary.json", earlier)
+    run = feedstock.run("--all", "--durations", str(earlier))
+    lines = [line for line in run.stderr.splitlines() if "  expected " in line]
+    # the two configs that built were measured; the failed one's time says nothing
+    assert lines and all(
+        line.endswith("(--durations for 2, cost model for 1)") for line in lines
+    ), lines
+    first = next(line for line in lines if line.startswith("[1/3]"))
+    assert "expected 0:00:0" in first  # a measured second or so, not the model's hours
 
 
 def test_sha256sums_lists_every_package_with_its_real_digest(batch) -> None:
@@ -525,7 +550,7 @@ def test_wrong_config_name_lists_the_closest_and_builds_nothing(feedstock: Feeds
     assert run.returncode == 2
     line, *closest = run.stderr.strip().splitlines()
     assert line.startswith("error: no config named 'linux_64_cuda_compiler_version13.0'")
-    assert len(closest) == 3 and CUDA in [name.strip() for name in closest]
+    assert len(closest) == 3 and CUDA in [name.split()[-1] for name in closest]
     assert feedstock.calls() == []
 
 
@@ -632,7 +657,9 @@ def test_no_config_on_a_terminal_offers_conda_smithys_numbered_menu(feedstock: F
     finally:
         os.close(master)
     assert proc.returncode == 0, stderr
-    assert f"  1. {CUDA}" in stdout and f"  2. {CPU}" in stdout and f"  3. {ARM}" in stdout
+    assert f"  1. linux-64 cuda12.9  {CUDA}\n" in stdout
+    assert f"  2. linux-64 cpu       {CPU}\n" in stdout
+    assert f"  3. linux-aarch64 cpu  {ARM}\n" in stdout
     assert [c["container_env"]["CONFIG"] for c in feedstock.calls("run")] == [CPU]
 
 
@@ -648,7 +675,7 @@ def test_list_shows_the_real_ci_support_configs(repo_root: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == real
+    assert [line.split()[-1] for line in result.stdout.splitlines()] == real
 
 
 # ---------------------------------------------------------------- the dry run decides as the run
@@ -668,6 +695,14 @@ def test_a_damaged_config_a_glob_chose_fails_instead_of_being_skipped(feedstock:
     assert f"{CPU}.yaml:3: not valid YAML" in configs[CPU]["note"]
     assert "rerender" in configs[CPU]["note"]
     assert f"1 of 2 config(s) failed: {CPU}" in run.stderr.splitlines()[-1]
+
+
+def test_why_of_a_damaged_config_gives_the_reason_it_never_started(feedstock: Feedstock) -> None:
+    _damage(feedstock, CPU)
+    assert feedstock.run("linux_64_*").returncode == 1
+    why = feedstock.run("--why", CPU)
+    assert why.returncode == 0, why.stderr
+    assert why.stdout.startswith(f"{CPU} (failed): ") and "rerender" in why.stdout
 
 
 def test_dry_run_of_a_damaged_config_says_it_would_fail_and_exits_1(feedstock: Feedstock) -> None:
@@ -728,7 +763,7 @@ def test_a_feedstock_switched_to_rattler_build_is_not_refused_for_lacking_meta_y
 def test_list_with_a_pattern_lists_only_its_matches(feedstock: Feedstock) -> None:
     run = feedstock.run("--list", "linux_64_*")
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == [CUDA, CPU]
+    assert [line.split()[-1] for line in run.stdout.splitlines()] == [CUDA, CPU]
 
 
 def test_list_with_a_misspelt_glob_is_an_error_naming_the_closest(feedstock: Feedstock) -> None:
@@ -736,7 +771,7 @@ def test_list_with_a_misspelt_glob_is_an_error_naming_the_closest(feedstock: Fee
     assert run.returncode == 2 and run.stdout == ""
     first, *names = run.stderr.splitlines()
     assert first == "error: pattern 'linux_46_*' matches none of the 3 configs; the closest are:"
-    assert {n.strip() for n in names[:2]} == {CUDA, CPU}
+    assert {n.split()[-1] for n in names[:2]} == {CUDA, CPU}
 
 
 def test_an_empty_shard_says_why_this_machine_builds_nothing(feedstock: Feedstock) -> None:
@@ -781,6 +816,11 @@ def test_the_menu_marks_the_configs_this_machine_cannot_build(feedstock: Feedsto
         os.close(master)
     assert proc.returncode == 0, stderr
     menu = [line.split(". ", 1)[1] for line in stdout.splitlines() if ". " in line[:6]]
-    assert menu[:2] == [CUDA, CPU]  # sorted; the ones this machine builds are unmarked
-    assert menu[2] == f"{ARM}  [damaged: cannot be read, rerender]"
-    assert menu[3].startswith(f"{win}  [cannot build on this machine: Windows configs build")
+    # sorted, label then name; the ones this machine builds are unmarked
+    assert [line.split() for line in menu[:2]] == [
+        ["linux-64", "cuda12.9", CUDA],
+        ["linux-64", "cpu", CPU],
+    ]
+    assert menu[2] == f"{ARM}  [damaged: cannot be read, rerender]"  # unreadable: no label
+    assert menu[3].startswith("win-64 cpu")
+    assert f"{win}  [cannot build on this machine: Windows configs build" in menu[3]

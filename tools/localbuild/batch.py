@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import socket
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -25,10 +26,12 @@ from tools.localbuild.configs import (
     UnreadableConfig,
     choose_interactively,
     discover,
+    labels,
     read_variant,
     select,
 )
 from tools.localbuild.engine import ContainerEngine
+from tools.localbuild.eta import Estimate, estimate
 from tools.localbuild.facts import read_facts
 from tools.localbuild.logtee import LogSink
 from tools.localbuild.merge import merge
@@ -36,8 +39,9 @@ from tools.localbuild.options import Options
 from tools.localbuild.plan import BuildPlan, HostFacts, describe, plan_build
 from tools.localbuild.progress import Progress, format_duration
 from tools.localbuild.runner import run, run_attached
-from tools.localbuild.shard import choose_shard
+from tools.localbuild.shard import choose_shard, measured_seconds
 from tools.proc import call, format_command, redact
+from tools.selection import describe as describe_configs
 
 DONE, FAILED, INTERRUPTED, SKIPPED, PENDING = "done", "failed", "interrupted", "skipped", "pending"
 UNBUILDABLE = "cannot build on this machine"
@@ -54,10 +58,12 @@ class ConfigResult:
     ccache: ccache.CcacheStats | None = None
     note: str = ""
     log: str | None = None
+    machine: str = ""  # the host that built it: --report's timeline groups by it
 
     def to_json(self) -> dict[str, object]:
         return {
             "status": self.status,
+            "machine": self.machine or None,
             "started": self.started,
             "duration_seconds": None if self.seconds is None else round(self.seconds, 1),
             "returncode": self.returncode,
@@ -91,7 +97,11 @@ def _utc(seconds: float | None = None) -> str:
 
 
 def choose(
-    options: Options, console: Console, engine: ContainerEngine, host: HostFacts
+    options: Options,
+    console: Console,
+    engine: ContainerEngine,
+    host: HostFacts,
+    label_of: Mapping[str, str] | None = None,
 ) -> tuple[str, ...]:
     available = discover(options.root)
     selected = select(
@@ -99,10 +109,13 @@ def choose(
         options.requested,
         all_configs=options.all_configs,
         filter_glob=options.filter_glob,
+        label_of=label_of,
     )
     if selected:
         return selected
-    pool = select(available, (), all_configs=True, filter_glob=options.filter_glob)
+    pool = select(
+        available, (), all_configs=True, filter_glob=options.filter_glob, label_of=label_of
+    )
     if options.filter_glob:
         console.say(f"filtering for '{options.filter_glob}.yaml' configs")
     if len(pool) == 1:
@@ -113,7 +126,7 @@ def choose(
             "(`--list` shows them)"
         )
     marks = _menu_marks(options, pool, engine, host)
-    return (choose_interactively(pool, console.ask, console.say, marks=marks),)
+    return (choose_interactively(pool, console.ask, console.say, marks=marks, label_of=label_of),)
 
 
 def _menu_marks(
@@ -184,7 +197,13 @@ def classify(returncode: int | None, interrupted: bool, marker: bool) -> tuple[s
 
 
 def build_one(
-    plan: BuildPlan, options: Options, engine: ContainerEngine, progress: Progress
+    plan: BuildPlan,
+    options: Options,
+    engine: ContainerEngine,
+    progress: Progress,
+    *,
+    label: str = "",
+    expected: tuple[float, float, str] | None = None,
 ) -> ConfigResult:
     artifacts = options.artifacts
     plan.marker.unlink(missing_ok=True)  # --force, or a stale marker the script would drop anyway
@@ -193,7 +212,7 @@ def build_one(
     before = art.snapshot(artifacts)
     started = time.time()
     sink = LogSink(plan.log, options.secrets)
-    progress.start(plan.index, plan.total, plan.config)
+    progress.start(plan.index, plan.total, plan.config, label=label, expected=expected)
     try:
         sink.header(_header(plan, engine, options.secrets))
         outcome = run(plan, sink, progress, engine if plan.dispatch == "docker" else None)
@@ -227,6 +246,7 @@ def build_one(
         ccache=stats,
         note=note,
         log=plan.log.relative_to(options.root).as_posix(),
+        machine=options.env.get("BUILD_MACHINE") or socket.gethostname(),
     )
 
 
@@ -239,6 +259,7 @@ def _skipped(plan: BuildPlan, previous: dict[str, object], root: Path) -> Config
         if isinstance(p, dict) and {"path", "sha256", "size"} <= p.keys()
     )
     seconds = previous.get("duration_seconds")
+    machine = previous.get("machine")
     return ConfigResult(
         config=plan.config,
         status=SKIPPED,
@@ -246,6 +267,7 @@ def _skipped(plan: BuildPlan, previous: dict[str, object], root: Path) -> Config
         seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
         note="done marker exists; --force rebuilds",
         log=plan.log.relative_to(root).as_posix() if plan.log.exists() else None,
+        machine=machine if isinstance(machine, str) else "",
     )
 
 
@@ -284,27 +306,49 @@ def _prune(
             progress.message(f"prune: removed work folder(s) {', '.join(removed)}")
 
 
-def summary_table(results: Sequence[ConfigResult]) -> str:
-    rows = [("status", "time", "pkgs", "ccache", "config")]
+def summary_table(
+    results: Sequence[ConfigResult],
+    label_of: Mapping[str, str] | None = None,
+    wall_seconds: float | None = None,
+) -> str:
+    """One row per config (label, then the long name last, where it may run off the screen),
+    then a total row: the build time of this run's configs and, given, the wall-clock time."""
+    label_of = label_of or {}
+    rows = [("status", "time", "pkgs", "ccache", "label", "config")]
+    built = 0.0
     for r in results:
+        ran = r.seconds is not None and r.status != SKIPPED
+        built += r.seconds if ran and r.seconds is not None else 0.0
         rows.append(
             (
                 r.status.upper() if r.status in (FAILED, INTERRUPTED) else r.status,
-                "-" if r.seconds is None or r.status == SKIPPED else format_duration(r.seconds),
+                format_duration(r.seconds) if ran and r.seconds is not None else "-",
                 str(len(r.packages)) if r.status in (DONE, SKIPPED) else "-",
                 r.ccache.describe() if r.ccache else "-",
+                label_of.get(r.config, "-"),
                 r.config,
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    packages = sum(len(r.packages) for r in results if r.status in (DONE, SKIPPED))
+    wall = f" (wall clock {format_duration(wall_seconds)})" if wall_seconds is not None else ""
+    rows.append(
+        ("total", format_duration(built), str(packages), "-", f"{len(results)} configs{wall}", "")
+    )
+    widths = [max(len(row[i]) for row in rows[:-1]) for i in range(5)]
     return "\n".join(
-        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4]
+        (
+            "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5]
+        ).rstrip()
         for row in rows
     )
 
 
 def _finish(
-    options: Options, results: Sequence[ConfigResult], started: float, console: Console
+    options: Options,
+    results: Sequence[ConfigResult],
+    started: float,
+    console: Console,
+    label_of: Mapping[str, str] | None = None,
 ) -> None:
     artifacts = options.artifacts
     records = art.read_summary(artifacts)
@@ -322,7 +366,7 @@ def _finish(
     )
     files = art.write_batch_files(artifacts, document)
     console.say()
-    console.say(summary_table(results))
+    console.say(summary_table(results, label_of, wall_seconds=time.time() - started))
     console.say()
 
     def rel(path: Path) -> str:
@@ -393,27 +437,65 @@ def _merge(options: Options, console: Console) -> int:
     return 0
 
 
+def _why(options: Options, console: Console) -> int:
+    """--why CONFIG: the first real error of the config's log (why.py)."""
+    from tools import selection
+    from tools.localbuild import why
+
+    previous = art.read_summary(options.artifacts)
+    available = sorted({*discover(options.root), *previous})
+    label_of = labels(options.root, available)
+    config = selection.select_one(available, options.why or "", labels=label_of)
+    log = art.log_path(options.artifacts, config)
+    record = previous.get(config, {})
+    if not log.is_file() and record.get("note"):  # failed before it started (a damaged file)
+        title = f"{label_of.get(config, config)} ({record.get('status', 'unknown')})"
+        console.say(f"{title}: {record['note']}")
+        return 0
+    if not log.is_file():
+        raise UserError(
+            f"{config}: no log at {log.relative_to(options.root).as_posix()}; "
+            "it was not built in this build_artifacts/ (--merge brings other machines' logs)"
+        )
+    status = str(record.get("status", "unknown"))
+    title = f"{label_of.get(config, config)} ({status})"
+    if status in (DONE, SKIPPED):
+        console.say(f"{title}: built; nothing failed. log: {log}")
+        return 0
+    console.say(why.describe(why.read_first_error(log), title=title, log=log))
+    return 0
+
+
 def run_batch(options: Options, console: Console, host: HostFacts | None = None) -> int:
     host = host or HostFacts.detect()
+    if options.why is not None:
+        return _why(options, console)
+    if options.report_dirs is not None:
+        from tools.localbuild.report import write_report
+
+        return write_report(options, console.say, lambda text: _note(console, text))
     if options.merge_dirs:
         return _merge(options, console)
     if options.cfep3_channel is not None:
         _cfep3_request(options, console)
         return 0
+    available = discover(options.root)
+    label_of = labels(options.root, available)
     if options.list_only:
         # Names and globs narrow the list as they narrow a build; one that matches
         # nothing is the same error (with the closest names) as for a build.
         pool = select(
-            discover(options.root),
+            available,
             options.requested,
             all_configs=options.all_configs or not options.requested,
             filter_glob=options.filter_glob,
+            label_of=label_of,
         )
-        for name in _this_shard(options, pool, console):
-            console.say(name)
+        for line in describe_configs(_this_shard(options, pool, console), label_of):
+            console.say(line)
         return 0
     engine = ContainerEngine.from_env(options.env)
-    names = _this_shard(options, choose(options, console, engine, host), console)
+    names = _this_shard(options, choose(options, console, engine, host, label_of), console)
     if not names:
         return 0  # an empty shard; _this_shard said so
     configs = [Config(n, options.root / ".ci_support" / f"{n}.yaml") for n in names]
@@ -435,7 +517,7 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
                 # too; a config that was only debugged must not count as built.
                 plans[0].marker.unlink(missing_ok=True)
                 return returncode
-            return _loop(options, plans, engine, console, unbuildable, unreadable)
+            return _loop(options, plans, engine, console, unbuildable, unreadable, label_of)
         finally:
             # build_steps.sh copies LICENSE.txt there for conda-build; remove it only if we
             # made it.
@@ -550,10 +632,13 @@ def _loop(
     console: Console,
     unbuildable: Sequence[ConfigResult] = (),
     unreadable: Sequence[ConfigResult] = (),
+    label_of: Mapping[str, str] | None = None,
 ) -> int:
     started = time.time()
+    label_of = label_of or {}
     previous = art.read_summary(options.artifacts)
     progress = Progress(console.err, is_tty=console.err.isatty())
+    expected = _estimate(options, plans, measured_seconds(options.durations), progress)
     for result in unbuildable:
         progress.message(f"[-] {result.config}: skipped, {result.note}")
     for result in unreadable:
@@ -574,7 +659,14 @@ def _loop(
                 continue
             work_before = art.work_dirs(options.artifacts)
             window = (time.time(), 0.0)
-            result = build_one(plan, options, engine, progress)
+            result = build_one(
+                plan,
+                options,
+                engine,
+                progress,
+                label=label_of.get(plan.config, ""),
+                expected=_expected_for(plan, plans, expected, options),
+            )
             window = (window[0], time.time())
             results.append(result)
             if result.status == INTERRUPTED:
@@ -591,14 +683,42 @@ def _loop(
                 results.append(ConfigResult(plan.config, PENDING, note=stop_reason))
     results.extend(unreadable)
     results.extend(unbuildable)
-    _finish(options, results, started, console)
+    _finish(options, results, started, console, label_of)
     if interrupted:
         console.say("interrupted: rerun the same command to resume where it stopped")
         return EXIT_INTERRUPTED
-    failed = [r.config for r in results if r.status == FAILED]
+    failed = [label_of.get(r.config, r.config) for r in results if r.status == FAILED]
     if failed:
         raise ProblemsFound(
             f"{len(failed)} of {len(results)} config(s) failed: {', '.join(failed)} "
-            "(why: build_artifacts/summary.json and <config>-log.txt)"
+            f"(`build-locally.py --why '{failed[0]}'` shows the first error; "
+            "all: build_artifacts/summary.json and <config>-log.txt)"
         )
     return 0
+
+
+def _estimate(
+    options: Options,
+    plans: Sequence[BuildPlan],
+    measured: Mapping[str, float],
+    progress: Progress,
+) -> Estimate | None:
+    """Expected build times for the ETA; a config file the cost model cannot read only costs
+    the ETA, never the build (a bad --durations file is an error before anything starts)."""
+    try:
+        return estimate(options.root, [p.config for p in plans], measured)
+    except UserError as exc:
+        progress.message(f"no ETA: {exc}")
+        return None
+
+
+def _expected_for(
+    plan: BuildPlan, plans: Sequence[BuildPlan], found: Estimate | None, options: Options
+) -> tuple[float, float, str] | None:
+    """This config's expected seconds, those of the configs after it that will build (a done
+    marker skips one unless --force), and the estimate's source."""
+    if found is None:
+        return None
+    later = plans[plans.index(plan) + 1 :]
+    after = sum(found.seconds[p.config] for p in later if options.force or not p.marker.exists())
+    return found.seconds[plan.config], after, found.source

@@ -27,6 +27,7 @@ __all__ = [
     "choose_interactively",
     "discover",
     "docker_image",
+    "labels",
     "read_variant",
     "select",
 ]
@@ -55,12 +56,18 @@ def discover(root: Path) -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in directory.glob("*.yaml") if p.is_file()))
 
 
+def labels(root: Path, names: Sequence[str]) -> dict[str, str]:
+    """name -> the short label people read and may type (tools/selection.py)."""
+    return selection.read_labels(ci_support_dir(root), names)
+
+
 def select(
     available: Sequence[str],
     requested: Sequence[str],
     *,
     all_configs: bool = False,
     filter_glob: str | None = None,
+    label_of: Mapping[str, str] | None = None,
 ) -> tuple[str, ...]:
     """The configs to build, in the order asked; ``()`` means "ask the user".
 
@@ -69,14 +76,14 @@ def select(
     ``--all`` and the interactive menu; a name it excludes is an error, not a
     silent skip.
     """
-    pool = selection.select_many(available, (), filter_glob=filter_glob)
+    pool = selection.select_many(available, (), filter_glob=filter_glob, labels=label_of)
     if all_configs and requested:
         raise UserError("give config names or --all, not both")
     if all_configs:
         return pool
     if not requested:
         return ()
-    return selection.select_many(available, requested, filter_glob=filter_glob)
+    return selection.select_many(available, requested, filter_glob=filter_glob, labels=label_of)
 
 
 def choose_interactively(
@@ -84,19 +91,25 @@ def choose_interactively(
     ask: Callable[[str], str],
     say: Callable[[str], None],
     marks: Mapping[str, str] | None = None,
+    label_of: Mapping[str, str] | None = None,
 ) -> str:
-    """conda-smithy's numbered menu; ``ask`` is ``input`` in real life.  ``marks`` says, per
-    config this machine cannot build, why (shown after its name)."""
+    """conda-smithy's numbered menu (label, then name); ``ask`` is ``input`` in real life.
+    ``marks`` says, per config this machine cannot build, why (shown after its name); the
+    user may answer with a number, a name or a label."""
     say("Select a config to build:")
-    for number, name in enumerate(pool, start=1):
+    lines = selection.describe(pool, label_of)
+    for number, (name, line) in enumerate(zip(pool, lines, strict=True), start=1):
         mark = (marks or {}).get(name)
-        say(f"{number:3d}. {name}" + (f"  [{mark}]" if mark else ""))
+        say(f"{number:3d}. {line}" + (f"  [{mark}]" if mark else ""))
     try:
         answer = ask("\n> ").strip()
     except EOFError:
         raise UserError("no config selected") from None
     if answer in pool:
         return answer
+    by_label = [n for n in pool if (label_of or {}).get(n) == " ".join(answer.split())]
+    if by_label:
+        return by_label[0]
     if answer.isdigit() and 1 <= int(answer) <= len(pool):
         return pool[int(answer) - 1]
     raise UserError(f"{answer!r} is not one of the numbers 1-{len(pool)}")
