@@ -84,6 +84,7 @@ def test_explain_json_has_one_object_per_config_matching_the_filter() -> None:
     for job in jobs:
         assert set(job) == {
             "config",
+            "label",
             "platform",
             "build_platform",
             "cross",
@@ -98,6 +99,19 @@ def test_explain_json_has_one_object_per_config_matching_the_filter() -> None:
         assert next(p for p in job["packages"] if p["name"] == "pytorch")["count"] == len(
             job["pythons"]
         )
+
+
+def test_explain_fits_a_terminal_and_names_configs_by_label() -> None:
+    from tools.selection import read_labels
+
+    result = _tools("explain")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    names = sorted(p.stem for p in (ROOT / ".ci_support").glob("*.yaml"))
+    labels = read_labels(ROOT / ".ci_support", names)
+    rows = [line for line in lines[1:] if not line.startswith(" ")]
+    assert [row.split("  ")[0] for row in rows] == [labels[n] for n in names]
 
 
 def test_explain_filter_matching_nothing_is_an_error() -> None:
@@ -126,11 +140,12 @@ def test_matrix_json_with_check_reports_the_differences(pinning_dir: Path) -> No
 # ------------------------------------------------------------------ --recipe-dir
 
 
-def test_check_recipe_dir_without_meta_yaml_is_an_error(tmp_path: Path) -> None:
+def test_check_recipe_dir_without_a_recipe_is_an_error(tmp_path: Path) -> None:
     result = _tools("check", "--recipe-dir", str(tmp_path), str(tmp_path))
     assert result.returncode == 2
     assert result.stderr == (
-        f"error: {tmp_path}: no meta.yaml here; pass --recipe-dir pointing at the recipe\n"
+        f"error: {tmp_path}: no meta.yaml or recipe.yaml here; "
+        "pass --recipe-dir pointing at the recipe\n"
     )
 
 

@@ -38,7 +38,7 @@ from tools.recipe.variant_config import (
     validate_spec,
 )
 from tools.render import load_forge_yml, load_recipe_source
-from tools.smithy.forge import read_forge_settings
+from tools.smithy.forge import RATTLER_BUILD, read_forge_settings
 from tools.smithy.jobs import CiJob, collapse, finalize_config, job_name, prune_spec
 from tools.smithy.migrations import (
     MigrationPlan,
@@ -99,11 +99,18 @@ def locate_pinning(value: str | None, environ: Mapping[str, str] | None = None) 
 class Matrix:
     jobs: tuple[CiJob, ...]
     migrations: MigrationPlan
+    warnings: tuple[str, ...] = ()  # settings that do not do what they say (printed by matrix)
 
 
 def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
     forge_data = load_forge_yml(root)
     forge = read_forge_settings(forge_data)
+    if forge.build_tool == RATTLER_BUILD:
+        # which keys a v1 recipe uses is rattler-build's answer; this reimplements conda-build's
+        raise UserError(
+            f"{root / 'conda-forge.yml'}: conda_build_tool: rattler-build; matrix computes the "
+            "configs of meta.yaml only: regenerate .ci_support with `conda smithy rerender`"
+        )
     source = load_recipe_source(recipe_dir)
     feedstock_name = _feedstock_name(root, forge_data, source.meta_text)
     cbc_path = recipe_dir / "conda_build_config.yaml"
@@ -177,7 +184,9 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
                     final_config,
                 )
             )
-    return Matrix(tuple(sorted(jobs, key=lambda j: j.name)), plan)
+    return Matrix(
+        tuple(sorted(jobs, key=lambda j: j.name)), plan, tuple(forge.ignored_provider_lines())
+    )
 
 
 def _feedstock_name(root: Path, forge_data: Mapping[str, Any], meta_text: str) -> str:
@@ -244,10 +253,13 @@ def expected_files(matrix: Matrix) -> dict[str, str]:
 @dataclass(frozen=True)
 class Difference:
     path: str
-    kind: str  # "missing" | "stale" | "changed" | "closed-migration"
+    kind: str  # "missing" | "stale" | "changed" | "closed-migration" | "readme-table"
+    why: str = ""  # printed on the next line, indented (why a closed migration goes)
 
     def __str__(self) -> str:
-        return f"{self.kind}: {self.path}"
+        if self.kind == "readme-table":
+            return f"changed: {self.path} (CI-job table between the matrix-table markers)"
+        return f"{self.kind}: {self.path}" + (f"\n    {self.why}" if self.why else "")
 
 
 def differences(folder: Path, matrix: Matrix) -> list[Difference]:
@@ -265,7 +277,13 @@ def differences(folder: Path, matrix: Matrix) -> list[Difference]:
     for name in sorted(found - set(expected)):
         diffs.append(Difference(f".ci_support/{name}", "stale"))
     for path in matrix.migrations.closed:
-        diffs.append(Difference(f".ci_support/migrations/{path.name}", "closed-migration"))
+        diffs.append(
+            Difference(
+                f".ci_support/migrations/{path.name}",
+                "closed-migration",
+                matrix.migrations.reason(path),
+            )
+        )
     return diffs
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -40,66 +40,11 @@ from tools.recipe.variant_config import (
     parse_cbc,
     validate_spec,
 )
+from tools.rendered import REQUIREMENT_KINDS, RenderedOutput
 from tools.repo import find_root
+from tools.smithy.forge import uses_rattler_build
 
-REQUIREMENT_KINDS = ("build", "host", "run", "run_constrained")
-
-
-@dataclass(frozen=True)
-class RenderedOutput:
-    """One package a CI job produces."""
-
-    name: str
-    version: str
-    build_string: str
-    build_number: int
-    subdir: str
-    skip: bool
-    requirements: Mapping[str, tuple[str, ...]]
-    run_exports: Mapping[str, tuple[str, ...]]
-    tests: Mapping[str, Any]
-    variant: Mapping[str, str]
-    config: str = ""
-    build_platform: str = ""
-    noarch: str | None = None
-    script: str | None = None
-    used_vars: tuple[str, ...] = ()
-    hash_input: Mapping[str, str] = field(default_factory=dict)
-    ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-    @property
-    def dist(self) -> str:
-        return f"{self.name}-{self.version}-{self.build_string}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "version": self.version,
-            "build_string": self.build_string,
-            "build_number": self.build_number,
-            "subdir": self.subdir,
-            "build_platform": self.build_platform,
-            "skip": self.skip,
-            "noarch": self.noarch,
-            "config": self.config,
-            "requirements": {k: list(self.requirements.get(k, ())) for k in REQUIREMENT_KINDS},
-            "run_exports": {k: list(v) for k, v in sorted(self.run_exports.items())},
-            "tests": _jsonable(self.tests),
-            "variant": dict(sorted(self.variant.items())),
-            "used_vars": list(self.used_vars),
-            "hash_input": dict(sorted(self.hash_input.items())),
-        }
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
-
+__all__ = ["REQUIREMENT_KINDS", "RenderedOutput", "render_config"]
 
 # -- reading the recipe ------------------------------------------------------------------------
 
@@ -117,6 +62,19 @@ def load_recipe_source(recipe_dir: Path) -> RecipeSource:
         if p.is_file() and p.suffix in (".sh", ".bat")
     )
     return RecipeSource(meta_text=read_user_file(meta), scripts=scripts, path=str(meta))
+
+
+def v1_recipe_file(recipe_dir: Path) -> Path:
+    """The v1 recipe of a feedstock switched to rattler-build: ``recipe.yaml``, the one name
+    conda-smithy and ``rattler-build build --recipe DIR`` look for."""
+    path = recipe_dir / "recipe.yaml"
+    if not path.is_file():
+        raise UserError(
+            f"{recipe_dir}: conda-forge.yml says conda_build_tool: rattler-build, but there is "
+            "no recipe.yaml here; move the v1 recipe there (README, 'Building with "
+            "rattler-build') or set conda_build_tool: conda-build"
+        )
+    return path
 
 
 def load_forge_yml(root: Path) -> dict[str, Any]:
@@ -165,6 +123,13 @@ def list_configs(root: Path | None = None) -> list[str]:
     return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
 
 
+def config_labels(root: Path, names: Sequence[str] | None = None) -> dict[str, str]:
+    """name -> label of the configs in ``<root>/.ci_support`` (tools/selection.py)."""
+    return selection.read_labels(
+        root / ".ci_support", list_configs(root) if names is None else names
+    )
+
+
 def is_variant_file(config: str | Path) -> bool:
     """A variant YAML file given by path (it may live outside ``.ci_support``)."""
     candidate = Path(config)
@@ -173,10 +138,13 @@ def is_variant_file(config: str | Path) -> bool:
 
 def resolve_config(config: str | Path, root: Path) -> Path:
     """The variant file of one config: a path to a YAML file, or a name as
-    tools/selection.py reads it (full name, NAME.yaml, unique prefix, glob)."""
+    tools/selection.py reads it (full name, NAME.yaml, label, unique prefix, glob)."""
     if is_variant_file(config):
         return Path(config)
-    name = selection.select_one(list_configs(root), str(config))
+    available = list_configs(root)
+    name = selection.normalize(str(config))
+    if name not in available:  # the labels cost a read of every config; a full name needs none
+        name = selection.select_one(available, str(config), labels=config_labels(root, available))
     return root / ".ci_support" / f"{name}.yaml"
 
 
@@ -186,14 +154,15 @@ def select_configs(
     """Every config ``texts`` name, in order: variant files as paths, the rest as names
     (globs take every match); with no texts, every config ``--filter`` leaves."""
     available = list_configs(root)
+    labels = config_labels(root, available)
     if not texts:
-        return list(selection.select_many(available, (), filter_glob=filter_glob))
+        return list(selection.select_many(available, (), filter_glob=filter_glob, labels=labels))
     chosen: list[str | Path] = []
     for text in texts:
         if is_variant_file(text):
             found: Sequence[str | Path] = [Path(text)]
         else:
-            found = selection.select_many(available, [text], filter_glob=filter_glob)
+            found = selection.select_many(available, [text], filter_glob=filter_glob, labels=labels)
         chosen.extend(item for item in found if item not in chosen)
     return chosen
 
@@ -251,16 +220,37 @@ def render_config(
 ) -> list[RenderedOutput]:
     """Every output variant the CI job ``config`` builds, skipped ones included (``skip``)."""
     root = root or find_root()
-    recipe_dir = recipe_dir or root / "recipe"
     path = resolve_config(config, root)
-    source = load_recipe_source(recipe_dir)
-    config_text = read_user_file(path)
-    cbc_path = recipe_dir / "conda_build_config.yaml"
-    cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
+    return render_config_text(path, read_user_file(path), root=root, recipe_dir=recipe_dir)
+
+
+def render_config_text(
+    path: Path, config_text: str, *, root: Path | None = None, recipe_dir: Path | None = None
+) -> list[RenderedOutput]:
+    """``render_config`` of a variant file's text, which need not be on disk yet (what
+    ``matrix`` is about to write)."""
+    root = root or find_root()
+    recipe_dir = recipe_dir or root / "recipe"
     forge = load_forge_yml(root)
+    cbc_path = recipe_dir / "conda_build_config.yaml"
     name = path.stem
     subdir = _subdir_of(config_text, str(path), name)
     build_subdir = build_platform_for(forge, subdir)
+    if uses_rattler_build(forge):
+        from tools.render_v1 import render_v1_config
+
+        return list(
+            render_v1_config(
+                v1_recipe_file(recipe_dir),
+                path,
+                cbc=cbc_path if cbc_path.is_file() else None,
+                name=name,
+                subdir=subdir,
+                build_subdir=build_subdir,
+            )
+        )
+    source = load_recipe_source(recipe_dir)
+    cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
     return list(
         _render_cached(
             source, config_text, cbc, str(path), str(cbc_path), name, subdir, build_subdir
@@ -319,5 +309,55 @@ def _public(
         script=out.script,
         used_vars=tuple(sorted(out.used_vars)),
         hash_input=dict(out.hash_input),
+        skip_reason=out.skip_reason,
         ignore_run_exports=dict(out.ignore_run_exports),
+    )
+
+
+@dataclass(frozen=True)
+class SourceIdentity:
+    """The version a recipe builds and the sha256 of each source it downloads."""
+
+    version: str
+    sha256: tuple[str, ...]
+
+
+def source_identity(
+    config: str | Path,
+    *,
+    root: Path | None = None,
+    recipe_dir: Path | None = None,
+    meta_text: str | None = None,
+    meta_path: str | None = None,
+) -> SourceIdentity:
+    """``package.version`` and ``source.sha256`` of meta.yaml rendered for the first variant of
+    ``config``; ``meta_text`` renders another revision of meta.yaml (say git HEAD's) the same
+    way, with the same variant."""
+    from tools.recipe.evaluate import Recipe
+
+    root = root or find_root()
+    recipe_dir = recipe_dir or root / "recipe"
+    path = resolve_config(config, root)
+    source = load_recipe_source(recipe_dir)
+    if meta_text is not None:
+        source = RecipeSource(meta_text, source.scripts, meta_path or source.path)
+    cbc_path = recipe_dir / "conda_build_config.yaml"
+    config_text = read_user_file(path)
+    subdir = _subdir_of(config_text, str(path), path.stem)
+    target = Target(subdir, build_platform_for(load_forge_yml(root), subdir))
+    variants = variants_for_config(
+        config_text,
+        read_user_file(cbc_path) if cbc_path.is_file() else None,
+        config_source=str(path),
+        cbc_source=str(cbc_path),
+        subdir=subdir,
+        build_subdir=target.build,
+    )
+    parsed = Recipe(source, target).parse(variants[0]) if variants else {}
+    package = parsed.get("package") or {}
+    sources = parsed.get("source") or []
+    sources = sources if isinstance(sources, list) else [sources]
+    return SourceIdentity(
+        str(package.get("version", "")),
+        tuple(str(s["sha256"]) for s in sources if isinstance(s, Mapping) and s.get("sha256")),
     )
