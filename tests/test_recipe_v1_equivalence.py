@@ -104,6 +104,26 @@ def test_every_row_of_the_differences_table_is_needed():
     assert stale == []
 
 
+@pytest.mark.parametrize("config", CONFIGS)
+def test_every_v1_output_uses_the_keys_that_name_its_ci_job(config):
+    # conda-smithy names a recipe.yaml feedstock's CI jobs (and fills their .ci_support
+    # files) from the variant keys every output uses; these are the keys the conda-build
+    # name carries (key + value, as conda-smithy spells it).
+    path = REPO / ".ci_support" / f"{config}.yaml"
+    data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+    named = {
+        key
+        for key, values in data.items()
+        if isinstance(values, list)
+        and len(values) == 1
+        and f"{key}{values[0]}".replace(" ", "_") in config
+    }
+    assert {"channel_targets", "is_rc"} <= named
+    for item in render_v1(V1_RECIPE, config):
+        used = {k.replace("-", "_") for k in item.variant}
+        assert named <= used, (item.recipe.package.name, sorted(named - used))
+
+
 GENERIC_CUDA_CONFIG = next(
     c for c in CONFIGS if c.startswith("linux_64_blas_implgeneric") and "version12.9" in c
 )
