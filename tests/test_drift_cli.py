@@ -237,7 +237,7 @@ def test_unreadable_channel_json(tmp_path: Path) -> None:
     data.write_text("{not json")
     _assert_one_line_error(
         _cli("--source", str(SOURCE), "--no-recipe", "--channel-data", str(data)),
-        "repodata.json: not JSON",
+        "repodata.json:1: not valid JSON (",
     )
 
 
