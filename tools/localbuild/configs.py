@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tools import selection
 from tools.errors import UserError
+from tools.files import yaml_error_message
 from tools.selection import apply_filter
 
 __all__ = ["Config", "apply_filter", "choose_interactively", "discover", "docker_image", "select"]
@@ -89,10 +90,19 @@ def choose_interactively(
 
 def docker_image(config_path: Path) -> str | None:
     """The first ``docker_image`` of a config, or None when it names none."""
-    from tools.files import read_user_file
-    from tools.recipe.variant_config import parse_variant_file
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
 
-    data = parse_variant_file(read_user_file(config_path), str(config_path))
+    try:
+        text = config_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{config_path}: cannot read it ({exc})") from None
+    try:
+        data = YAML(typ="safe").load(text)
+    except YAMLError as exc:
+        raise UserError(yaml_error_message(str(config_path), exc, text)) from None
+    if not isinstance(data, dict):
+        raise UserError(f"{config_path}: not a mapping of variant keys; rerender the feedstock")
     value = data.get("docker_image")
     if isinstance(value, list):
         value = value[0] if value else None
