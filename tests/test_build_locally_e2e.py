@@ -270,7 +270,7 @@ def test_cuda_config_gets_conda_override_cuda(feedstock: Feedstock) -> None:
 def test_batch_exit_status_is_one_when_a_config_failed(batch) -> None:
     _, run = batch
     assert run.returncode == 1
-    assert f"error: 1 of 3 config(s) failed: {ARM}" in run.stderr
+    assert f"problems: 1 of 3 config(s) failed: {ARM}" in run.stderr
 
 
 def test_batch_goes_on_after_a_failure_and_records_each_status(batch) -> None:

@@ -102,7 +102,7 @@ def test_check_exits_1_on_a_conflict(monkeypatch, capsys, recipe_dir, tmp_path) 
     )
     assert code == 1
     assert (
-        "conflict" in out and "error: 1 conflict(s) between upstream and the recipe: sympy" in err
+        "conflict" in out and "problems: 1 conflict(s) between upstream and the recipe: sympy" in err
     )
 
 
