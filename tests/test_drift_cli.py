@@ -101,9 +101,8 @@ def test_check_exits_1_on_a_conflict(monkeypatch, capsys, recipe_dir, tmp_path) 
         "--check",
     )
     assert code == 1
-    assert (
-        "conflict" in out and "problems: 1 conflict(s) between upstream and the recipe: sympy" in err
-    )
+    assert "conflict" in out
+    assert "problems: 1 conflict(s) between upstream and the recipe: sympy" in err
 
 
 def test_check_passes_without_conflicts(monkeypatch, capsys, recipe_dir, tmp_path) -> None:
