@@ -1,11 +1,15 @@
 @echo on
 rem Build script for the Windows outputs of this recipe (Linux and macOS: build.sh).
 rem
-rem conda-build runs it once per output in one shared work directory, dispatching on
-rem PKG_NAME, like build.sh:
-rem   libtorch  the top-level build: configures and compiles everything once against the
-rem             megabuild Python meta.yaml names, then installs the Python-independent
-rem             files into %LIBRARY_PREFIX%.
+rem conda-build runs it once per output in one shared work directory; rattler-build runs
+rem the compile stage once in recipe-v1.yaml's staging output and restores its work
+rem directory for the outputs that inherit it. Like build.sh it dispatches on
+rem CF_TORCH_BUILD_STAGE, which both recipes set, else on PKG_NAME:
+rem   compile   configures and compiles everything once against the megabuild Python the
+rem             recipes name; installs nothing.
+rem   libtorch  the compile stage unless it already ran in this work directory (meta.yaml's
+rem             top-level build), then installs the Python-independent files into
+rem             %LIBRARY_PREFIX%.
 rem   pytorch   once per Python: retargets the configured tree with cmake_cache.py (only
 rem             Python-bound targets rebuild), pip-installs torch, and moves torch_python
 rem             next to libtorch's DLLs.
@@ -15,11 +19,21 @@ setlocal EnableExtensions EnableDelayedExpansion
 
 set "RECIPE_FILE=recipe\bld.bat"
 
-for %%v in (PKG_NAME PKG_VERSION SRC_DIR PREFIX LIBRARY_PREFIX LIBRARY_BIN LIBRARY_LIB LIBRARY_INC RECIPE_DIR PYTHON) do if not defined %%v (
-    echo bld.bat: error: %%v is not set; run %RECIPE_FILE% through conda-build, which sets it 1>&2
+for %%v in (PKG_VERSION SRC_DIR PREFIX LIBRARY_PREFIX LIBRARY_BIN LIBRARY_LIB LIBRARY_INC RECIPE_DIR PYTHON) do if not defined %%v (
+    echo bld.bat: error: %%v is not set; run %RECIPE_FILE% through conda-build or rattler-build, which set it 1>&2
+    exit /b 2
+)
+rem rattler-build names no package in a staging output: the recipes name the stage.
+set "STAGE_VARIABLE=CF_TORCH_BUILD_STAGE"
+if not defined CF_TORCH_BUILD_STAGE set "STAGE_VARIABLE=PKG_NAME"
+set "STAGE=!%STAGE_VARIABLE%!"
+if not defined STAGE (
+    echo bld.bat: error: neither CF_TORCH_BUILD_STAGE nor PKG_NAME is set; recipe\meta.yaml and recipe\recipe-v1.yaml set CF_TORCH_BUILD_STAGE for every output 1>&2
     exit /b 2
 )
 set "CMAKE_CACHE=%SRC_DIR%\build\CMakeCache.txt"
+set "COMPILED_MARKER=%SRC_DIR%\_stage\compiled"
+set "COMPILE_ONLY="
 
 rem ######################################################################
 rem #### VARIANT CHECKS
@@ -100,15 +114,20 @@ if not "%cuda_compiler_version%"=="None" (
 rem ######################################################################
 rem #### DISPATCH
 rem ######################################################################
-if "%PKG_NAME%"=="libtorch" goto :libtorch
-if "%PKG_NAME%"=="pytorch" goto :pytorch
-echo bld.bat: error: PKG_NAME='%PKG_NAME%' is not an output %RECIPE_FILE% builds (libtorch, pytorch); add a branch to the dispatch in %RECIPE_FILE% 1>&2
+if "%STAGE%"=="compile" goto :compile
+if "%STAGE%"=="libtorch" goto :libtorch
+if "%STAGE%"=="pytorch" goto :pytorch
+echo bld.bat: error: %STAGE_VARIABLE%='%STAGE%' is not a stage %RECIPE_FILE% builds (compile, libtorch, pytorch); add a branch to the dispatch in %RECIPE_FILE% 1>&2
 exit /b 2
 
+:compile
+rem recipe-v1.yaml's staging output: compile only; its libtorch output installs.
+set "COMPILE_ONLY=1"
 :libtorch
-rem meta.yaml names the megabuild Python once and hands it over in script_env.
+if exist "%COMPILED_MARKER%" goto :libtorch_install
+rem The recipes name the megabuild Python once and hand it over in the script's env.
 if not defined CF_TORCH_MEGABUILD_PYTHON (
-    echo bld.bat: error: CF_TORCH_MEGABUILD_PYTHON is not set; pass it in script_env of the top-level build in recipe\meta.yaml 1>&2
+    echo bld.bat: error: CF_TORCH_MEGABUILD_PYTHON is not set; pass it in script_env of the top-level build in recipe\meta.yaml ^(the staging output's script env in recipe\recipe-v1.yaml^) 1>&2
     exit /b 2
 )
 call :python_is CF_TORCH_MEGABUILD_PYTHON "%CF_TORCH_MEGABUILD_PYTHON%"
@@ -117,6 +136,12 @@ pushd "%SRC_DIR%"
 "%PYTHON%" setup.py build
 if errorlevel 1 exit /b 1
 popd
+rem For the libtorch stage that follows in the same work directory: nothing to compile.
+if not exist "%SRC_DIR%\_stage" mkdir "%SRC_DIR%\_stage"
+echo %CF_TORCH_MEGABUILD_PYTHON%> "%COMPILED_MARKER%"
+if defined COMPILE_ONLY exit /b 0
+
+:libtorch_install
 
 rem Everything but the Python-bound torch_python goes to the Library tree.
 "%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
@@ -216,7 +241,7 @@ if errorlevel 1 exit /b 1
 set "PY_ACTUAL="
 set /p PY_ACTUAL=<"%SRC_DIR%\_python_version.txt"
 if not "%PY_ACTUAL%"=="%~2" (
-    echo bld.bat: error: PYTHON='!PYTHON!' is Python !PY_ACTUAL! but %~1='%~2'; the host python of the %PKG_NAME% output in recipe\meta.yaml must match it 1>&2
+    echo bld.bat: error: PYTHON='!PYTHON!' is Python !PY_ACTUAL! but %~1='%~2'; the host python of the %STAGE% stage in recipe\meta.yaml and recipe\recipe-v1.yaml must match it 1>&2
     exit /b 2
 )
 exit /b 0

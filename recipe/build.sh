@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Build script for every output of this recipe on Linux and macOS (Windows: bld.bat).
 #
-# conda-build runs it once per output, in one shared work directory ($SRC_DIR), so
-# later outputs reuse what earlier ones compiled. It dispatches on PKG_NAME:
+# conda-build (meta.yaml) runs it once per output, in one shared work directory
+# ($SRC_DIR), so later outputs reuse what earlier ones compiled; rattler-build
+# (recipe-v1.yaml) runs the `compile` stage once in the staging output and restores its
+# work directory for every output that inherits it. It dispatches on the stage, which
+# both recipes set in CF_TORCH_BUILD_STAGE (rattler-build names no package in a staging
+# output); without it, on PKG_NAME, which conda-build sets to the same output names:
 #
-#   libtorch              The top-level build. Configures and compiles everything once
-#                         against the single Python meta.yaml names ($PYTHON). On Linux
-#                         CUDA the tree is configured with MAGMA, and patch 0004 adds the
-#                         nomagma build of libtorch_cuda_linalg to the same build; both
-#                         flavours are stashed under $SRC_DIR/_stage/. Installs the
+#   compile               (recipe-v1.yaml's staging output) Configures and compiles
+#                         everything once against the single Python the recipes name
+#                         ($PYTHON). On Linux CUDA the tree is configured with MAGMA, and
+#                         patch 0004 adds the nomagma build of libtorch_cuda_linalg to the
+#                         same build; both flavours are stashed under $SRC_DIR/_stage/.
+#                         Installs nothing.
+#   libtorch              The `compile` stage unless it already ran in this work
+#                         directory (meta.yaml's top-level build), then installs the
 #                         Python-independent files into $PREFIX.
 #   libtorch-cuda-linalg  Installs the stashed library CF_TORCH_LINALG_FLAVOR names.
 #   pytorch               Once per Python: points the configured tree at $PYTHON with
@@ -35,14 +42,23 @@ die() {
     exit 2
 }
 
-for required in PKG_NAME PKG_VERSION SRC_DIR PREFIX RECIPE_DIR PYTHON target_platform; do
+for required in PKG_VERSION SRC_DIR PREFIX RECIPE_DIR PYTHON target_platform; do
     [[ -n "${!required:-}" ]] \
-        || die "${required} is not set; run ${RECIPE_FILE} through conda-build (it sets ${required})"
+        || die "${required} is not set; run ${RECIPE_FILE} through conda-build or rattler-build (they set ${required})"
 done
+if [[ -n "${CF_TORCH_BUILD_STAGE:-}" ]]; then
+    STAGE_VARIABLE=CF_TORCH_BUILD_STAGE
+elif [[ -n "${PKG_NAME:-}" ]]; then
+    STAGE_VARIABLE=PKG_NAME
+else
+    die "neither CF_TORCH_BUILD_STAGE nor PKG_NAME is set; recipe/meta.yaml and recipe/recipe-v1.yaml set CF_TORCH_BUILD_STAGE for every output"
+fi
+STAGE="${!STAGE_VARIABLE}"
 
 SHLIB_EXT="${SHLIB_EXT:-$([[ "${target_platform}" == osx-* ]] && echo .dylib || echo .so)}"
 CMAKE_CACHE="${SRC_DIR}/build/CMakeCache.txt"
 STAGE_DIR="${SRC_DIR}/_stage"
+COMPILED_MARKER="${STAGE_DIR}/compiled"
 CUDA_VERSION_VARIANT="${cuda_compiler_version:-None}"
 
 cmake_cache() {
@@ -126,7 +142,7 @@ check_cached_compiler_cache() {
         unset "${variable}"
         launcher="$(cmake_cache get "${CMAKE_CACHE}" "${variable}" --default "")"
         if [[ -n "${launcher}" ]] && ! command -v "${launcher%%;*}" >/dev/null 2>&1; then
-            die "the configured tree compiles through ${variable}='${launcher}', which this output's build environment lacks; give the ${PKG_NAME} output the same build requirements as the top-level build in recipe/meta.yaml"
+            die "the configured tree compiles through ${variable}='${launcher}', which this output's build environment lacks; give the ${STAGE} output the same build requirements as the top-level build in recipe/meta.yaml (the staging output in recipe/recipe-v1.yaml)"
         fi
     done
 }
@@ -319,7 +335,7 @@ python_is() {
     [[ -n "${wanted}" ]] || return 0
     actual="$("${PYTHON}" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
     [[ "${actual}" == "${wanted}" ]] \
-        || die "PYTHON='${PYTHON}' is Python ${actual} but ${variable}='${wanted}'; the host python of the ${PKG_NAME} output in recipe/meta.yaml must match it"
+        || die "PYTHON='${PYTHON}' is Python ${actual} but ${variable}='${wanted}'; the host python of the ${STAGE} stage in recipe/meta.yaml and recipe/recipe-v1.yaml must match it"
 }
 
 libtorch_file() {
@@ -414,10 +430,11 @@ install_activation_scripts() {
     done
 }
 
-build_libtorch() {
-    # meta.yaml names the megabuild Python once and hands it over in script_env.
+compile_libtorch() {
+    # meta.yaml and recipe-v1.yaml name the megabuild Python once and hand it over in
+    # script_env / the script's env.
     [[ -n "${CF_TORCH_MEGABUILD_PYTHON:-}" ]] \
-        || die "CF_TORCH_MEGABUILD_PYTHON is not set; pass it in script_env of the top-level build in recipe/meta.yaml"
+        || die "CF_TORCH_MEGABUILD_PYTHON is not set; pass it in script_env of the top-level build in recipe/meta.yaml (the staging output's script env in recipe/recipe-v1.yaml)"
     python_is CF_TORCH_MEGABUILD_PYTHON "${CF_TORCH_MEGABUILD_PYTHON}"
     require_linkage_tool
     use_compiler_cache
@@ -432,9 +449,26 @@ build_libtorch() {
         export BUILD_CUDA_LINALG_NOMAGMA=1
         setup_py_build
         stash_cuda_linalg_flavours
-        install_activation_scripts
     else
         setup_py_build
+    fi
+    # For the libtorch stage that follows in the same work directory (rattler-build
+    # restores it from the staging output): the tree is complete, nothing to compile.
+    mkdir -p "${STAGE_DIR}"
+    printf '%s\n' "${CF_TORCH_MEGABUILD_PYTHON}" > "${COMPILED_MARKER}"
+}
+
+build_libtorch() {
+    if [[ -f "${COMPILED_MARKER}" ]]; then
+        echo "build.sh: ${SRC_DIR}/build was compiled by the compile stage; installing only"
+        require_linkage_tool
+        [[ -f "${CMAKE_CACHE}" ]] \
+            || die "${COMPILED_MARKER} exists but ${CMAKE_CACHE} does not; the staging output of recipe/recipe-v1.yaml must leave its build tree in the work directory"
+    else
+        compile_libtorch
+    fi
+    if is_linux_cuda; then
+        install_activation_scripts
     fi
     install_libtorch_files
 }
@@ -542,10 +576,11 @@ configure_build() {
     configure_pytorch
 }
 
-case "${PKG_NAME}" in
+case "${STAGE}" in
+    compile) configure_build; compile_libtorch ;;
     libtorch) configure_build; build_libtorch ;;
     # Only copies a stashed file: needs none of the build configuration.
     libtorch-cuda-linalg) install_cuda_linalg ;;
     pytorch) configure_build; build_pytorch ;;
-    *) die "PKG_NAME='${PKG_NAME}' is not an output ${RECIPE_FILE} builds (libtorch, libtorch-cuda-linalg, pytorch); add a branch to the dispatch in ${RECIPE_FILE}" ;;
+    *) die "${STAGE_VARIABLE}='${STAGE}' is not a stage ${RECIPE_FILE} builds (compile, libtorch, libtorch-cuda-linalg, pytorch); add a branch to the dispatch in ${RECIPE_FILE}" ;;
 esac

@@ -361,9 +361,10 @@ def test_build_locally_refuses_a_second_run_on_the_same_build_artifacts(feedstoc
             if time.monotonic() > deadline or first.poll() is not None:
                 pytest.fail(f"the first build never reached its hanging step: {first.poll()}")
             time.sleep(0.1)
-        second = feedstock.run(ARM)
+        second, dry = feedstock.run(ARM), feedstock.run(ARM, "--dry-run")
         assert second.returncode == 2
         assert f"another build-locally run (pid {first.pid})" in second.stderr
+        assert (dry.returncode, dry.stderr) == (2, second.stderr)  # refused as the run is
         assert not feedstock.marker(ARM).exists() and not feedstock.builds()[1:]
     finally:
         first.send_signal(signal.SIGINT)

@@ -34,7 +34,7 @@ def section(label: str) -> str:
 
 def preamble() -> str:
     """Everything before the dispatch: what every phase runs."""
-    return TEXT[: TEXT.index('if "%PKG_NAME%"==')]
+    return TEXT[: TEXT.index('if "%STAGE%"==')]
 
 
 def python_one_liner(marker: str) -> str:
@@ -168,8 +168,10 @@ def test_every_exit_is_batch_local_and_nonzero_outside_success_paths() -> None:
         line for line in exits if "exit /b " not in line
     ]
     zero = [line for line in exits if line.endswith("exit /b 0")]
-    # the success ends: the phases, the CPU-only libtorch shortcut and the two checks
+    # the success ends: the compile stage (recipe-v1.yaml's staging output), the phases,
+    # the CPU-only libtorch shortcut and the two checks
     assert zero == [
+        "if defined COMPILE_ONLY exit /b 0",
         'if "%cuda_compiler_version%"=="None" exit /b 0',
         "exit /b 0",
         "exit /b 0",

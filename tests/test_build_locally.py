@@ -304,7 +304,7 @@ def test_missing_engine_says_how_to_go_on_without_one() -> None:
     engine = ContainerEngine.from_env({})
     with pytest.raises(UserError) as excinfo:
         engine.resolve({"PATH": "/nonexistent"})
-    assert "--native" in str(excinfo.value) and "--dry-run" in str(excinfo.value)
+    assert "--native" in str(excinfo.value)
 
 
 def test_prune_only_touches_our_labelled_containers() -> None:
@@ -447,11 +447,23 @@ def test_summary_table_lists_every_config_with_its_status() -> None:
         ConfigResult("cfg_b", "failed", seconds=60),
         ConfigResult("cfg_c", "pending"),
     ]
-    lines = summary_table(results).splitlines()
-    assert lines[0].split() == ["status", "time", "pkgs", "ccache", "config"]
-    assert lines[1].split() == ["done", "1:02:05", "1", "75%", "cfg_a"]
-    assert lines[2].split() == ["FAILED", "0:01:00", "-", "-", "cfg_b"]
-    assert lines[3].split() == ["pending", "-", "-", "-", "cfg_c"]
+    labels = {"cfg_a": "linux-64 cpu", "cfg_b": "win-64 cuda12.9", "cfg_c": "osx-64 cpu"}
+    lines = summary_table(results, labels).splitlines()
+    assert lines[0].split() == ["status", "time", "pkgs", "ccache", "label", "config"]
+    assert lines[1].split() == ["done", "1:02:05", "1", "75%", "linux-64", "cpu", "cfg_a"]
+    assert lines[2].split() == ["FAILED", "0:01:00", "-", "-", "win-64", "cuda12.9", "cfg_b"]
+    assert lines[3].split() == ["pending", "-", "-", "-", "osx-64", "cpu", "cfg_c"]
+
+
+def test_summary_table_ends_with_the_total_build_and_wall_clock_time() -> None:
+    results = [
+        ConfigResult("a", "done", seconds=3600, packages=(art.Package("p", "0" * 64, 1),)),
+        ConfigResult("b", "failed", seconds=1800),
+        ConfigResult("c", "skipped", seconds=999),  # built by an earlier run: not this run's time
+    ]
+    total = summary_table(results, wall_seconds=5410).splitlines()[-1]
+    assert total.split() == ["total", "1:30:00", "1", "-", "3", "configs", "(wall", "clock",
+                             "1:30:10)"]  # fmt: skip
 
 
 def test_parser_accepts_conda_smithys_command_line() -> None:
@@ -482,7 +494,9 @@ def test_progress_redraws_one_status_line_on_a_terminal() -> None:
     text = stream.getvalue()
     assert "[2/5] linux_64_cfg\n" in text
     assert "[2/5]   0:00:00  Running conda-build for linux_64_cfg\n" in text
-    assert text.endswith("\r\x1b[K[2/5] 0:01:05  Running conda-build for linux_64_cfg  [120/4000]")
+    assert text.endswith(
+        "\r\x1b[K[2/5]   0:01:05  Running conda-build for linux_64_cfg  [120/4000]"
+    )
     assert "Building CXX object" not in text
 
 
@@ -496,7 +510,40 @@ def test_progress_without_a_terminal_prints_a_rare_heartbeat() -> None:
     assert "still running" not in stream.getvalue()
     now[0] += 300
     progress.tick()
-    assert stream.getvalue().splitlines()[-1] == "[1/1] 0:05:10  starting (still running)"
+    assert stream.getvalue().splitlines()[-1] == "[1/1]   0:05:10  starting (still running)"
+
+
+def test_heartbeat_lines_line_up_with_phase_lines() -> None:
+    now = [0.0]
+    stream = io.StringIO()
+    progress = Progress(stream, is_tty=False, clock=lambda: now[0])
+    progress.start(3, 15, "cfg")
+    now[0] += 42
+    progress.line("==> Running conda-build")
+    now[0] += 400
+    progress.tick()
+    phase, heartbeat = stream.getvalue().splitlines()[-2:]
+    assert phase.index("0:00:42") == heartbeat.index("0:07:22")
+    assert phase.index("Running") == heartbeat.index("Running")
+
+
+def test_the_start_line_shows_the_label_and_the_status_line_the_eta_and_its_source() -> None:
+    now = [0.0]
+    wall = 1_767_261_600.0  # 2026-01-01 10:00:00 UTC
+    stream = io.StringIO()
+    progress = Progress(stream, is_tty=False, clock=lambda: now[0], wall=lambda: wall + now[0])
+    progress.start(
+        1, 2, "linux_64_long", label="linux-64 cpu", expected=(7200.0, 86400.0, "cost model")
+    )
+    first, second = stream.getvalue().splitlines()
+    assert first == "[1/2] linux-64 cpu  linux_64_long"
+    assert second == (
+        "[1/2]   0:00:00  expected 2:00:00; ETA 12:00Z, batch Fri 12:00Z (cost model)"
+    )
+    now[0] += 1800
+    assert progress.status().endswith("starting  ETA 12:00Z, batch Fri 12:00Z (cost model)")
+    now[0] += 7200  # past the estimate: the config is due now, and says it is late
+    assert "ETA 12:30Z, batch Fri 12:30Z (over the estimate)" in progress.status()
 
 
 def test_cfep3_request_names_each_package_with_its_digest(tmp_path: Path) -> None:
@@ -539,3 +586,61 @@ def test_cfep3_request_rejects_a_malformed_checksum_line(tmp_path: Path) -> None
 def test_cfep3_request_rejects_a_channel_url(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="jdoe/label/cfep03"):
         request_yaml("https://anaconda.org/jdoe", [("a" * 64, "linux-64/x.conda")])
+
+
+# ---------------------------------------------------------------- --why's patterns
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        (r"C:\b\aten\src\ATen\Context.cpp(12): error C2065: 'x': undeclared identifier",
+         "compiler error"),
+        ("kernel.cu(40): error: identifier \"foo\" is undefined", "compiler error"),
+        ("ld.lld: error: undefined symbol: c10::version()", "linker error"),
+        ("Undefined symbols for architecture arm64:", "linker error"),
+        ("torch_cpu.lib(Context.obj) : error LNK2019: unresolved external symbol", "linker error"),
+        ("      3/12 Test  #3: test_api .........................***Failed    0.02 sec",
+         "test failure"),
+        ("TESTS FAILED: pytorch-2.13.0-cuda129_py312_0.conda", "test failure"),
+        ("FAILED: caffe2/CMakeFiles/torch_cpu.dir/a.cpp.o", ""),  # ninja's step, not the error
+        ("-- Performing Test HAS_WERROR - Failed", ""),
+        ("### build-locally: failed after 0:01:00 (exit status 1)", ""),
+    ],
+)  # fmt: skip
+def test_why_knows_real_errors_from_the_lines_around_them(line: str, kind: str) -> None:
+    from tools.localbuild.why import kind_of
+
+    assert kind_of(line) == kind
+
+
+def test_why_without_a_recognised_error_shows_the_end_of_the_log() -> None:
+    from tools.localbuild.why import TAIL, first_error
+
+    lines = [f"[10:00:{i % 60:02d}] step {i}\n" for i in range(100)]
+    found = first_error(lines)
+    assert found.kind == "" and [n for n, _ in found.context] == list(range(101 - TAIL, 101))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--why", "x", "--all"], ["--report", "--dry-run"], ["--why", "x", "--report"],
+     ["cfg", "--report", "d"]],
+)  # fmt: skip
+def test_why_and_report_only_read(tmp_path: Path, argv: list[str]) -> None:
+    with pytest.raises(UserError, match="only reads what a build left; drop"):
+        options_for(tmp_path, *argv)
+
+
+def test_the_menu_takes_a_label_as_well_as_a_number() -> None:
+    said: list[str] = []
+    pool = ("linux_64_long_a", "linux_64_long_b")
+    label_of = {"linux_64_long_a": "linux-64 cpu", "linux_64_long_b": "linux-64 cuda13.0"}
+    chosen = choose_interactively(
+        pool, lambda _: "linux-64  cuda13.0", said.append, label_of=label_of
+    )
+    assert chosen == "linux_64_long_b"
+    assert said[1:] == [
+        "  1. linux-64 cpu       linux_64_long_a",
+        "  2. linux-64 cuda13.0  linux_64_long_b",
+    ]

@@ -244,9 +244,8 @@ def test_shard_needs_a_selection_to_split() -> None:
     assert options("linux_*", "--shard", "2/2").shard == Shard(2, 2)
 
 
-def test_durations_without_shard_is_refused() -> None:
-    with pytest.raises(UserError, match="--durations balances --shard"):
-        options("--all", "--durations", "summary.json")
+def test_durations_without_shard_feed_the_eta() -> None:
+    assert options("--all", "--durations", "summary.json").durations == (Path("summary.json"),)
 
 
 @pytest.mark.parametrize(

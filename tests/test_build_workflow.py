@@ -327,3 +327,85 @@ def test_the_readmes_dispatch_command_names_only_inputs_the_workflow_has() -> No
     [command] = [line for line in readme.splitlines() if "gh workflow run build.yml" in line]
     given = set(re.findall(r"-f ([a-z_]+)=", command))
     assert given and given <= set(workflow()["on"]["workflow_dispatch"]["inputs"])
+
+
+# ---------------------------------------------------------------- forks and job names
+
+
+def _run_plan_step(tmp_path: Path, owner: str, runner_labels: str = "") -> tuple[dict, str]:
+    """Run build.yml's planning step with the real `python -m tools runners`, as GitHub would
+    for a repository of ``owner``; return its outputs and the job summary it wrote."""
+    step = next(s for s in workflow()["jobs"]["configs"]["steps"] if s.get("id") == "plan")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    outputs, summary = tmp_path / "outputs", tmp_path / "summary.md"
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        # the step writes jobs.json where it runs: here, not in the checkout; the toolkit
+        # then finds the feedstock it was started from (tools/repo.py)
+        "PYTHONPATH": str(REPO),
+        "HOME": str(tmp_path),
+        "FILTER": "*",
+        "RUNNER_LABELS": runner_labels,
+        "GPU_RUNNER_LABELS": "",
+        "RUN_ID": "7",
+        "OWNER": owner,
+        "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", step["run"]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "jobs.json").is_file() and not (REPO / "jobs.json").exists()
+    found = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    return json.loads(found["build"]), summary.read_text() if summary.exists() else ""
+
+
+def _asks_for_conda_forges_runners() -> bool:
+    return any(
+        read_facts(path).labels and not read_facts(path).labels[0].startswith("ubuntu")
+        for path in (REPO / ".ci_support").glob("*.yaml")
+    )
+
+
+needs_own_labels = pytest.mark.skipif(
+    shutil.which("jq") is None or not _asks_for_conda_forges_runners(),
+    reason="needs jq and configs whose github_actions_labels name conda-forge's runners",
+)
+
+
+@needs_own_labels
+def test_a_fork_without_runner_labels_builds_on_githubs_runners_and_says_so(tmp_path: Path):
+    builds, summary = _run_plan_step(tmp_path, owner="jdoe")
+    assert builds and all(job["hosted"] for job in builds)
+    assert any(job["fell_back"] for job in builds)
+    assert "jdoe is not the conda-forge organisation" in summary
+    assert "RUNNER_LABELS" in summary
+
+
+@needs_own_labels
+def test_conda_forge_itself_keeps_the_configs_own_runners(tmp_path: Path):
+    builds, summary = _run_plan_step(tmp_path, owner="conda-forge")
+    assert any(not job["hosted"] for job in builds)
+    assert not any(job["fell_back"] for job in builds)
+    assert summary == ""
+
+
+@needs_own_labels
+def test_a_fork_with_runner_labels_gets_them_and_no_fallback(tmp_path: Path):
+    builds, summary = _run_plan_step(tmp_path, owner="jdoe", runner_labels="*=my-box")
+    assert {tuple(job["runs_on"]) for job in builds} == {("my-box",)}
+    assert summary == ""
+
+
+def test_build_and_gpu_test_jobs_are_named_by_the_configs_label() -> None:
+    jobs = workflow()["jobs"]
+    assert jobs["build"]["name"] == "${{ matrix.label }}"
+    assert "${{ matrix.label }}" in jobs["test-gpu"]["name"]

@@ -88,6 +88,7 @@ def test_explain_json_has_one_object_per_config_matching_the_filter() -> None:
     for job in jobs:
         assert set(job) == {
             "config",
+            "label",
             "platform",
             "build_platform",
             "cross",
@@ -102,6 +103,19 @@ def test_explain_json_has_one_object_per_config_matching_the_filter() -> None:
         assert next(p for p in job["packages"] if p["name"] == "pytorch")["count"] == len(
             job["pythons"]
         )
+
+
+def test_explain_fits_a_terminal_and_names_configs_by_label() -> None:
+    from tools.selection import read_labels
+
+    result = _tools("explain")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    names = sorted(p.stem for p in (ROOT / ".ci_support").glob("*.yaml"))
+    labels = read_labels(ROOT / ".ci_support", names)
+    rows = [line for line in lines[1:] if not line.startswith(" ")]
+    assert [row.split("  ")[0] for row in rows] == [labels[n] for n in names]
 
 
 def test_explain_filter_matching_nothing_is_an_error() -> None:
@@ -277,14 +291,6 @@ def test_an_unknown_command_is_an_error_line_then_the_top_level_usage() -> None:
     assert usage.startswith("usage: python -m tools [-h] [--version] COMMAND")
 
 
-# build-locally.py's option errors are issue 20a's change (tools/localbuild/options.py): until
-# it is merged they still start `build-locally: error:`.  Strict, so merging it shows here.
-_BUILD_LOCALLY_OPTIONS = pytest.mark.xfail(
-    strict=True, reason="build-locally's option errors become `error:` lines with issue 20a"
-)
-
-
-@_BUILD_LOCALLY_OPTIONS
 @pytest.mark.parametrize("argv", [["--bogus"], ["--merge"]], ids=["unknown", "merge-no-dir"])
 def test_build_locally_refuses_a_command_line_with_an_error_line(argv: list[str]) -> None:
     result = _build_locally(*argv)

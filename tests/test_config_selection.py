@@ -7,6 +7,7 @@ From the user's side: each command is run as a process in this repository, with 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,13 +15,23 @@ from pathlib import Path
 import pytest
 from fixtures.cli import run_tools
 
-from tools.selection import ConfigSelectionError, closest, select_many, select_one
+from tools.selection import (
+    ConfigSelectionError,
+    apply_filter,
+    closest,
+    make_labels,
+    read_labels,
+    select_many,
+    select_one,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DRIFT_SOURCE = Path(__file__).parent / "fixtures" / "drift" / "pytorch-src"
+FAKE_DOCKER = Path(__file__).parent / "fixtures" / "fake_docker" / "docker"
 CONFIGS = sorted(p.name[: -len(".yaml")] for p in (ROOT / ".ci_support").glob("*.yaml"))
 LINUX_64 = [c for c in CONFIGS if c.startswith("linux_64")]
 OSX_ARM64 = next(c for c in CONFIGS if c.startswith("osx_arm64"))
+LABELS = read_labels(ROOT / ".ci_support", CONFIGS)
 
 pytestmark = pytest.mark.skipif(len(LINUX_64) < 2, reason=".ci_support holds no linux_64 configs")
 
@@ -29,7 +40,9 @@ def _tools(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return run_tools(*args, cwd=cwd)
 
 
-def _build_locally(*args: str) -> subprocess.CompletedProcess[str]:
+def _build_locally(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(ROOT / "build-locally.py"), *args],
         cwd=ROOT,
@@ -38,7 +51,19 @@ def _build_locally(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=300,
         check=False,
         stdin=subprocess.DEVNULL,
+        env=env,
     )
+
+
+def _with_an_engine(tmp_path: Path) -> dict[str, str]:
+    """An environment whose `docker` answers (tests/fixtures/fake_docker): a dry run probes the
+    engine as the run does, and this machine may have none."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").symlink_to(FAKE_DOCKER)
+    env = {k: v for k, v in os.environ.items() if k not in ("DOCKER_EXECUTABLE", "DOCKER_IMAGE")}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", FAKE_DOCKER_STATE=str(tmp_path / "s"))
+    return env
 
 
 def _starts(prefix: str) -> list[str]:
@@ -60,13 +85,21 @@ def _ambiguity(result: subprocess.CompletedProcess[str], text: str) -> list[str]
         "give more of the name:"
     )
     assert all(name.startswith("  ") for name in names)
-    return [name.strip() for name in names]
+    return _names(names)
+
+
+def _names(lines: list[str]) -> list[str]:
+    """The config names of ``  LABEL  NAME`` lines, after checking each label is the name's."""
+    for line in lines:
+        label, name = line.strip().rsplit("  ", 1)
+        assert LABELS[name] == label.strip()
+    return [line.split()[-1] for line in lines]
 
 
 def _closest(result: subprocess.CompletedProcess[str], text: str) -> list[str]:
     first, *names = _error(result)
     assert first == f"error: no config named {text!r} in .ci_support/; the closest are:"
-    return [name.strip() for name in names]
+    return _names(names)
 
 
 # ------------------------------------------------------------------ render
@@ -99,7 +132,7 @@ def test_render_takes_a_glob_and_renders_every_match_under_its_own_heading() -> 
     result = _tools("render", "osx_*", "--built-only")
     assert result.returncode == 0, result.stderr
     headings = [line for line in result.stdout.splitlines() if line.startswith("== ")]
-    assert headings == [f"== {c} ==" for c in CONFIGS if c.startswith("osx_")]
+    assert headings == [f"== {LABELS[c]}  {c} ==" for c in CONFIGS if c.startswith("osx_")]
 
 
 def test_render_filter_alone_renders_every_config_it_matches() -> None:
@@ -171,10 +204,10 @@ def test_build_locally_with_an_ambiguous_prefix_lists_every_match_and_starts_not
     assert result.stdout == ""
 
 
-def test_build_locally_accepts_a_unique_prefix() -> None:
+def test_build_locally_accepts_a_unique_prefix(tmp_path: Path) -> None:
     config = LINUX_64[-1]
     prefix = next(config[:n] for n in range(1, len(config)) if _starts(config[:n]) == [config])
-    result = _build_locally(prefix, "--dry-run")
+    result = _build_locally(prefix, "--dry-run", env=_with_an_engine(tmp_path))
     assert result.returncode == 0, result.stderr
     assert f"CONFIG={config}" in result.stdout
 
@@ -182,6 +215,37 @@ def test_build_locally_accepts_a_unique_prefix() -> None:
 def test_build_locally_with_an_unknown_name_lists_the_three_closest() -> None:
     names = _closest(_build_locally("linux_99", "--dry-run"), "linux_99")
     assert len(names) == 3 and all(n.startswith("linux_") for n in names)
+
+
+def _closest_to_glob(result: subprocess.CompletedProcess[str], glob: str) -> list[str]:
+    first, *names = _error(result)
+    assert first == (
+        f"error: pattern {glob!r} matches none of the {len(CONFIGS)} configs; the closest are:"
+    )
+    return _names(names)
+
+
+def test_build_locally_with_a_misspelt_glob_lists_the_three_closest() -> None:
+    names = _closest_to_glob(_build_locally("osx_amr64*"), "osx_amr64*")
+    assert len(names) == 3 and names[0] == OSX_ARM64
+
+
+def test_build_locally_list_with_a_misspelt_glob_lists_the_closest_not_every_config() -> None:
+    result = _build_locally("--list", "osx_amr64*")
+    assert result.stdout == ""
+    assert _closest_to_glob(result, "osx_amr64*")[0] == OSX_ARM64
+
+
+def test_build_locally_list_shows_only_what_a_glob_matches() -> None:
+    result = _build_locally("--list", "osx_*")
+    assert result.returncode == 0, result.stderr
+    listed = [line.split()[-1] for line in result.stdout.splitlines()]
+    assert listed == [c for c in CONFIGS if c.startswith("osx_")]
+
+
+def test_render_with_a_misspelt_glob_lists_the_closest_too() -> None:
+    names = _closest_to_glob(_tools("render", "osx_amr64*"), "osx_amr64*")
+    assert names[0] == OSX_ARM64
 
 
 # ------------------------------------------------------------------ the rules themselves
@@ -213,6 +277,100 @@ def test_select_many_keeps_the_order_given_and_each_config_once() -> None:
     )
 
 
+def test_a_glob_matching_nothing_names_the_configs_its_letters_are_closest_to() -> None:
+    with pytest.raises(ConfigSelectionError) as excinfo:
+        select_many(NAMES, ["linux_aarhc64_*"])
+    assert excinfo.value.matches[0] == "linux_aarch64_cudaNone"
+
+
 def test_closest_prefers_names_that_start_like_the_text() -> None:
     long_names = [f"linux_64_{'x' * 120}_{i}" for i in range(3)] + ["osx_arm64_y", "win_64_z"]
     assert closest("linux_99", long_names) == sorted(long_names[:3])
+
+
+# ------------------------------------------------------------------ labels
+
+
+def test_every_real_config_has_its_own_short_label() -> None:
+    assert len(set(LABELS.values())) == len(CONFIGS)
+    assert all(len(label) <= 32 and "  " not in label for label in LABELS.values())
+    assert {LABELS[c].split()[0] for c in LINUX_64} == {"linux-64"}
+
+
+def test_a_label_says_platform_cuda_or_cpu_and_blas() -> None:
+    labels = make_labels(
+        {
+            "linux_64_a": {"target_platform": ["linux-64"], "cuda_compiler_version": ["13.0"],
+                           "blas_impl": ["mkl"]},
+            "win_64_b": {"target_platform": ["win-64"], "cuda_compiler_version": ["None"]},
+        }
+    )  # fmt: skip
+    assert labels == {"linux_64_a": "linux-64 cuda13.0 mkl", "win_64_b": "win-64 cpu"}
+
+
+def test_configs_alike_but_for_the_compiler_get_the_compiler_in_their_labels() -> None:
+    base = {"target_platform": ["linux-64"], "cuda_compiler_version": ["None"], "c_compiler":
+            ["gcc"], "c_stdlib": ["sysroot"], "c_stdlib_version": ["2.17"]}  # fmt: skip
+    labels = make_labels(
+        {
+            "a": {**base, "c_compiler_version": ["14"], "channel_targets": ["conda-forge main"]},
+            "b": {**base, "c_compiler_version": ["15"], "channel_targets": ["conda-forge main"]},
+            "c": {**base, "c_compiler_version": ["15"], "channel_targets": ["conda-forge rc"]},
+            "d": {"target_platform": ["osx-64"]},
+        }
+    )
+    assert labels == {
+        "a": "linux-64 cpu gcc14 conda-forge_main",
+        "b": "linux-64 cpu gcc15 conda-forge_main",
+        "c": "linux-64 cpu gcc15 conda-forge_rc",
+        "d": "osx-64 cpu",
+    }
+
+
+def test_an_unreadable_config_keeps_its_long_name_as_label(tmp_path: Path) -> None:
+    (tmp_path / "linux_64_x.yaml").write_text("target_platform: [linux-64\n")
+    assert read_labels(tmp_path, ["linux_64_x"]) == {"linux_64_x": "linux_64_x"}
+
+
+def test_a_label_a_label_prefix_and_a_label_glob_select_configs() -> None:
+    labels = {"n1": "linux-64 cuda13.0 mkl", "n2": "linux-64 cuda13.0 generic", "n3": "osx-64 cpu"}
+    names = tuple(labels)
+    assert select_one(names, "linux-64  cuda13.0 mkl", labels=labels) == "n1"
+    assert select_one(names, "osx", labels=labels) == "n3"
+    assert select_many(names, ["*cuda13.0*"], labels=labels) == ("n1", "n2")
+    assert apply_filter(names, "linux-64 *", labels) == ("n1", "n2")
+    with pytest.raises(ConfigSelectionError) as excinfo:
+        select_one(names, "linux-64 cuda13.0", labels=labels)
+    assert excinfo.value.matches == ("n1", "n2")
+
+
+def test_render_takes_a_label() -> None:
+    config = LINUX_64[0]
+    result = _tools("render", LABELS[config], "--json")
+    assert result.returncode == 0, result.stderr
+    by_name = _tools("render", config, "--json")
+    assert result.stdout == by_name.stdout
+
+
+def test_check_config_takes_a_label(tmp_path: Path) -> None:
+    # rendered first, so only the empty directory fails; an unknown label would fail first
+    result = _tools("check", "--config", LABELS[OSX_ARM64], str(tmp_path))
+    assert result.returncode == 2
+    assert "holds no .conda or .tar.bz2 packages" in result.stderr
+
+
+def test_build_locally_takes_a_label_and_a_label_filter(tmp_path: Path) -> None:
+    config = LINUX_64[-1]
+    result = _build_locally(LABELS[config], "--dry-run", env=_with_an_engine(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert f"CONFIG={config}" in result.stdout
+    listed = _build_locally("--list", "--filter", "linux-64 *")
+    assert [line.split()[-1] for line in listed.stdout.splitlines()] == LINUX_64
+
+
+def test_runners_filter_takes_a_label_glob() -> None:
+    result = _tools("runners", "--filter", "osx-* cpu *", "--json")
+    assert result.returncode == 0, result.stderr
+    builds = json.loads(result.stdout)["build"]
+    assert [b["config"] for b in builds] == [c for c in CONFIGS if c.startswith("osx_")]
+    assert [b["label"] for b in builds] == [LABELS[b["config"]] for b in builds]

@@ -69,7 +69,7 @@ def test_patch_is_a_well_formed_diff(patch: Path):
 def test_bld_bat_dispatches_every_windows_output():
     handled = set(
         re.findall(
-            r'^if "%PKG_NAME%"=="([^"]+)" goto',
+            r'^if "%STAGE%"=="([^"]+)" goto',
             (RECIPE / "bld.bat").read_text(),
             flags=re.MULTILINE,
         )
@@ -79,14 +79,19 @@ def test_bld_bat_dispatches_every_windows_output():
 
 def test_bld_bat_rejects_unknown_pkg_name_with_one_line_naming_the_file():
     text = (RECIPE / "bld.bat").read_text()
-    dispatch = text[text.index('if "%PKG_NAME%"==') :]
-    error = dispatch.splitlines()[len(script_outputs("bld.bat"))]
-    assert "PKG_NAME='%PKG_NAME%'" in error and "%RECIPE_FILE%" in error and error.endswith("1>&2")
+    dispatch = text[text.index('if "%STAGE%"==') :]
+    # one line per output conda-build runs it for, and the staging output's compile stage
+    error = dispatch.splitlines()[len(script_outputs("bld.bat")) + 1]
+    assert (
+        "%STAGE_VARIABLE%='%STAGE%'" in error
+        and "%RECIPE_FILE%" in error
+        and error.endswith("1>&2")
+    )
 
 
 def test_build_sh_dispatches_every_unix_output():
     text = (RECIPE / "build.sh").read_text()
-    dispatch = text[text.rindex('case "${PKG_NAME}" in') :]
+    dispatch = text[text.rindex('case "${STAGE}" in') :]
     handled = set(re.findall(r"^\s+([\w-]+)\)", dispatch, flags=re.MULTILINE))
     assert script_outputs("build.sh") <= handled
 

@@ -104,4 +104,5 @@ def test_render_command_unknown_config_exits_2_naming_the_three_closest():
     assert result.returncode == 2
     first, *closest = result.stderr.splitlines()
     assert first.startswith("error: no config named 'linux_99_'")
-    assert len(closest) == 3 and all(n.strip() in GOLDEN for n in closest)
+    # each line: the config's label, then its name
+    assert len(closest) == 3 and all(n.split()[-1] in GOLDEN for n in closest)

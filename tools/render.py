@@ -68,6 +68,7 @@ class RenderedOutput:
     script: str | None = None
     used_vars: tuple[str, ...] = ()
     hash_input: Mapping[str, str] = field(default_factory=dict)
+    ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def dist(self) -> str:
@@ -164,6 +165,13 @@ def list_configs(root: Path | None = None) -> list[str]:
     return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
 
 
+def config_labels(root: Path, names: Sequence[str] | None = None) -> dict[str, str]:
+    """name -> label of the configs in ``<root>/.ci_support`` (tools/selection.py)."""
+    return selection.read_labels(
+        root / ".ci_support", list_configs(root) if names is None else names
+    )
+
+
 def is_variant_file(config: str | Path) -> bool:
     """A variant YAML file given by path (it may live outside ``.ci_support``)."""
     candidate = Path(config)
@@ -172,10 +180,13 @@ def is_variant_file(config: str | Path) -> bool:
 
 def resolve_config(config: str | Path, root: Path) -> Path:
     """The variant file of one config: a path to a YAML file, or a name as
-    tools/selection.py reads it (full name, NAME.yaml, unique prefix, glob)."""
+    tools/selection.py reads it (full name, NAME.yaml, label, unique prefix, glob)."""
     if is_variant_file(config):
         return Path(config)
-    name = selection.select_one(list_configs(root), str(config))
+    available = list_configs(root)
+    name = selection.normalize(str(config))
+    if name not in available:  # the labels cost a read of every config; a full name needs none
+        name = selection.select_one(available, str(config), labels=config_labels(root, available))
     return root / ".ci_support" / f"{name}.yaml"
 
 
@@ -185,14 +196,15 @@ def select_configs(
     """Every config ``texts`` name, in order: variant files as paths, the rest as names
     (globs take every match); with no texts, every config ``--filter`` leaves."""
     available = list_configs(root)
+    labels = config_labels(root, available)
     if not texts:
-        return list(selection.select_many(available, (), filter_glob=filter_glob))
+        return list(selection.select_many(available, (), filter_glob=filter_glob, labels=labels))
     chosen: list[str | Path] = []
     for text in texts:
         if is_variant_file(text):
             found: Sequence[str | Path] = [Path(text)]
         else:
-            found = selection.select_many(available, [text], filter_glob=filter_glob)
+            found = selection.select_many(available, [text], filter_glob=filter_glob, labels=labels)
         chosen.extend(item for item in found if item not in chosen)
     return chosen
 
@@ -340,4 +352,5 @@ def _public(
         script=out.script,
         used_vars=tuple(sorted(out.used_vars)),
         hash_input=dict(out.hash_input),
+        ignore_run_exports=dict(out.ignore_run_exports),
     )

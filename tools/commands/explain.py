@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 HELP = "explain the build matrix: a row per CI job with platform, CUDA, BLAS, Pythons and packages"
 
 COLUMNS = ("CI job", "platform", "build platform", "CUDA", "BLAS", "Python", "packages")
+# On a terminal the label says platform, CUDA and BLAS, so those columns go.
+TERMINAL_COLUMNS = ("config", "built on", "Python", "packages")
 
 EPILOG = """\
---filter GLOB keeps the configs whose NAME.yaml matches GLOB (as build-locally.py's
---filter does); names that match nothing are an error.
+The table names each config by its short label (`linux-64 cuda13.0 mkl`: platform,
+cudaX.Y or cpu, BLAS) and wraps the packages column to the terminal's width; --markdown
+(the README's table) keeps conda-smithy's long names.  --filter GLOB keeps the configs
+whose NAME.yaml or label matches GLOB (as build-locally.py's --filter does); names that
+match nothing are an error.
 
 --json prints a list, one object per CI job, in the table's order:
-  {"config": str, "platform": str, "build_platform": str, "cross": bool,
+  {"config": str, "label": str, "platform": str, "build_platform": str, "cross": bool,
    "cuda": str|null, "blas": str|null, "pythons": [str],
    "packages": [{"name": str, "count": int, "variants": [str]}]}
   A job whose every output is skipped has platform "-" and empty lists.
@@ -44,6 +50,7 @@ class JobSummary:
     """What one CI job builds, and where (one row of the table, one object of --json)."""
 
     config: str
+    label: str = ""
     platform: str = "-"
     build_platform: str = "-"
     cross: bool = False
@@ -66,9 +73,21 @@ class JobSummary:
             ", ".join(p.cell() for p in self.packages),
         )
 
+    def terminal_cells(self) -> tuple[str, ...]:
+        label = self.label or self.config
+        if not self.packages:
+            return (label, "-", "-", "nothing (every output skipped)")
+        return (
+            label,
+            f"{self.build_platform}{' (cross)' if self.cross else ''}",
+            python_range(self.pythons),
+            ", ".join(p.cell() for p in self.packages),
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "config": self.config,
+            "label": self.label or self.config,
             "platform": self.platform,
             "build_platform": self.build_platform,
             "cross": self.cross,
@@ -152,6 +171,34 @@ def _one(outputs, key: str) -> str:
     return "/".join(values)
 
 
+def python_range(pythons: tuple[str, ...]) -> str:
+    """``3.10-3.14`` for consecutive minor versions of one major, else the list."""
+    try:
+        parts = [tuple(int(x) for x in v.split(".")[:2]) for v in pythons]
+    except ValueError:
+        return ", ".join(pythons) or "-"
+    consecutive = all(b[0] == a[0] and b[1] == a[1] + 1 for a, b in itertools.pairwise(parts))
+    if len(parts) > 2 and consecutive:
+        return f"{pythons[0]}-{pythons[-1]}"
+    return ", ".join(pythons) or "-"
+
+
+def terminal_table(rows: list[tuple[str, ...]], width: int) -> str:
+    """Columns padded; the last one wrapped so no line is wider than ``width``."""
+    import textwrap
+
+    widths = [max(len(TERMINAL_COLUMNS[i]), *(len(r[i]) for r in rows)) for i in range(3)]
+    indent = sum(widths) + 2 * len(widths)
+    room = max(width - indent, 30)
+    lines = []
+    for row in [TERMINAL_COLUMNS, *rows]:
+        head = "".join(cell.ljust(w + 2) for cell, w in zip(row[:3], widths, strict=True))
+        wrapped = textwrap.wrap(row[3], room, break_on_hyphens=False) or [""]
+        lines.append((head + wrapped[0]).rstrip())
+        lines.extend((" " * indent + more).rstrip() for more in wrapped[1:])
+    return "\n".join(lines)
+
+
 def format_table(rows: list[tuple[str, ...]], markdown: bool) -> str:
     if markdown:
         lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
@@ -169,7 +216,7 @@ def format_table(rows: list[tuple[str, ...]], markdown: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from tools.errors import UserError
-    from tools.render import list_configs, render_config
+    from tools.render import config_labels, list_configs, render_config
     from tools.repo import find_root, recipe_dir
     from tools.selection import select_many
 
@@ -182,11 +229,21 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.update_readme and args.filter_glob:
         raise UserError("--update-readme writes the whole table; drop --filter")
-    configs = select_many(available, (), filter_glob=args.filter_glob)
-    jobs = [summarize(c, render_config(c, root=root, recipe_dir=recipe)) for c in configs]
+    labels = config_labels(root, available)
+    configs = select_many(available, (), filter_glob=args.filter_glob, labels=labels)
+    jobs = [
+        replace(summarize(c, render_config(c, root=root, recipe_dir=recipe)), label=labels[c])
+        for c in configs
+    ]
     if args.json:
         json.dump([job.to_json() for job in jobs], sys.stdout, indent=2)
         sys.stdout.write("\n")
+        return 0
+    if not args.markdown and not args.update_readme:
+        import shutil
+
+        width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
+        print(terminal_table([job.terminal_cells() for job in jobs], width))
         return 0
     rows = [job.cells() for job in jobs]
     if args.update_readme:

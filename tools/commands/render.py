@@ -61,7 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tools.errors import UserError
-    from tools.render import render_config, select_configs
+    from tools.render import config_labels, render_config, select_configs
     from tools.repo import find_root, recipe_dir
     from tools.selection import normalize
 
@@ -88,9 +88,12 @@ def run(args: argparse.Namespace) -> int:
         json.dump([o.to_json() for _, outputs in rendered for o in outputs], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
+    labels = config_labels(root) if len(rendered) > 1 else {}
     for config, outputs in rendered:
         if len(rendered) > 1:
-            print(f"== {normalize(str(config))} ==")
+            name = normalize(str(config))
+            label = labels.get(name, "")
+            print(f"== {label}  {name} ==" if label and label != name else f"== {name} ==")
         for out in outputs:
             print(_describe(out))
     return 0

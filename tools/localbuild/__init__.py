@@ -13,6 +13,9 @@ One module per concern:
 - ``batch``: the loop over configs (resume, fail-fast, prune, summary);
 - ``facts``: what a config says about its cost and its runners (CUDA, Pythons, labels);
 - ``shard``: ``--shard K/N``, the selection split over machines by expected build time;
+- ``eta``: the expected finish of the current config and of the batch (same cost model);
+- ``why``: ``--why CONFIG``, the first real error of a failed config's log;
+- ``report``: ``--report [DIR...]``, the CFEP-03 comment (report.md) and timeline.svg;
 - ``merge``: ``--merge DIR...``, several machines' build_artifacts/ combined into one;
 - ``runners``: the GitHub Actions jobs of .github/workflows/build.yml (``python -m tools runners``);
 - ``cli``: argparse and the one place where errors become exit codes.

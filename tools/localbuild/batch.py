@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import socket
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -20,8 +21,17 @@ from typing import TextIO
 from tools.errors import EXIT_INTERRUPTED, CommandError, ProblemsFound, UserError
 from tools.localbuild import artifacts as art
 from tools.localbuild import ccache, cfep3, lock
-from tools.localbuild.configs import Config, choose_interactively, discover, select
+from tools.localbuild.configs import (
+    Config,
+    UnreadableConfig,
+    choose_interactively,
+    discover,
+    labels,
+    read_variant,
+    select,
+)
 from tools.localbuild.engine import ContainerEngine
+from tools.localbuild.eta import Estimate, estimate
 from tools.localbuild.facts import read_facts
 from tools.localbuild.logtee import LogSink
 from tools.localbuild.merge import merge
@@ -29,8 +39,9 @@ from tools.localbuild.options import Options
 from tools.localbuild.plan import BuildPlan, HostFacts, describe, plan_build
 from tools.localbuild.progress import Progress, format_duration
 from tools.localbuild.runner import run, run_attached
-from tools.localbuild.shard import choose_shard
+from tools.localbuild.shard import choose_shard, measured_seconds
 from tools.proc import call, format_command, redact
+from tools.selection import describe as describe_configs
 
 DONE, FAILED, INTERRUPTED, SKIPPED, PENDING = "done", "failed", "interrupted", "skipped", "pending"
 UNBUILDABLE = "cannot build on this machine"
@@ -47,10 +58,12 @@ class ConfigResult:
     ccache: ccache.CcacheStats | None = None
     note: str = ""
     log: str | None = None
+    machine: str = ""  # the host that built it: --report's timeline groups by it
 
     def to_json(self) -> dict[str, object]:
         return {
             "status": self.status,
+            "machine": self.machine or None,
             "started": self.started,
             "duration_seconds": None if self.seconds is None else round(self.seconds, 1),
             "returncode": self.returncode,
@@ -83,17 +96,26 @@ def _utc(seconds: float | None = None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-def choose(options: Options, console: Console) -> tuple[str, ...]:
+def choose(
+    options: Options,
+    console: Console,
+    engine: ContainerEngine,
+    host: HostFacts,
+    label_of: Mapping[str, str] | None = None,
+) -> tuple[str, ...]:
     available = discover(options.root)
     selected = select(
         available,
         options.requested,
         all_configs=options.all_configs,
         filter_glob=options.filter_glob,
+        label_of=label_of,
     )
     if selected:
         return selected
-    pool = select(available, (), all_configs=True, filter_glob=options.filter_glob)
+    pool = select(
+        available, (), all_configs=True, filter_glob=options.filter_glob, label_of=label_of
+    )
     if options.filter_glob:
         console.say(f"filtering for '{options.filter_glob}.yaml' configs")
     if len(pool) == 1:
@@ -103,7 +125,27 @@ def choose(options: Options, console: Console) -> tuple[str, ...]:
             f"{len(pool)} configs match; name one or more (globs work), or use --all "
             "(`--list` shows them)"
         )
-    return (choose_interactively(pool, console.ask, console.say),)
+    marks = _menu_marks(options, pool, engine, host)
+    return (choose_interactively(pool, console.ask, console.say, marks=marks, label_of=label_of),)
+
+
+def _menu_marks(
+    options: Options, pool: Sequence[str], engine: ContainerEngine, host: HostFacts
+) -> dict[str, str]:
+    """Why this machine cannot build a config of the menu, for the ones it cannot: the same
+    decision the run makes (planning reads each small variant file, no process starts)."""
+    marks = {}
+    for name in pool:
+        config = Config(name, options.root / ".ci_support" / f"{name}.yaml")
+        try:
+            read_variant(config.path)
+            plan_build(options, config, engine, host)
+        except UnreadableConfig:
+            marks[name] = "damaged: cannot be read, rerender"
+        except UserError as exc:
+            # the reason's first clause; the full one comes if the config is chosen anyway
+            marks[name] = _unbuildable(config, exc).split("; ")[0]
+    return marks
 
 
 def _check_engine(engine: ContainerEngine, env) -> None:
@@ -155,7 +197,13 @@ def classify(returncode: int | None, interrupted: bool, marker: bool) -> tuple[s
 
 
 def build_one(
-    plan: BuildPlan, options: Options, engine: ContainerEngine, progress: Progress
+    plan: BuildPlan,
+    options: Options,
+    engine: ContainerEngine,
+    progress: Progress,
+    *,
+    label: str = "",
+    expected: tuple[float, float, str] | None = None,
 ) -> ConfigResult:
     artifacts = options.artifacts
     plan.marker.unlink(missing_ok=True)  # --force, or a stale marker the script would drop anyway
@@ -164,7 +212,7 @@ def build_one(
     before = art.snapshot(artifacts)
     started = time.time()
     sink = LogSink(plan.log, options.secrets)
-    progress.start(plan.index, plan.total, plan.config)
+    progress.start(plan.index, plan.total, plan.config, label=label, expected=expected)
     try:
         sink.header(_header(plan, engine, options.secrets))
         outcome = run(plan, sink, progress, engine if plan.dispatch == "docker" else None)
@@ -198,6 +246,7 @@ def build_one(
         ccache=stats,
         note=note,
         log=plan.log.relative_to(options.root).as_posix(),
+        machine=options.env.get("BUILD_MACHINE") or socket.gethostname(),
     )
 
 
@@ -210,6 +259,7 @@ def _skipped(plan: BuildPlan, previous: dict[str, object], root: Path) -> Config
         if isinstance(p, dict) and {"path", "sha256", "size"} <= p.keys()
     )
     seconds = previous.get("duration_seconds")
+    machine = previous.get("machine")
     return ConfigResult(
         config=plan.config,
         status=SKIPPED,
@@ -217,6 +267,7 @@ def _skipped(plan: BuildPlan, previous: dict[str, object], root: Path) -> Config
         seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
         note="done marker exists; --force rebuilds",
         log=plan.log.relative_to(root).as_posix() if plan.log.exists() else None,
+        machine=machine if isinstance(machine, str) else "",
     )
 
 
@@ -255,27 +306,49 @@ def _prune(
             progress.message(f"prune: removed work folder(s) {', '.join(removed)}")
 
 
-def summary_table(results: Sequence[ConfigResult]) -> str:
-    rows = [("status", "time", "pkgs", "ccache", "config")]
+def summary_table(
+    results: Sequence[ConfigResult],
+    label_of: Mapping[str, str] | None = None,
+    wall_seconds: float | None = None,
+) -> str:
+    """One row per config (label, then the long name last, where it may run off the screen),
+    then a total row: the build time of this run's configs and, given, the wall-clock time."""
+    label_of = label_of or {}
+    rows = [("status", "time", "pkgs", "ccache", "label", "config")]
+    built = 0.0
     for r in results:
+        ran = r.seconds is not None and r.status != SKIPPED
+        built += r.seconds if ran and r.seconds is not None else 0.0
         rows.append(
             (
                 r.status.upper() if r.status in (FAILED, INTERRUPTED) else r.status,
-                "-" if r.seconds is None or r.status == SKIPPED else format_duration(r.seconds),
+                format_duration(r.seconds) if ran and r.seconds is not None else "-",
                 str(len(r.packages)) if r.status in (DONE, SKIPPED) else "-",
                 r.ccache.describe() if r.ccache else "-",
+                label_of.get(r.config, "-"),
                 r.config,
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    packages = sum(len(r.packages) for r in results if r.status in (DONE, SKIPPED))
+    wall = f" (wall clock {format_duration(wall_seconds)})" if wall_seconds is not None else ""
+    rows.append(
+        ("total", format_duration(built), str(packages), "-", f"{len(results)} configs{wall}", "")
+    )
+    widths = [max(len(row[i]) for row in rows[:-1]) for i in range(5)]
     return "\n".join(
-        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4]
+        (
+            "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5]
+        ).rstrip()
         for row in rows
     )
 
 
 def _finish(
-    options: Options, results: Sequence[ConfigResult], started: float, console: Console
+    options: Options,
+    results: Sequence[ConfigResult],
+    started: float,
+    console: Console,
+    label_of: Mapping[str, str] | None = None,
 ) -> None:
     artifacts = options.artifacts
     records = art.read_summary(artifacts)
@@ -293,7 +366,7 @@ def _finish(
     )
     files = art.write_batch_files(artifacts, document)
     console.say()
-    console.say(summary_table(results))
+    console.say(summary_table(results, label_of, wall_seconds=time.time() - started))
     console.say()
 
     def rel(path: Path) -> str:
@@ -326,6 +399,17 @@ def _this_shard(options: Options, names: tuple[str, ...], console: Console) -> t
         facts, options.shard, recipe_dir=options.root / "recipe", durations=options.durations
     )
     _note(console, choice.describe(options.shard))
+    if not choice.names:
+        # Every machine runs the same command, so a machine with no share has done its part
+        # (exit 0: its job must not fail); --merge later names any config no machine built.
+        first, count = choice.selected + 1, options.shard.count
+        idle = f"machine {count}" if first == count else f"machines {first}-{count}"
+        _note(
+            console,
+            f"shard {options.shard}: nothing to build on this machine: {choice.selected} "
+            f"config(s) split over {options.shard.count} machines leave {idle} without one; "
+            f"--shard K/{choice.selected} uses every machine",
+        )
     return choice.names
 
 
@@ -353,46 +437,74 @@ def _merge(options: Options, console: Console) -> int:
     return 0
 
 
+def _why(options: Options, console: Console) -> int:
+    """--why CONFIG: the first real error of the config's log (why.py)."""
+    from tools import selection
+    from tools.localbuild import why
+
+    previous = art.read_summary(options.artifacts)
+    available = sorted({*discover(options.root), *previous})
+    label_of = labels(options.root, available)
+    config = selection.select_one(available, options.why or "", labels=label_of)
+    log = art.log_path(options.artifacts, config)
+    record = previous.get(config, {})
+    if not log.is_file() and record.get("note"):  # failed before it started (a damaged file)
+        title = f"{label_of.get(config, config)} ({record.get('status', 'unknown')})"
+        console.say(f"{title}: {record['note']}")
+        return 0
+    if not log.is_file():
+        raise UserError(
+            f"{config}: no log at {log.relative_to(options.root).as_posix()}; "
+            "it was not built in this build_artifacts/ (--merge brings other machines' logs)"
+        )
+    status = str(record.get("status", "unknown"))
+    title = f"{label_of.get(config, config)} ({status})"
+    if status in (DONE, SKIPPED):
+        console.say(f"{title}: built; nothing failed. log: {log}")
+        return 0
+    console.say(why.describe(why.read_first_error(log), title=title, log=log))
+    return 0
+
+
 def run_batch(options: Options, console: Console, host: HostFacts | None = None) -> int:
     host = host or HostFacts.detect()
+    if options.why is not None:
+        return _why(options, console)
+    if options.report_dirs is not None:
+        from tools.localbuild.report import write_report
+
+        return write_report(options, console.say, lambda text: _note(console, text))
     if options.merge_dirs:
         return _merge(options, console)
     if options.cfep3_channel is not None:
         _cfep3_request(options, console)
         return 0
+    available = discover(options.root)
+    label_of = labels(options.root, available)
     if options.list_only:
-        pool = select(discover(options.root), (), all_configs=True, filter_glob=options.filter_glob)
-        for name in _this_shard(options, pool, console):
-            console.say(name)
-        return 0
-    names = _this_shard(options, choose(options, console), console)
-    if not names:
-        console.say("this shard has no configs to build (more machines than configs)")
+        # Names and globs narrow the list as they narrow a build; one that matches
+        # nothing is the same error (with the closest names) as for a build.
+        pool = select(
+            available,
+            options.requested,
+            all_configs=options.all_configs or not options.requested,
+            filter_glob=options.filter_glob,
+            label_of=label_of,
+        )
+        for line in describe_configs(_this_shard(options, pool, console), label_of):
+            console.say(line)
         return 0
     engine = ContainerEngine.from_env(options.env)
+    names = _this_shard(options, choose(options, console, engine, host, label_of), console)
+    if not names:
+        return 0  # an empty shard; _this_shard said so
     configs = [Config(n, options.root / ".ci_support" / f"{n}.yaml") for n in names]
-    plans, unbuildable = _plan_all(options, configs, engine, host)
+    plans, unbuildable, unreadable = _plan_all(options, configs, engine, host)
+    # Everything the run decides or refuses happens here, for --dry-run too: only the
+    # containers and builds below are left out of a dry run.
+    _preflight(options, plans, unbuildable, unreadable, engine)
     if options.dry_run:
-        console.say(f"dry run: {len(plans)} config(s); nothing is started, written or deleted")
-        for plan in plans:
-            status = (
-                "would skip: done marker exists (--force rebuilds)"
-                if plan.marker.exists() and not options.force
-                else "would build"
-            )
-            console.say(describe(plan, status=status, engine=engine, secrets=options.secrets))
-        for result in unbuildable:
-            console.say(f"[-] {result.config}: would skip: {result.note}")
-        return 0
-    if not plans:
-        raise UserError(
-            f"none of the {len(unbuildable)} selected config(s) builds on this machine: "
-            f"{unbuildable[0].config}: {unbuildable[0].note}"
-        )
-    if any(p.dispatch == "docker" for p in plans):
-        _check_engine(engine, options.env)
-    if any(p.dispatch == "native" for p in plans):
-        _check_native(options.env)
+        return _dry_run(options, plans, unbuildable, unreadable, engine, console)
     with lock.exclusive(options.artifacts):
         if options.ccache is not None:
             options.ccache.mkdir(parents=True, exist_ok=True)
@@ -405,7 +517,7 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
                 # too; a config that was only debugged must not count as built.
                 plans[0].marker.unlink(missing_ok=True)
                 return returncode
-            return _loop(options, plans, engine, console, unbuildable)
+            return _loop(options, plans, engine, console, unbuildable, unreadable, label_of)
         finally:
             # build_steps.sh copies LICENSE.txt there for conda-build; remove it only if we
             # made it.
@@ -415,26 +527,102 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
 
 def _plan_all(
     options: Options, configs: Sequence[Config], engine: ContainerEngine, host: HostFacts
-) -> tuple[list[BuildPlan], list[ConfigResult]]:
+) -> tuple[list[BuildPlan], list[ConfigResult], list[ConfigResult]]:
     """Plans for the configs this machine can build; the others, when a glob or --all chose
-    them, become skipped results with the reason (a config named exactly is an error)."""
+    them, become results with the reason (a config named exactly is an error): "skipped" for
+    one that needs another machine, "failed" for a file that cannot be read (rerender it)."""
     buildable: list[Config] = []
     unbuildable: list[ConfigResult] = []
+    unreadable: list[ConfigResult] = []
     for config in configs:
+        try:
+            read_variant(config.path)
+        except UnreadableConfig as exc:
+            if config.name in options.requested:
+                raise
+            unreadable.append(ConfigResult(config.name, FAILED, note=str(exc)))
+            continue
         try:
             plan_build(options, config, engine, host)
         except UserError as exc:
             if config.name in options.requested:
                 raise
-            reason = str(exc).removeprefix(f"{config.name}: ")
-            unbuildable.append(ConfigResult(config.name, SKIPPED, note=f"{UNBUILDABLE}: {reason}"))
+            unbuildable.append(ConfigResult(config.name, SKIPPED, note=_unbuildable(config, exc)))
         else:
             buildable.append(config)
     plans = [
         plan_build(options, c, engine, host, index=i, total=len(buildable))
         for i, c in enumerate(buildable, start=1)
     ]
-    return plans, unbuildable
+    return plans, unbuildable, unreadable
+
+
+def _unbuildable(config: Config, exc: UserError) -> str:
+    return f"{UNBUILDABLE}: {str(exc).removeprefix(f'{config.name}: ')}"
+
+
+def _preflight(
+    options: Options,
+    plans: Sequence[BuildPlan],
+    unbuildable: Sequence[ConfigResult],
+    unreadable: Sequence[ConfigResult],
+    engine: ContainerEngine,
+) -> None:
+    """What the run refuses before it starts a container, in the order it finds out."""
+    if not plans and not unreadable:
+        raise UserError(
+            f"none of the {len(unbuildable)} selected config(s) builds on this machine: "
+            f"{unbuildable[0].config}: {unbuildable[0].note}"
+        )
+    # conda-build renders the recipe first thing in the container; a recipe that does not
+    # render is refused here, before hours of image pulls and environment solves.
+    if _renders_here(options):
+        from tools.render import render_config
+
+        for plan in plans:
+            render_config(options.root / ".ci_support" / f"{plan.config}.yaml", root=options.root)
+    if any(p.dispatch == "docker" for p in plans):
+        _check_engine(engine, options.env)
+    if any(p.dispatch == "native" for p in plans):
+        _check_native(options.env)
+
+
+def _renders_here(options: Options) -> bool:
+    """Whether the toolkit's renderer (meta.yaml) can check the recipe: a feedstock switched
+    to rattler-build (README) has only recipe/recipe.yaml, which rattler-build renders."""
+    recipe = options.root / "recipe"
+    return (recipe / "meta.yaml").is_file() or not (recipe / "recipe.yaml").is_file()
+
+
+def _dry_run(
+    options: Options,
+    plans: Sequence[BuildPlan],
+    unbuildable: Sequence[ConfigResult],
+    unreadable: Sequence[ConfigResult],
+    engine: ContainerEngine,
+    console: Console,
+) -> int:
+    lock.check_free(options.artifacts)  # the run would be refused here, so the dry run is
+    console.say(f"dry run: {len(plans)} config(s); nothing is started, written or deleted")
+    if not _renders_here(options):
+        console.say("recipe/recipe.yaml: not rendered here; rattler-build renders it in the build")
+    for plan in plans:
+        status = (
+            "would skip: done marker exists (--force rebuilds)"
+            if plan.marker.exists() and not options.force
+            else "would build"
+        )
+        console.say(describe(plan, status=status, engine=engine, secrets=options.secrets))
+    for result in unbuildable:
+        console.say(f"[-] {result.config}: would skip: {result.note}")
+    for result in unreadable:
+        console.say(f"[!] {result.config}: would fail: {result.note}")
+    if unreadable:
+        raise ProblemsFound(
+            f"{len(unreadable)} selected config(s) cannot be read and would fail: "
+            f"{', '.join(r.config for r in unreadable)}"
+        )
+    return 0
 
 
 def _loop(
@@ -443,14 +631,22 @@ def _loop(
     engine: ContainerEngine,
     console: Console,
     unbuildable: Sequence[ConfigResult] = (),
+    unreadable: Sequence[ConfigResult] = (),
+    label_of: Mapping[str, str] | None = None,
 ) -> int:
     started = time.time()
+    label_of = label_of or {}
     previous = art.read_summary(options.artifacts)
     progress = Progress(console.err, is_tty=console.err.isatty())
+    expected = _estimate(options, plans, measured_seconds(options.durations), progress)
     for result in unbuildable:
         progress.message(f"[-] {result.config}: skipped, {result.note}")
+    for result in unreadable:
+        progress.message(f"[!] {result.config}: FAILED, {result.note}")
     results: list[ConfigResult] = []
     stop_reason = ""
+    if unreadable and options.fail_fast:
+        stop_reason = f"not started: --fail-fast after {unreadable[0].config} failed"
     interrupted = False
     for plan in plans:
         if stop_reason:
@@ -463,7 +659,14 @@ def _loop(
                 continue
             work_before = art.work_dirs(options.artifacts)
             window = (time.time(), 0.0)
-            result = build_one(plan, options, engine, progress)
+            result = build_one(
+                plan,
+                options,
+                engine,
+                progress,
+                label=label_of.get(plan.config, ""),
+                expected=_expected_for(plan, plans, expected, options),
+            )
             window = (window[0], time.time())
             results.append(result)
             if result.status == INTERRUPTED:
@@ -478,15 +681,44 @@ def _loop(
             stop_reason = "not started: the run was interrupted"
             if not results or results[-1].config != plan.config:
                 results.append(ConfigResult(plan.config, PENDING, note=stop_reason))
+    results.extend(unreadable)
     results.extend(unbuildable)
-    _finish(options, results, started, console)
+    _finish(options, results, started, console, label_of)
     if interrupted:
         console.say("interrupted: rerun the same command to resume where it stopped")
         return EXIT_INTERRUPTED
-    failed = [r.config for r in results if r.status == FAILED]
+    failed = [label_of.get(r.config, r.config) for r in results if r.status == FAILED]
     if failed:
         raise ProblemsFound(
             f"{len(failed)} of {len(results)} config(s) failed: {', '.join(failed)} "
-            "(logs in build_artifacts/<config>-log.txt)"
+            f"(`build-locally.py --why '{failed[0]}'` shows the first error; "
+            "all: build_artifacts/summary.json and <config>-log.txt)"
         )
     return 0
+
+
+def _estimate(
+    options: Options,
+    plans: Sequence[BuildPlan],
+    measured: Mapping[str, float],
+    progress: Progress,
+) -> Estimate | None:
+    """Expected build times for the ETA; a config file the cost model cannot read only costs
+    the ETA, never the build (a bad --durations file is an error before anything starts)."""
+    try:
+        return estimate(options.root, [p.config for p in plans], measured)
+    except UserError as exc:
+        progress.message(f"no ETA: {exc}")
+        return None
+
+
+def _expected_for(
+    plan: BuildPlan, plans: Sequence[BuildPlan], found: Estimate | None, options: Options
+) -> tuple[float, float, str] | None:
+    """This config's expected seconds, those of the configs after it that will build (a done
+    marker skips one unless --force), and the estimate's source."""
+    if found is None:
+        return None
+    later = plans[plans.index(plan) + 1 :]
+    after = sum(found.seconds[p.config] for p in later if options.force or not p.marker.exists())
+    return found.seconds[plan.config], after, found.source

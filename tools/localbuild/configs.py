@@ -9,16 +9,28 @@ only one config is valid, which builds the wrong thing silently).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 
 from tools import selection
 from tools.errors import UserError
 from tools.files import yaml_error_message
 from tools.selection import apply_filter
 
-__all__ = ["Config", "apply_filter", "choose_interactively", "discover", "docker_image", "select"]
+__all__ = [
+    "Config",
+    "UnreadableConfig",
+    "apply_filter",
+    "choose_interactively",
+    "discover",
+    "docker_image",
+    "labels",
+    "read_variant",
+    "select",
+]
 
 
 @dataclass(frozen=True)
@@ -44,12 +56,18 @@ def discover(root: Path) -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in directory.glob("*.yaml") if p.is_file()))
 
 
+def labels(root: Path, names: Sequence[str]) -> dict[str, str]:
+    """name -> the short label people read and may type (tools/selection.py)."""
+    return selection.read_labels(ci_support_dir(root), names)
+
+
 def select(
     available: Sequence[str],
     requested: Sequence[str],
     *,
     all_configs: bool = False,
     filter_glob: str | None = None,
+    label_of: Mapping[str, str] | None = None,
 ) -> tuple[str, ...]:
     """The configs to build, in the order asked; ``()`` means "ask the user".
 
@@ -58,52 +76,90 @@ def select(
     ``--all`` and the interactive menu; a name it excludes is an error, not a
     silent skip.
     """
-    pool = selection.select_many(available, (), filter_glob=filter_glob)
+    pool = selection.select_many(available, (), filter_glob=filter_glob, labels=label_of)
     if all_configs and requested:
         raise UserError("give config names or --all, not both")
     if all_configs:
         return pool
     if not requested:
         return ()
-    return selection.select_many(available, requested, filter_glob=filter_glob)
+    return selection.select_many(available, requested, filter_glob=filter_glob, labels=label_of)
 
 
 def choose_interactively(
     pool: Sequence[str],
     ask: Callable[[str], str],
     say: Callable[[str], None],
+    marks: Mapping[str, str] | None = None,
+    label_of: Mapping[str, str] | None = None,
 ) -> str:
-    """conda-smithy's numbered menu; ``ask`` is ``input`` in real life."""
+    """conda-smithy's numbered menu (label, then name); ``ask`` is ``input`` in real life.
+    ``marks`` says, per config this machine cannot build, why (shown after its name); the
+    user may answer with a number, a name or a label."""
     say("Select a config to build:")
-    for number, name in enumerate(pool, start=1):
-        say(f"{number:3d}. {name}")
+    lines = selection.describe(pool, label_of)
+    for number, (name, line) in enumerate(zip(pool, lines, strict=True), start=1):
+        mark = (marks or {}).get(name)
+        say(f"{number:3d}. {line}" + (f"  [{mark}]" if mark else ""))
     try:
         answer = ask("\n> ").strip()
     except EOFError:
         raise UserError("no config selected") from None
     if answer in pool:
         return answer
+    by_label = [n for n in pool if (label_of or {}).get(n) == " ".join(answer.split())]
+    if by_label:
+        return by_label[0]
     if answer.isdigit() and 1 <= int(answer) <= len(pool):
         return pool[int(answer) - 1]
     raise UserError(f"{answer!r} is not one of the numbers 1-{len(pool)}")
 
 
-def docker_image(config_path: Path) -> str | None:
-    """The first ``docker_image`` of a config, or None when it names none."""
+class UnreadableConfig(UserError):
+    """A ``.ci_support`` file that cannot be read as a variant file: the config is lost from
+    the build until it is rerendered, which is a failure, never "cannot build here"."""
+
+
+def read_variant(config_path: Path) -> dict[str, object]:
+    """A config's variant mapping, or :class:`UnreadableConfig` naming the file and line."""
+    try:
+        stat = config_path.stat()
+    except OSError as exc:
+        raise UnreadableConfig(f"{config_path}: cannot read it ({exc.strerror})") from None
+    return dict(_load_variant(config_path, stat.st_mtime_ns, stat.st_size))
+
+
+# Checking, planning and the menu each ask for the same few files, and the pure-Python YAML
+# reader takes ~20 ms a file (the menu must appear within a second).  The key holds the
+# file's mtime and size, so a file edited since is read again.
+@lru_cache(maxsize=64)
+def _load_variant(config_path: Path, mtime_ns: int, size: int) -> Mapping[str, object]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
     try:
         text = config_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{config_path}: cannot read it ({exc})") from None
+    except OSError as exc:
+        raise UnreadableConfig(f"{config_path}: cannot read it ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise UnreadableConfig(
+            f"{config_path}: not UTF-8 text (byte {exc.start}); rerender the feedstock"
+        ) from None
     try:
         data = YAML(typ="safe").load(text)
     except YAMLError as exc:
-        raise UserError(yaml_error_message(str(config_path), exc, text)) from None
+        message = yaml_error_message(str(config_path), exc, text)
+        raise UnreadableConfig(f"{message}; rerender the feedstock") from None
     if not isinstance(data, dict):
-        raise UserError(f"{config_path}: not a mapping of variant keys; rerender the feedstock")
-    value = data.get("docker_image")
+        raise UnreadableConfig(
+            f"{config_path}: not a mapping of variant keys; rerender the feedstock"
+        )
+    return MappingProxyType(data)
+
+
+def docker_image(config_path: Path) -> str | None:
+    """The first ``docker_image`` of a config, or None when it names none."""
+    value = read_variant(config_path).get("docker_image")
     if isinstance(value, list):
         value = value[0] if value else None
     return str(value) if value else None

@@ -23,9 +23,8 @@ ENGINES: dict[str, EngineName] = {"docker": "docker", "podman": "podman", "podma
 # Containers we start carry this label, so `--prune` removes ours and nobody else's.
 LABEL = "org.conda-forge.build-locally=1"
 
-NO_ENGINE_HINT = (
-    "use --native to build with a local conda-build, or --dry-run to see what would run"
-)
+# --dry-run is no way out: it refuses a missing engine as the run does (it probes, like the run).
+NO_ENGINE_HINT = "or use --native to build with a local conda-build"
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,8 @@ class ContainerEngine:
         found = shutil.which(self.executable, path=env.get("PATH"))
         if found is None:
             raise UserError(
-                f"no container engine: `{self.executable}` is not on PATH; {NO_ENGINE_HINT}"
+                f"no container engine: `{self.executable}` is not on PATH; install Docker or "
+                f"Podman, {NO_ENGINE_HINT}"
             )
         return found
 
@@ -71,7 +71,7 @@ class ContainerEngine:
         tail = f" ({detail})" if detail else ""
         return UserError(
             f"no container engine: `{self.executable} info` failed, the {what}{tail}; "
-            f"{NO_ENGINE_HINT}"
+            f"start it, {NO_ENGINE_HINT}"
         )
 
     def run_args(self, container: str, *, remove: bool) -> list[str]:

@@ -43,6 +43,27 @@ def _holder(path: Path) -> str:
     return text if text.isdigit() else "unknown"
 
 
+def _in_use(artifacts: Path, path: Path) -> UserError:
+    return UserError(
+        f"{artifacts} is in use by another build-locally run (pid {_holder(path)}); "
+        "wait for it to finish or stop it, then rerun to resume"
+    )
+
+
+def check_free(artifacts: Path) -> None:
+    """Refuse as :func:`exclusive` would, without creating or writing anything (--dry-run)."""
+    path = artifacts / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDWR)  # no O_CREAT: without the file nobody holds the lock
+    except OSError:
+        return
+    try:
+        if not _try_lock(fd):
+            raise _in_use(artifacts, path)
+    finally:
+        os.close(fd)  # releases the lock we just took to look
+
+
 @contextmanager
 def exclusive(artifacts: Path) -> Iterator[None]:
     """Hold the batch lock of ``artifacts`` (created if needed), or raise a UserError."""
@@ -51,10 +72,7 @@ def exclusive(artifacts: Path) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         if not _try_lock(fd):
-            raise UserError(
-                f"{artifacts} is in use by another build-locally run (pid {_holder(path)}); "
-                "wait for it to finish or stop it, then rerun to resume"
-            )
+            raise _in_use(artifacts, path)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         yield

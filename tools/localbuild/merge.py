@@ -60,20 +60,20 @@ class MergeResult:
         return [name for name, r in self.configs.items() if r.get("status") not in BUILT]
 
 
-def artifacts_dir(directory: Path) -> Path:
+def artifacts_dir(directory: Path, *, flag: str = "--merge") -> Path:
     """DIR itself, or DIR/build_artifacts when DIR is a feedstock checkout."""
     if (directory / "build_artifacts").is_dir():
         return directory / "build_artifacts"
     if directory.is_dir():
         return directory
-    raise UserError(f"--merge {directory}: not a directory")
+    raise UserError(f"{flag} {directory}: not a directory")
 
 
-def load_source(path: Path) -> Source:
+def load_source(path: Path, *, flag: str = "--merge") -> Source:
     summary = path / "summary.json"
     if not summary.exists():
         raise UserError(
-            f"--merge {path}: no summary.json; give the build_artifacts folder of a "
+            f"{flag} {path}: no summary.json; give the build_artifacts folder of a "
             "build-locally.py run (or a CI build artifact)"
         )
     document = art.load_summary(

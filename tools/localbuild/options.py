@@ -30,17 +30,21 @@ EPILOG = """\
 environment: DOCKER_EXECUTABLE (docker|podman, or the path of either), DOCKER_IMAGE
 (overrides the config's image), CONDA_FORGE_DOCKER_RUN_ARGS (extra `run` options),
 CPU_COUNT, MINIFORGE_HOME (osx/win), OSX_SDK_DIR (osx configs; setting it accepts
-Apple's SDK licence).  Tokens (BINSTAR_TOKEN and friends) are never forwarded and are
+Apple's SDK licence), BUILD_MACHINE (the machine's name in summary.json and --report's
+timeline; default: the host name).  Tokens (BINSTAR_TOKEN and friends) are never forwarded and are
 redacted from logs and messages.
 
 one run at a time per build_artifacts/ (a lock; a second run is refused with the first
 one's pid).  With --all or a glob, configs this machine cannot build are skipped with the
-reason (summary status "skipped"); a config named exactly is an error instead.
+reason (summary status "skipped") and a config file that cannot be read fails (status
+"failed": rerender); a config named exactly is an error instead.  --dry-run makes every
+check the run makes (something to build, the engine answers, the recipe renders) and stops
+before the first container.
 
 written to build_artifacts/: <config>-log.txt (timestamped UTC, tokens redacted;
 an earlier attempt's log moves to old-logs/), conda-forge-build-done-<config> (the
 resume marker), summary.json ({"version": 1, "configs": {<config>: {"status":
-done|failed|interrupted|skipped|pending, "duration_seconds", "returncode", "log",
+done|failed|interrupted|skipped|pending, "machine", "duration_seconds", "returncode", "log",
 "packages": [{"path", "sha256", "size"}], "ccache": {"hits", "misses", "hit_rate"}
 or null, "note"}}, ...}), SHA256SUMS (`sha256sum -c` format, every package in the
 channel folders) and log_files.zip (the logs, summary.json and SHA256SUMS).
@@ -49,10 +53,18 @@ several machines: `--all --shard K/N` on machine K of N (the same command
 everywhere), then `--merge DIR...` on one of them with the others'
 build_artifacts/ copied over; `--cfep3-request` works on the merged folder.
 
-exit status: 0 all selected configs built or already done; 1 some config failed;
-2 bad input or no usable engine (an unknown config lists the three closest names, an
-ambiguous one every match, one per line); 130 interrupted (rerun the same command to
-resume).
+configs are shown with a short label (`linux-64 cuda13.0 mkl`: platform, cudaX.Y or cpu,
+BLAS, plus the words that tell two configs apart when those do not); CONFIG and --filter
+accept it (quote it).  --list prints `LABEL  NAME` lines (the name is the last word).
+While building, the status and heartbeat lines show the expected finish of the config
+and of the batch, from --durations when given, else the cost model (the line says which).
+
+exit status: 0 all selected configs built or already done (or, with --shard, none fell
+to this machine); 1 some config failed (or would, with --dry-run); 2 bad input, a recipe
+that does not render or no usable engine, in one line starting `error:` (an unknown config
+or glob lists the three closest names, an ambiguous one every match, one per line); 130
+interrupted (rerun the same command to resume).  --why and --report exit 0 when they
+printed, 2 when there is nothing to read.
 """
 
 
@@ -76,6 +88,8 @@ class Options:
     shard: Shard | None  # --shard K/N: this machine's part of the selection
     durations: tuple[Path, ...]  # summary.json files whose durations balance the shards
     merge_dirs: tuple[Path, ...]  # --merge: other machines' build_artifacts/
+    why: str | None  # --why CONFIG: the first error of that config's log
+    report_dirs: tuple[Path, ...] | None  # --report [DIR...]: None when not asked
     env: Mapping[str, str]  # what the build sees: the caller's environment minus secrets
     secrets: tuple[str, ...]  # values to redact wherever output is written
     withheld: tuple[str, ...]  # names of the secret variables the caller had set
@@ -85,8 +99,17 @@ class Options:
         return self.root / "build_artifacts"
 
 
+class _Parser(argparse.ArgumentParser):
+    """A refused command line is bad input like any other: the toolkit's handler
+    (tools/errors.py) prints one ``error:`` line, then the usage on one line, and exits 2
+    (``python -m tools`` does the same), not argparse's usage block and ``prog: error:``."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UserError(f"{message}\n{' '.join(self.format_usage().split())}")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="build-locally",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -152,13 +175,14 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument(
         "--dry-run",
         action="store_true",
-        help="print what would run for each config (command, environment, mounts)",
+        help="check as the build does, then print what would run for each config "
+        "(command, environment, mounts) instead of running it",
     )
     batch.add_argument(
         "--list",
         dest="list_only",
         action="store_true",
-        help="list the configs (after --filter) and exit",
+        help="list the configs (the CONFIGs given, else all; after --filter) and exit",
     )
     batch.add_argument(
         "--cfep3-request",
@@ -166,6 +190,22 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CHANNEL",
         help="print the conda-forge/admin-requests cfep3_copy entry for the packages "
         "in build_artifacts/SHA256SUMS, uploaded to CHANNEL (e.g. jdoe/label/cfep03)",
+    )
+    batch.add_argument(
+        "--why",
+        metavar="CONFIG",
+        help="print the first compiler, CMake, linker or test error in CONFIG's log, with "
+        "context and the log's path",
+    )
+    batch.add_argument(
+        "--report",
+        dest="report_dirs",
+        metavar="DIR",
+        type=Path,
+        nargs="*",
+        default=None,
+        help="write build_artifacts/report.md (the CFEP-03 comment, also printed) and "
+        "build_artifacts/timeline.svg from build_artifacts/ or the given folders",
     )
     spread = parser.add_argument_group("a release over several machines (README, CFEP-03)")
     spread.add_argument(
@@ -180,8 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         action="append",
         default=[],
-        help="with --shard: an earlier summary.json whose measured build times replace the "
-        "cost model (repeatable; give every machine the same files)",
+        help="an earlier summary.json whose measured build times replace the cost model for "
+        "the ETA and --shard (repeatable; give every machine the same files)",
     )
     spread.add_argument(
         "--merge",
@@ -220,8 +260,23 @@ def _check_spread(args: argparse.Namespace) -> None:
         ]
         if others:
             raise UserError(f"--merge only combines folders; drop {', '.join(others)}")
-    if args.durations and not args.shard:
-        raise UserError("--durations balances --shard; add --shard K/N or drop --durations")
+    for flag, given in (("--why", args.why), ("--report", args.report_dirs is not None)):
+        others = [
+            other
+            for other, used in (
+                ("config names", args.config),
+                ("--all", args.all_configs),
+                ("--shard", args.shard),
+                ("--merge", args.merge_dirs),
+                ("--debug", args.debug),
+                ("--dry-run", args.dry_run),
+                ("--list", args.list_only),
+                ("--why", flag != "--why" and args.why),
+            )
+            if used
+        ]
+        if given and others:
+            raise UserError(f"{flag} only reads what a build left; drop {', '.join(others)}")
     if args.shard and args.debug:
         raise UserError("--debug opens a shell in one build; drop --shard")
     if args.shard and not (args.all_configs or args.config or args.list_only):
@@ -286,6 +341,8 @@ def from_args(
         shard=parse_shard(args.shard) if args.shard else None,
         durations=tuple(args.durations),
         merge_dirs=tuple(args.merge_dirs),
+        why=args.why,
+        report_dirs=None if args.report_dirs is None else tuple(args.report_dirs),
         env=MappingProxyType(clean_env),
         secrets=tuple(secret_values(env)),
         withheld=tuple(name for name in SECRET_ENV_VARS if name in env),

@@ -3,7 +3,9 @@
 On a terminal one status line is redrawn in place (config i of n, elapsed
 time, phase, ninja's [done/total]); phase changes are printed once.  Without a
 terminal (CI, `| tee`), phase changes are printed, plus a heartbeat every few
-minutes.  The full output is in the config's log.
+minutes.  Every line of a config starts with ``[i/n]   H:MM:SS  `` so phases and
+heartbeats line up; with an estimate (``eta.py``) the status and heartbeat lines end
+with the expected finish of the config and of the batch.  The full output is in the config's log.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import shutil
 import time
 from typing import TextIO
 
+from tools.localbuild.eta import finish_text
 from tools.localbuild.logtee import ninja_progress, phase_of
 
 HEARTBEAT_SECONDS = 300.0
@@ -24,10 +27,14 @@ def format_duration(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, stream: TextIO, *, is_tty: bool, clock=time.monotonic) -> None:
+    def __init__(
+        self, stream: TextIO, *, is_tty: bool, clock=time.monotonic, wall=time.time
+    ) -> None:
         self._stream = stream
         self._tty = is_tty
         self._clock = clock
+        self._wall = wall
+        self._expected: tuple[float, float, str] | None = None  # this config, the rest, source
         self._label = ""
         self._start = 0.0
         self._phase = "starting"
@@ -54,26 +61,62 @@ class Progress:
             self._write("\r\x1b[K")
             self._drawn = False
 
-    def start(self, index: int, total: int, config: str) -> None:
+    def start(
+        self,
+        index: int,
+        total: int,
+        config: str,
+        *,
+        label: str = "",
+        expected: tuple[float, float, str] | None = None,
+    ) -> None:
+        """``expected``: this config's expected seconds, the seconds of the configs after it,
+        and where the numbers come from; the status and heartbeat lines then show the ETA."""
         self._label = f"[{index}/{total}]"
         self._start = self._last_heartbeat = self._clock()
         self._phase, self._ninja = "starting", None
-        self._print(f"{self._label} {config}")
+        self._expected = expected
+        self._print(
+            f"{self._label} {label}  {config}"
+            if label and label != config
+            else f"{self._label} {config}"
+        )
+        if expected is not None:
+            self._print(f"{self._prefix()}expected {format_duration(expected[0])}; {self.eta()}")
+
+    def _prefix(self, elapsed: float | None = None) -> str:
+        """``[i/n]   H:MM:SS  ``: every line of a config starts so, phases and heartbeats alike."""
+        seconds = self._clock() - self._start if elapsed is None else elapsed
+        return f"{self._label}   {format_duration(seconds)}  "
+
+    def eta(self) -> str:
+        if self._expected is None:
+            return ""
+        expected, after, source = self._expected
+        return finish_text(
+            now=self._wall(),
+            elapsed=self._clock() - self._start,
+            expected=expected,
+            after=after,
+            source=source,
+        )
 
     def line(self, text: str) -> None:
         phase = phase_of(text)
         if phase and phase != self._phase:
             self._phase, self._ninja = phase, None
-            self._print(f"{self._label}   {format_duration(self._clock() - self._start)}  {phase}")
+            self._print(f"{self._prefix()}{phase}")
             return
         counts = ninja_progress(text)
         if counts:
             self._ninja = counts
 
     def status(self) -> str:
-        text = f"{self._label} {format_duration(self._clock() - self._start)}  {self._phase}"
+        text = f"{self._prefix()}{self._phase}"
         if self._ninja:
             text += f"  [{self._ninja[0]}/{self._ninja[1]}]"
+        if self._expected is not None:
+            text += f"  {self.eta()}"
         return text
 
     def tick(self) -> None:
@@ -90,7 +133,7 @@ class Progress:
 
     def end(self, status: str, seconds: float, detail: str = "") -> None:
         tail = f"  {detail}" if detail else ""
-        self._print(f"{self._label}   {format_duration(seconds)}  {status}{tail}")
+        self._print(f"{self._prefix(seconds)}{status}{tail}")
 
     def message(self, text: str) -> None:
         self._print(text)

@@ -10,6 +10,11 @@ The labels a build job runs on come from, in order:
    through the rerender), read the way conda-smithy reads them;
 3. GitHub's hosted image for that platform.
 
+A fork outside the conda-forge organisation has none of conda-forge's runners, so its
+jobs would queue forever on step 2's labels: with ``--owner`` not ``conda-forge`` and no
+``--labels``, step 2 is skipped (``fallback_hosted``) and the workflow says so in its job
+summary.
+
 GitHub stops hosted jobs after 360 minutes; self-hosted runners get the
 conda-forge.yml ``github_actions.timeout_minutes``.
 
@@ -64,6 +69,7 @@ class LabelRule:
 @dataclass(frozen=True)
 class BuildJob:
     config: str
+    label: str  # the job's name on GitHub: the config's short label (tools/selection.py)
     short: str  # artifact names: conda-smithy's short config name
     os: str  # linux, osx, win: which build step of the workflow runs
     build_platform: str
@@ -72,10 +78,12 @@ class BuildJob:
     timeout_minutes: int
     docker_run_args: str  # CONDA_FORGE_DOCKER_RUN_ARGS for the build
     tests: str  # "here" or "gpu job"
+    fell_back: bool = False  # its own labels named runners a fork lacks: hosted instead
 
     def to_json(self) -> dict[str, object]:
         return {
             "config": self.config,
+            "label": self.label,
             "short": self.short,
             "os": self.os,
             "build_platform": self.build_platform,
@@ -84,12 +92,14 @@ class BuildJob:
             "timeout": self.timeout_minutes,
             "docker_run_args": self.docker_run_args,
             "tests": self.tests,
+            "fell_back": self.fell_back,
         }
 
 
 @dataclass(frozen=True)
 class TestJob:
     config: str
+    label: str
     short: str
     runs_on: tuple[str, ...]
     timeout_minutes: int
@@ -98,6 +108,7 @@ class TestJob:
     def to_json(self) -> dict[str, object]:
         return {
             "config": self.config,
+            "label": self.label,
             "short": self.short,
             "runs_on": list(self.runs_on),
             "timeout": self.timeout_minutes,
@@ -231,6 +242,23 @@ def image_for_tests(facts: ConfigFacts) -> str | None:
     return image
 
 
+CONDA_FORGE = "conda-forge"
+
+
+def fallback_note(builds: Sequence[BuildJob], owner: str) -> str | None:
+    """The job summary's word on a fork's jobs moved to GitHub's runners, or None."""
+    moved = [b for b in builds if b.fell_back]
+    if not moved:
+        return None
+    return (
+        f"{owner} is not the {CONDA_FORGE} organisation and sets no RUNNER_LABELS, so "
+        f"{len(moved)} of {len(builds)} build job(s) whose configs ask for {CONDA_FORGE}'s "
+        "runners run on GitHub's hosted runners instead (at most 6 hours each, no GPU). "
+        "To build on your own machines, set the repository variable RUNNER_LABELS "
+        "(e.g. `linux-64=self-hosted,linux,x64`) or the runner_labels input."
+    )
+
+
 def plan_jobs(
     facts: Sequence[ConfigFacts],
     forge: ForgeCi,
@@ -238,7 +266,11 @@ def plan_jobs(
     labels: Sequence[LabelRule] = (),
     gpu_labels: Sequence[LabelRule] = (),
     run_id: str | None = None,
+    label_of: Mapping[str, str] | None = None,
+    fallback_hosted: bool = False,
 ) -> tuple[tuple[BuildJob, ...], tuple[TestJob, ...]]:
+    """``fallback_hosted``: configs that no ``labels`` rule covers build on GitHub's hosted
+    runners even when their own github_actions_labels name other runners."""
     for rule in gpu_labels:
         if not rule.platform.startswith("linux-"):
             raise UserError(
@@ -248,10 +280,17 @@ def plan_jobs(
     builds, tests = [], []
     for fact in facts:
         short = short_name(fact.name)
+        label = (label_of or {}).get(fact.name, fact.name)
         build_platform = forge.build_of(fact.target_platform)
         chosen = _rule_for(labels, build_platform)
+        own = fact.labels if chosen is None else ()
+        fell_back = (
+            fallback_hosted
+            and chosen is None
+            and not is_hosted(expand_labels(own, build_platform, short=short, run_id=None))
+        )
         runs_on = expand_labels(
-            chosen if chosen is not None else fact.labels,
+            chosen if chosen is not None else () if fell_back else own,
             build_platform,
             short=short,
             run_id=run_id,
@@ -270,6 +309,7 @@ def plan_jobs(
             tests.append(
                 TestJob(
                     config=fact.name,
+                    label=label,
                     short=short,
                     runs_on=gpu_runs_on,
                     timeout_minutes=timeout_for(gpu_runs_on, forge),
@@ -279,6 +319,7 @@ def plan_jobs(
         builds.append(
             BuildJob(
                 config=fact.name,
+                label=label,
                 short=short,
                 os=build_platform.split("-", 1)[0],
                 build_platform=build_platform,
@@ -287,6 +328,7 @@ def plan_jobs(
                 timeout_minutes=timeout_for(runs_on, forge),
                 docker_run_args=" ".join(run_args),
                 tests="gpu job" if split else "here",
+                fell_back=fell_back,
             )
         )
     return tuple(builds), tuple(tests)

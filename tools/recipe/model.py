@@ -64,6 +64,9 @@ class OutputVariant:
     top_level_loop_vars: frozenset[str]
     variants: tuple[Mapping[str, Any], ...] = field(repr=False, default=())
     top_skip: bool = False
+    # build/ignore_run_exports (by name) and build/ignore_run_exports_from (by package), in
+    # the shape of a v1 recipe's requirements/ignore_run_exports.
+    ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -181,9 +184,18 @@ def _finish(rendered: list[_Rendered], ci_split: bool = True) -> list[OutputVari
                 ),
                 variants=tuple(meta.variants),
                 top_skip=item.top.skip(),
+                ignore_run_exports=_ignore_run_exports(meta.build()),
             )
         )
     return results
+
+
+def _ignore_run_exports(build: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    found = {
+        "by_name": tuple(as_str_list(build.get("ignore_run_exports"))),
+        "from_package": tuple(as_str_list(build.get("ignore_run_exports_from"))),
+    }
+    return {kind: names for kind, names in found.items() if names}
 
 
 def _resolve(meta: Meta, spec: str, siblings: list[Meta], strings: dict[int, str]) -> str:
