@@ -139,8 +139,7 @@ def test_a_variant_file_that_is_not_yaml_gives_file_line_and_reason(
     lines[2] = "  - [x: :\n"
     config.write_text("".join(lines))
     result = _run(feedstock, _argv(argv, tmp_path))
-    # PyYAML ends the reason "in this context", ruamel.yaml (build-locally's reader) "here".
-    expected = f"{config}:3: not valid YAML (mapping values are not allowed "
+    expected = f"{config}:3: not valid YAML (mapping values are not allowed in this context)"
     assert expected in result.stderr + result.stdout
     if argv[0] != "build-locally.py" or "--list" in argv:
         line = _error_line(result)
