@@ -428,10 +428,11 @@ def test_libmamba_tool_selects_the_solver(feedstock: Feedstock) -> None:
 
 
 def test_unknown_build_tool_fails_the_config_with_a_clear_line(feedstock: Feedstock) -> None:
-    feedstock.set_forge_config("rattler-build")
+    # not rattler-build: the toolkit renders a feedstock set to it from recipe/recipe.yaml
+    feedstock.set_forge_config("boa")
     assert feedstock.run(CPU).returncode == 1
     log = (feedstock.artifacts / f"{CPU}-log.txt").read_text()
-    assert "conda_build_tool 'rattler-build' is not supported" in log
+    assert "conda_build_tool 'boa' is not supported" in log
 
 
 # ---------------------------------------------------------------- safety

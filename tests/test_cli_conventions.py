@@ -144,11 +144,12 @@ def test_matrix_json_with_check_reports_the_differences(pinning_dir: Path) -> No
 # ------------------------------------------------------------------ --recipe-dir
 
 
-def test_check_recipe_dir_without_meta_yaml_is_an_error(tmp_path: Path) -> None:
+def test_check_recipe_dir_without_a_recipe_is_an_error(tmp_path: Path) -> None:
     result = _tools("check", "--recipe-dir", str(tmp_path), str(tmp_path))
     assert result.returncode == 2
     assert result.stderr == (
-        f"error: {tmp_path}: no meta.yaml here; pass --recipe-dir pointing at the recipe\n"
+        f"error: {tmp_path}: no meta.yaml or recipe.yaml here; "
+        "pass --recipe-dir pointing at the recipe\n"
     )
 
 

@@ -38,7 +38,7 @@ from tools.recipe.variant_config import (
     validate_spec,
 )
 from tools.render import load_forge_yml, load_recipe_source
-from tools.smithy.forge import read_forge_settings
+from tools.smithy.forge import RATTLER_BUILD, read_forge_settings
 from tools.smithy.jobs import CiJob, collapse, finalize_config, job_name, prune_spec
 from tools.smithy.migrations import (
     MigrationPlan,
@@ -163,6 +163,12 @@ class Matrix:
 def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
     forge_data = load_forge_yml(root)
     forge = read_forge_settings(forge_data)
+    if forge.build_tool == RATTLER_BUILD:
+        # which keys a v1 recipe uses is rattler-build's answer; this reimplements conda-build's
+        raise UserError(
+            f"{root / 'conda-forge.yml'}: conda_build_tool: rattler-build; matrix computes the "
+            "configs of meta.yaml only: regenerate .ci_support with `conda smithy rerender`"
+        )
     source = load_recipe_source(recipe_dir)
     feedstock_name = _feedstock_name(root, forge_data, source.meta_text)
     cbc_path = recipe_dir / "conda_build_config.yaml"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -43,66 +42,11 @@ from tools.recipe.variant_config import (
     parse_variant_file,
     validate_spec,
 )
+from tools.rendered import REQUIREMENT_KINDS, RenderedOutput
 from tools.repo import find_root
+from tools.smithy.forge import uses_rattler_build
 
-REQUIREMENT_KINDS = ("build", "host", "run", "run_constrained")
-
-
-@dataclass(frozen=True)
-class RenderedOutput:
-    """One package a CI job produces."""
-
-    name: str
-    version: str
-    build_string: str
-    build_number: int
-    subdir: str
-    skip: bool
-    requirements: Mapping[str, tuple[str, ...]]
-    run_exports: Mapping[str, tuple[str, ...]]
-    tests: Mapping[str, Any]
-    variant: Mapping[str, str]
-    config: str = ""
-    build_platform: str = ""
-    noarch: str | None = None
-    script: str | None = None
-    used_vars: tuple[str, ...] = ()
-    hash_input: Mapping[str, str] = field(default_factory=dict)
-    ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-    @property
-    def dist(self) -> str:
-        return f"{self.name}-{self.version}-{self.build_string}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "version": self.version,
-            "build_string": self.build_string,
-            "build_number": self.build_number,
-            "subdir": self.subdir,
-            "build_platform": self.build_platform,
-            "skip": self.skip,
-            "noarch": self.noarch,
-            "config": self.config,
-            "requirements": {k: list(self.requirements.get(k, ())) for k in REQUIREMENT_KINDS},
-            "run_exports": {k: list(v) for k, v in sorted(self.run_exports.items())},
-            "tests": _jsonable(self.tests),
-            "variant": dict(sorted(self.variant.items())),
-            "used_vars": list(self.used_vars),
-            "hash_input": dict(sorted(self.hash_input.items())),
-        }
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
-
+__all__ = ["REQUIREMENT_KINDS", "RenderedOutput", "render_config"]
 
 # -- reading the recipe ------------------------------------------------------------------------
 
@@ -120,6 +64,19 @@ def load_recipe_source(recipe_dir: Path) -> RecipeSource:
         if p.is_file() and p.suffix in (".sh", ".bat")
     )
     return RecipeSource(meta_text=read_user_file(meta), scripts=scripts, path=str(meta))
+
+
+def v1_recipe_file(recipe_dir: Path) -> Path:
+    """The v1 recipe of a feedstock switched to rattler-build: ``recipe.yaml``, the one name
+    conda-smithy and ``rattler-build build --recipe DIR`` look for."""
+    path = recipe_dir / "recipe.yaml"
+    if not path.is_file():
+        raise UserError(
+            f"{recipe_dir}: conda-forge.yml says conda_build_tool: rattler-build, but there is "
+            "no recipe.yaml here; move the v1 recipe there (README, 'Building with "
+            "rattler-build') or set conda_build_tool: conda-build"
+        )
+    return path
 
 
 def load_forge_yml(root: Path) -> dict[str, Any]:
@@ -264,15 +221,28 @@ def render_config(
     root = root or find_root()
     recipe_dir = recipe_dir or root / "recipe"
     path = resolve_config(config, root)
-    source = load_recipe_source(recipe_dir)
+    forge = load_forge_yml(root)
     config_text = read_user_file(path)
     config = parse_variant_file(config_text, str(path))
     cbc_path = recipe_dir / "conda_build_config.yaml"
-    cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
-    forge = load_forge_yml(root)
     name = path.stem
     subdir = _subdir_of(config_text, str(path), name)
     build_subdir = build_platform_for(forge, subdir)
+    if uses_rattler_build(forge):
+        from tools.render_v1 import render_v1_config
+
+        return list(
+            render_v1_config(
+                v1_recipe_file(recipe_dir),
+                path,
+                cbc=cbc_path if cbc_path.is_file() else None,
+                name=name,
+                subdir=subdir,
+                build_subdir=build_subdir,
+            )
+        )
+    source = load_recipe_source(recipe_dir)
+    cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
     try:
         rendered = _render_cached(
             source, config_text, cbc, str(path), str(cbc_path), name, subdir, build_subdir

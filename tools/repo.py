@@ -21,8 +21,11 @@ def find_root(start: Path | None = None) -> Path:
 
 
 def recipe_dir(value: str | None, root: Path | None = None) -> Path:
-    """Resolve ``--recipe-dir`` (default: <root>/recipe) and check it holds a meta.yaml."""
+    """Resolve ``--recipe-dir`` (default: <root>/recipe) and check it holds a recipe: a
+    meta.yaml (conda-build) or a v1 recipe.yaml (rattler-build; conda-forge.yml says which)."""
     path = Path(value) if value else (root or find_root()) / "recipe"
-    if not (path / "meta.yaml").is_file():
-        raise UserError(f"{path}: no meta.yaml here; pass --recipe-dir pointing at the recipe")
+    if not any((path / name).is_file() for name in ("meta.yaml", "recipe.yaml")):
+        raise UserError(
+            f"{path}: no meta.yaml or recipe.yaml here; pass --recipe-dir pointing at the recipe"
+        )
     return path

@@ -25,6 +25,25 @@ def recipe_version(meta_text: str) -> tuple[str | None, str | None]:
     return found.get("version"), found.get("build")
 
 
+def v1_recipe_version(recipe_text: str) -> tuple[str | None, str | None]:
+    """``(version, build number)`` from a v1 recipe.yaml's ``context``, None where absent or
+    templated (read without rendering, as for meta.yaml)."""
+    from ruamel.yaml import YAML
+
+    try:
+        data = YAML(typ="safe", pure=True).load(recipe_text)
+    except Exception:  # a recipe that does not parse still gets a --version line
+        return None, None
+    context = data.get("context") if isinstance(data, dict) else None
+    context = context if isinstance(context, dict) else {}
+    version, build = (context.get(key) for key in ("version", "build"))
+
+    def plain(value: object) -> str | None:
+        return None if value is None or "${{" in str(value) else str(value)
+
+    return plain(version), plain(build)
+
+
 # What the toolkit is made of: its package and its entry points.  Edits elsewhere (the
 # recipe, .ci_support, the README) change what it works on, not what it is.
 TOOLKIT_PATHS = ("tools", "build-locally.py")
@@ -78,8 +97,13 @@ def describe(feedstock: Path | None, toolkit: Path) -> str:
         recipe_line = "recipe: unknown (not inside the feedstock)"
     else:
         meta = feedstock / "recipe" / "meta.yaml"
+        v1 = feedstock / "recipe" / "recipe.yaml"
+        if v1.is_file() and not meta.is_file():  # switched to rattler-build
+            meta, read = v1, v1_recipe_version
+        else:
+            read = recipe_version
         try:
-            version, build = recipe_version(meta.read_text(encoding="utf-8"))
+            version, build = read(meta.read_text(encoding="utf-8"))
         except OSError:
             version, build = None, None
         recipe_line = f"recipe: pytorch {version or 'unknown'}, build {build or 'unknown'} ({meta})"
