@@ -249,3 +249,26 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(libraries, tmp_path) 
     assert "fail" in plain and "\033[" not in plain
     piped = _check("--only", "elf.runpath", ours, env=env)
     assert "fail" in piped.stdout and "\033[" not in piped.stdout
+
+
+def test_status_filter_is_said_in_the_summary_which_counts_every_finding(
+    libraries, tmp_path
+) -> None:
+    ours = _conda(tmp_path, "libtorch", {"lib/libfoo.so": libraries["leaky"]})
+    result = _check("--only", "elf.runpath", "--status", "warn", ours)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[0] == "no warn findings"
+    assert lines[-1] == (
+        "summary: 1 fail, 0 warn, 0 pass (--status warn shows 0 of these 1 findings; "
+        "it filters what is shown, not what is counted)"
+    )
+
+
+def test_exit_1_counts_failed_findings_of_how_many_checks(libraries, tmp_path) -> None:
+    files = {f"lib/lib{i:02d}.so": libraries["leaky"] for i in range(12)}
+    ours = _conda(tmp_path, "libtorch", files)
+    result = _check("--only", "elf.runpath,elf.machine", ours)
+    assert result.returncode == 1
+    assert "12 findings of 1 check failed: elf.runpath" in result.stderr.splitlines()[-1]
+    assert "check(s)" not in result.stderr

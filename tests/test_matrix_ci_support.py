@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -148,3 +149,150 @@ def test_commands_work_from_a_subdirectory_of_the_feedstock(feedstock):
     result = tools("explain", cwd=feedstock / "recipe")
     assert result.returncode == 0, result.stderr
     assert "libtoy-linalg (magma, nomagma)" in result.stdout
+
+
+# -- provider lines: conda-smithy looks up the provider of the platform a target is built on ----
+
+
+def _set_provider(feedstock: Path, line: str, value: str, build_platform: str = "") -> None:
+    path = feedstock / "conda-forge.yml"
+    text = path.read_text()
+    assert f"  {line}: github_actions\n" in text or f"  {line}:" not in text
+    text = text.replace(f"  {line}: github_actions\n", "")
+    text = text.replace("provider:\n", f"provider:\n  {line}: {value}\n")
+    if build_platform:
+        text = text.replace("build_platform:\n", f"build_platform:\n  {build_platform}\n")
+    path.write_text(text)
+
+
+def test_a_null_provider_of_a_cross_compiled_target_keeps_its_jobs_and_says_why(feedstock):
+    # linux_aarch64 is built on linux_64, so conda-smithy (_get_platforms_of_provider) reads
+    # `provider: linux_64` and both aarch64 configs stay
+    _set_provider(feedstock, "linux_aarch64", "null")
+    result = tools("matrix", "--pinning", str(FIXTURES / "pinning-mini"), "--check", cwd=feedstock)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (warning,) = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert "`provider: linux_aarch64: null` has no effect" in warning
+    assert "`provider: linux_64: github_actions` decides" in warning
+    assert "delete `build_platform: linux_aarch64: linux_64`" in warning
+
+
+def test_a_target_cross_compiled_on_an_enabled_platform_builds_without_its_own_line(feedstock):
+    _set_provider(feedstock, "osx_64", "null", build_platform="osx_64: osx_arm64")
+    result = tools("matrix", "--pinning", str(FIXTURES / "pinning-mini"), "--json", cwd=feedstock)
+    assert result.returncode == 0, result.stderr
+    jobs = json.loads(result.stdout)["jobs"]
+    assert {j["build_platform"] for j in jobs if j["platform"] == "osx-64"} == {"osx-arm64"}
+
+
+def test_a_null_provider_of_the_build_platform_drops_its_cross_targets_too(feedstock):
+    _set_provider(feedstock, "linux_64", "null")
+    result = tools("matrix", "--pinning", str(FIXTURES / "pinning-mini"), "--json", cwd=feedstock)
+    assert result.returncode == 0, result.stderr
+    platforms = {j["platform"] for j in json.loads(result.stdout)["jobs"]}
+    assert "linux-64" not in platforms and "linux-aarch64" not in platforms
+    # the aarch64 line asks for a build the linux_64 line prevents: said, not obeyed
+    assert "`provider: linux_aarch64: github_actions` has no effect" in result.stderr
+
+
+def test_osx_64_null_on_this_feedstock_matches_a_real_rerender(repo_root, pinning_dir, tmp_path):
+    # a real conda smithy rerender with this line keeps both osx-64 configs (osx-64 is built
+    # on osx_arm64 here), so .ci_support stays as committed
+    dest = tmp_path / "pytorch-feedstock"
+    for name in ("recipe", ".ci_support"):
+        shutil.copytree(repo_root / name, dest / name)
+    shutil.copy(repo_root / "conda-forge.yml", dest / "conda-forge.yml")
+    _set_provider(dest, "osx_64", "null")
+    result = tools("matrix", "--pinning", str(pinning_dir), "--check", cwd=dest)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "`provider: osx_arm64: github_actions` decides" in result.stderr
+
+
+# -- README.md's CI-job table: written by --write, checked by --check -----------------------
+
+PYTHON_315 = """\
+migrator_ts: 1790000000
+__migrator:
+    commit_message: Rebuild for python 3.15
+    migration_number: 1
+    operation: key_add
+    primary_key: python
+    use_local: true
+    ordering:
+        python:
+            - 3.10.* *_cpython
+            - 3.11.* *_cpython
+            - 3.12.* *_cpython
+            - 3.13.* *_cp313
+            - 3.14.* *_cp314
+            - 3.15.* *_cp315
+python:
+- 3.15.* *_cp315
+is_python_min:
+- false
+"""
+
+
+@pytest.fixture
+def pytorch_feedstock(repo_root: Path, tmp_path: Path) -> Path:
+    """A copy of this feedstock: recipe, .ci_support, conda-forge.yml and README.md."""
+    dest = tmp_path / "pytorch-feedstock"
+    for name in ("recipe", ".ci_support"):
+        shutil.copytree(repo_root / name, dest / name)
+    for name in ("conda-forge.yml", "README.md"):
+        shutil.copy(repo_root / name, dest / name)
+    return dest
+
+
+def test_write_after_a_new_python_migration_updates_the_readme_table(
+    pytorch_feedstock, pinning_dir
+):
+    (pytorch_feedstock / ".ci_support" / "migrations" / "python315.yaml").write_text(PYTHON_315)
+    result = tools("matrix", "--pinning", str(pinning_dir), "--write", cwd=pytorch_feedstock)
+    assert result.returncode == 0, result.stderr
+    assert "changed: README.md (CI-job table between the matrix-table markers)" in result.stdout
+    table = (pytorch_feedstock / "README.md").read_text().split("<!-- matrix-table:start -->")[1]
+    assert "| 3.10, 3.11, 3.12, 3.13, 3.14, 3.15 |" in table
+    again = tools("matrix", "--pinning", str(pinning_dir), "--check", cwd=pytorch_feedstock)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "README.md's CI-job table are up to date" in again.stdout
+
+
+def test_check_reports_a_stale_readme_table_and_exits_1(pytorch_feedstock, pinning_dir):
+    readme = pytorch_feedstock / "README.md"
+    readme.write_text(readme.read_text().replace("| 3.10, 3.11, 3.12, 3.13, 3.14 |", "| 3.10 |"))
+    result = tools("matrix", "--pinning", str(pinning_dir), "--check", cwd=pytorch_feedstock)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "changed: README.md (CI-job table between the matrix-table markers)"
+    ]
+    as_json = tools(
+        "matrix", "--pinning", str(pinning_dir), "--check", "--json", cwd=pytorch_feedstock
+    )
+    assert json.loads(as_json.stdout)["differences"] == [
+        {"path": "README.md", "kind": "readme-table"}
+    ]
+
+
+def test_closed_migration_says_why_it_goes_and_how_to_keep_it(feedstock):
+    unknown = feedstock / ".ci_support" / "migrations" / "python315.yaml"
+    unknown.write_text("migrator_ts: 1790000000\n__migrator:\n  migration_number: 1\n")
+    result = tools("matrix", "--pinning", str(FIXTURES / "pinning-mini"), "--write", cwd=feedstock)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    at = lines.index("closed-migration: .ci_support/migrations/python315.yaml")
+    assert lines[at + 1].startswith(
+        "    the pinning has no open migration named python315.yaml, so conda-smithy takes it "
+        "for a closed migration and deletes it"
+    )
+    assert "update the pinning" in lines[at + 1] and "`use_local: true`" in lines[at + 1]
+    assert not unknown.exists()
+
+
+def test_a_migration_the_pinning_carries_with_another_timestamp_says_so(feedstock):
+    mine = feedstock / ".ci_support" / "migrations" / "python314.yaml"
+    mine.write_text("migrator_ts: 1\n__migrator:\n  migration_number: 1\n")
+    result = tools("matrix", "--pinning", str(FIXTURES / "pinning-mini"), "--check", cwd=feedstock)
+    assert result.returncode == 1
+    assert "    the pinning's python314.yaml has migrator_ts " in result.stdout
+    assert "this one 1, so conda-smithy takes it for a closed migration" in result.stdout

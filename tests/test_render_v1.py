@@ -316,7 +316,10 @@ def test_a_build_tool_other_than_rattler_build_renders_meta_yaml(
     tmp_path: Path, meta: Path, tool: str
 ) -> None:
     other = _feedstock(tmp_path, tool)
-    assert _json(other, "render", WIN) == _json(meta, "render", WIN)
+    # a skip reason names meta.yaml by its path, which is the only thing allowed to differ
+    assert json.loads(json.dumps(_json(other, "render", WIN)).replace(str(other), "FS")) == (
+        json.loads(json.dumps(_json(meta, "render", WIN)).replace(str(meta), "FS"))
+    )
     assert any(o["skip"] for o in _json(other, "render", WIN))  # meta.yaml's skipped output
 
 

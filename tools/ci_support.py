@@ -158,6 +158,7 @@ def check_pinning_complete(
 class Matrix:
     jobs: tuple[CiJob, ...]
     migrations: MigrationPlan
+    warnings: tuple[str, ...] = ()  # settings that do not do what they say (printed by matrix)
 
 
 def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
@@ -245,7 +246,9 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
                     final_config,
                 )
             )
-    return Matrix(tuple(sorted(jobs, key=lambda j: j.name)), plan)
+    return Matrix(
+        tuple(sorted(jobs, key=lambda j: j.name)), plan, tuple(forge.ignored_provider_lines())
+    )
 
 
 def _feedstock_name(root: Path, forge_data: Mapping[str, Any], meta_text: str) -> str:
@@ -312,10 +315,13 @@ def expected_files(matrix: Matrix) -> dict[str, str]:
 @dataclass(frozen=True)
 class Difference:
     path: str
-    kind: str  # "missing" | "stale" | "changed" | "closed-migration"
+    kind: str  # "missing" | "stale" | "changed" | "closed-migration" | "readme-table"
+    why: str = ""  # printed on the next line, indented (why a closed migration goes)
 
     def __str__(self) -> str:
-        return f"{self.kind}: {self.path}"
+        if self.kind == "readme-table":
+            return f"changed: {self.path} (CI-job table between the matrix-table markers)"
+        return f"{self.kind}: {self.path}" + (f"\n    {self.why}" if self.why else "")
 
 
 def differences(folder: Path, matrix: Matrix) -> list[Difference]:
@@ -333,7 +339,13 @@ def differences(folder: Path, matrix: Matrix) -> list[Difference]:
     for name in sorted(found - set(expected)):
         diffs.append(Difference(f".ci_support/{name}", "stale"))
     for path in matrix.migrations.closed:
-        diffs.append(Difference(f".ci_support/migrations/{path.name}", "closed-migration"))
+        diffs.append(
+            Difference(
+                f".ci_support/migrations/{path.name}",
+                "closed-migration",
+                matrix.migrations.reason(path),
+            )
+        )
     return diffs
 
 

@@ -56,3 +56,17 @@ def update_readme(path: Path, table: str, section: str = DRIFT_TABLE) -> bool:
         return False
     atomic_write_text(path, new, mode=path.stat().st_mode & 0o7777)
     return True
+
+
+def section_of(path: Path, section: str) -> str | None:
+    """The text between the section's markers in ``path`` (``None``: no such file, or no
+    markers: a feedstock whose README does not carry this table)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None
+    start_marker, end_marker = markers(section)
+    start, end = text.find(start_marker), text.find(end_marker)
+    if start < 0 or end < start:
+        return None
+    return text[start + len(start_marker) : end].replace("\r\n", "\n").removeprefix("\n")

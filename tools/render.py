@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -219,10 +220,18 @@ def render_config(
 ) -> list[RenderedOutput]:
     """Every output variant the CI job ``config`` builds, skipped ones included (``skip``)."""
     root = root or find_root()
-    recipe_dir = recipe_dir or root / "recipe"
     path = resolve_config(config, root)
+    return render_config_text(path, read_user_file(path), root=root, recipe_dir=recipe_dir)
+
+
+def render_config_text(
+    path: Path, config_text: str, *, root: Path | None = None, recipe_dir: Path | None = None
+) -> list[RenderedOutput]:
+    """``render_config`` of a variant file's text, which need not be on disk yet (what
+    ``matrix`` is about to write)."""
+    root = root or find_root()
+    recipe_dir = recipe_dir or root / "recipe"
     forge = load_forge_yml(root)
-    config_text = read_user_file(path)
     config = parse_variant_file(config_text, str(path))
     cbc_path = recipe_dir / "conda_build_config.yaml"
     name = path.stem
@@ -322,5 +331,55 @@ def _public(
         script=out.script,
         used_vars=tuple(sorted(out.used_vars)),
         hash_input=dict(out.hash_input),
+        skip_reason=out.skip_reason,
         ignore_run_exports=dict(out.ignore_run_exports),
+    )
+
+
+@dataclass(frozen=True)
+class SourceIdentity:
+    """The version a recipe builds and the sha256 of each source it downloads."""
+
+    version: str
+    sha256: tuple[str, ...]
+
+
+def source_identity(
+    config: str | Path,
+    *,
+    root: Path | None = None,
+    recipe_dir: Path | None = None,
+    meta_text: str | None = None,
+    meta_path: str | None = None,
+) -> SourceIdentity:
+    """``package.version`` and ``source.sha256`` of meta.yaml rendered for the first variant of
+    ``config``; ``meta_text`` renders another revision of meta.yaml (say git HEAD's) the same
+    way, with the same variant."""
+    from tools.recipe.evaluate import Recipe
+
+    root = root or find_root()
+    recipe_dir = recipe_dir or root / "recipe"
+    path = resolve_config(config, root)
+    source = load_recipe_source(recipe_dir)
+    if meta_text is not None:
+        source = RecipeSource(meta_text, source.scripts, meta_path or source.path)
+    cbc_path = recipe_dir / "conda_build_config.yaml"
+    config_text = read_user_file(path)
+    subdir = _subdir_of(config_text, str(path), path.stem)
+    target = Target(subdir, build_platform_for(load_forge_yml(root), subdir))
+    variants = variants_for_config(
+        config_text,
+        read_user_file(cbc_path) if cbc_path.is_file() else None,
+        config_source=str(path),
+        cbc_source=str(cbc_path),
+        subdir=subdir,
+        build_subdir=target.build,
+    )
+    parsed = Recipe(source, target).parse(variants[0]) if variants else {}
+    package = parsed.get("package") or {}
+    sources = parsed.get("source") or []
+    sources = sources if isinstance(sources, list) else [sources]
+    return SourceIdentity(
+        str(package.get("version", "")),
+        tuple(str(s["sha256"]) for s in sources if isinstance(s, Mapping) and s.get("sha256")),
     )

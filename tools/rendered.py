@@ -34,6 +34,8 @@ class RenderedOutput:
     script: str | None = None
     used_vars: tuple[str, ...] = ()
     hash_input: Mapping[str, str] = field(default_factory=dict)
+    # why a skipped output is skipped: the recipe's skip line and the values it read
+    skip_reason: str = ""
     # by_name / from_package, as a v1 recipe's requirements/ignore_run_exports (not in --json)
     ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -50,6 +52,7 @@ class RenderedOutput:
             "subdir": self.subdir,
             "build_platform": self.build_platform,
             "skip": self.skip,
+            "skip_reason": self.skip_reason or None,
             "noarch": self.noarch,
             "config": self.config,
             "requirements": {k: list(self.requirements.get(k, ())) for k in REQUIREMENT_KINDS},

@@ -41,6 +41,29 @@ def summary(findings: Sequence[Finding]) -> str:
     return f"{numbers['fail']} fail, {numbers['warn']} warn, {numbers['pass']} pass"
 
 
+def summary_line(counted: Sequence[Finding], shown: int, status_filter: Sequence[str] = ()) -> str:
+    """The report's last line: what was counted (what the exit status follows) and, when
+    ``--status`` filters, how many of those findings it shows."""
+    line = f"summary: {summary(counted)}"
+    if status_filter:
+        line += (
+            f" (--status {','.join(status_filter)} shows {shown} of these {len(counted)} "
+            "findings; it filters what is shown, not what is counted)"
+        )
+    return line
+
+
+def failure_message(findings: Sequence[Finding]) -> str:
+    """Why ``check`` exits 1: how many failed findings, of how many checks, and which."""
+    failed = [f for f in findings if f.status == "fail"]
+    checks = sorted({f.check for f in failed})
+    plural = "" if len(failed) == 1 else "s"
+    return (
+        f"{len(failed)} finding{plural} of {len(checks)} check{'' if len(checks) == 1 else 's'} "
+        f"failed: {', '.join(checks)}"
+    )
+
+
 def to_text(
     findings: Sequence[Finding],
     *,
@@ -48,12 +71,17 @@ def to_text(
     limit: int = 10,
     colour: bool = False,
     notes: Sequence[str] = (),
+    counted: Sequence[Finding] | None = None,
+    status_filter: Sequence[str] = (),
 ) -> str:
     """One block per check (the worst first), headed by its counts.
 
     Inside a block failures come first, then warnings, then passes; at most
     ``limit`` rows per status, followed at once by how many more there are.
+    ``counted`` are the findings before ``--status`` (``status_filter``) chose the shown ones;
+    the summary counts them.
     """
+    counted = findings if counted is None else counted
     position = {check: index for index, check in enumerate(check_order)}
     groups: dict[str, list[Finding]] = {}
     for finding in findings:
@@ -81,7 +109,7 @@ def to_text(
                     "(--json lists all)"
                 )
     if not findings:
-        lines.append("no findings")
-    lines.append(f"summary: {summary(findings)}")
+        lines.append(f"no {'/'.join(status_filter)} findings" if status_filter else "no findings")
+    lines.append(summary_line(counted, len(findings), status_filter))
     lines.extend(notes)
     return "\n".join(lines)

@@ -40,7 +40,8 @@ which findings are shown:
   --only CHECK[,CHECK]  only these checks (repeatable); a family name (elf, layout, ...)
                         takes all of its checks
   --status STATUS       only findings with this status (fail, warn or pass; repeatable);
-                        it filters what is printed, not the exit status
+                        it filters what is printed, not what is counted: the summary line
+                        and the exit status count every finding --only and --baseline leave
   --baseline PATH       leave out what the baseline (an upstream wheel, packages, a
                         directory or a prefix) has too, and report as fixed (pass) what it
                         has and ours do not.  A finding is in the baseline when the baseline
@@ -125,8 +126,8 @@ def run(args: argparse.Namespace) -> int:
     from tools.check import CHECK_IDS, load, resolve_only, run_checks
     from tools.check.baseline import compare
     from tools.check.expectations import Expectations, from_rendered
-    from tools.check.findings import any_failed, counts
-    from tools.check.report import to_json, to_text, use_colour
+    from tools.check.findings import any_failed
+    from tools.check.report import failure_message, to_json, to_text, use_colour
     from tools.errors import ProblemsFound
 
     only = None
@@ -150,8 +151,7 @@ def run(args: argparse.Namespace) -> int:
             f"baseline: {len(compared.hidden)} finding(s) left out because "
             f"{', '.join(str(p) for p in args.baseline)} has them too"
         )
-    failed = any_failed(findings)
-    failures = counts(findings)["fail"]
+    counted = findings
     if args.status:
         findings = [f for f in findings if f.status in args.status]
     if args.json:
@@ -160,9 +160,17 @@ def run(args: argparse.Namespace) -> int:
             print(note, file=sys.stderr)
     else:
         colour = use_colour(sys.stdout, os.environ)
-        print(to_text(findings, check_order=CHECK_IDS, colour=colour, notes=notes))
-    if failed:
-        raise ProblemsFound(f"{failures} check(s) failed")
+        text = to_text(
+            findings,
+            check_order=CHECK_IDS,
+            colour=colour,
+            notes=notes,
+            counted=counted,
+            status_filter=args.status,
+        )
+        print(text)
+    if any_failed(counted):
+        raise ProblemsFound(failure_message(counted))
     return 0
 
 

@@ -34,15 +34,26 @@ status (conda version semantics, py-rattler):
 
 --json document (version 1):
   {"version": 1, "inputs": {...}, "recipe_note": str|null, "channel_note": str|null,
+   "problems": [str],
    "rows": [{"package", "status", "reason", "compared_with": "run"|"build/host",
              "upstream": {"name", "kind": "requirement"|"tested", "spec", "text", "source",
                           "extra", "condition"},
-             "recipe": [{"spec", "present", "configs": [...], "label", "where"}],
+             "recipe": [{"spec", "present", "configs": [...], "label", "where",
+                         "constrained"}],
              "conda_forge": {"name", "latest", "versions", "source"} | null}],
    "hidden": [str]}
 
-exit status: 0 done, 1 --check found conflicts, 2 bad input (an unknown --config lists the
-three closest names, an ambiguous one every match, one per line).
+problems (printed as warnings and after the table; --check exits 1 on them):
+  a --wheel whose version (without its +local label) is not the version the recipe builds;
+  a recipe whose version differs from git HEAD's while a source sha256 is the same as HEAD's
+  (both revisions of meta.yaml rendered with the first configuration's first variant)
+
+  A run requirement is compared with the torch output's run requirements, else with its
+  run_constrained (shown "(run_constrained)"): that answers an optional upstream extra; a
+  required package only constrained is looser.
+
+exit status: 0 done, 1 --check found conflicts or problems, 2 bad input (an unknown --config
+lists the three closest names, an ambiguous one every match, one per line).
 """
 
 
@@ -98,7 +109,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--markdown", action="store_true", help="print a Markdown table")
     form.add_argument("--json", action="store_true", help="print the JSON document described below")
-    parser.add_argument("--check", action="store_true", help="exit 1 when a row is a conflict")
+    parser.add_argument("--check", action="store_true", help="exit 1 on a conflict or a problem")
     parser.add_argument(
         "--update-readme",
         action="store_true",
@@ -156,9 +167,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.check:
         found = table.conflicts(report)
-        if found:
+        if found or report.problems:
             names = ", ".join(row.package for row in found)
-            raise ProblemsFound(
-                f"{len(found)} conflict(s) between upstream and the recipe: {names}"
+            parts = [f"{len(found)} conflict(s) between upstream and the recipe: {names}"] * bool(
+                found
             )
+            parts += [f"{len(report.problems)} problem(s) with the comparison"] * bool(
+                report.problems
+            )
+            raise ProblemsFound("; ".join(parts))
     return 0

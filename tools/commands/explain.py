@@ -7,6 +7,7 @@ import itertools
 import json
 import sys
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 HELP = "explain the build matrix: a row per CI job with platform, CUDA, BLAS, Pythons and packages"
@@ -214,6 +215,27 @@ def format_table(rows: list[tuple[str, ...]], markdown: bool) -> str:
     return "\n".join([fmt.format(*COLUMNS), *(fmt.format(*row) for row in rows)])
 
 
+def readme_table(jobs: list[JobSummary]) -> str:
+    """The README's CI-job table (between its matrix-table markers)."""
+    return format_table([job.cells() for job in jobs], markdown=True) + "\n"
+
+
+def readme_table_of(variant_files: dict[str, str], root, recipe) -> str:
+    """The README's CI-job table for variant files given as ``{NAME.yaml: text}``: what
+    ``matrix --write`` is about to write, or has written."""
+    from tools.render import render_config_text
+
+    folder = root / ".ci_support"
+    jobs = [
+        summarize(
+            name.removesuffix(".yaml"),
+            render_config_text(folder / name, text, root=root, recipe_dir=recipe),
+        )
+        for name, text in sorted(variant_files.items(), key=lambda item: Path(item[0]).stem)
+    ]
+    return readme_table(jobs)
+
+
 def run(args: argparse.Namespace) -> int:
     from tools.errors import UserError
     from tools.render import config_labels, list_configs, render_config
@@ -249,7 +271,7 @@ def run(args: argparse.Namespace) -> int:
     if args.update_readme:
         from tools import readme
 
-        table = format_table(rows, markdown=True) + "\n"
+        table = readme_table(jobs)
         changed = readme.update_readme(root / "README.md", table, readme.MATRIX_TABLE)
         print(f"README.md: build-matrix table {'updated' if changed else 'already up to date'}")
         return 0

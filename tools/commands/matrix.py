@@ -21,12 +21,22 @@ with use_local: true (or no timestamp) is used as is; one whose name and migrato
 the pinning's copy is replaced by that copy; any other is a closed migration (--write
 deletes it, --check reports it).
 
+Platforms, as conda-smithy decides them: a target platform gets CI jobs when the provider
+line of the platform it is built on (conda-forge.yml build_platform) is not null, so a
+provider line of a cross-compiled platform (osx_64 built on osx_arm64) has no effect; a
+warning names such a line when it asks for something else, and the line that decides.
+
 --json (with no mode, or with --check) prints a document instead of text:
   {"jobs": [{"name": str, "platform": str, "build_platform": str,
              "split": {key: value}}],
    "closed_migrations": [str],
-   "differences": [{"path": str, "kind": "missing"|"stale"|"changed"|"closed-migration"}]}
+   "differences": [{"path": str,
+                    "kind": "missing"|"stale"|"changed"|"closed-migration"|"readme-table"}]}
   "differences" is present with --check only.
+
+README.md's CI-job table (between <!-- matrix-table:start --> and <!-- matrix-table:end -->,
+as `explain --markdown` prints it) is generated from the same inputs: --write rewrites it,
+--check reports it when stale ("readme-table"). A README without the markers is left alone.
 
 exit status: 0 up to date / written, 1 --check found differences, 2 bad input.
 """
@@ -53,8 +63,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tools import ci_support
+    from tools import ci_support, readme
     from tools.errors import ProblemsFound, UserError
+    from tools.log import warn
     from tools.repo import find_root, recipe_dir
 
     if args.diff and not args.check:
@@ -65,17 +76,25 @@ def run(args: argparse.Namespace) -> int:
     recipe = recipe_dir(args.recipe_dir, root)
     pinning = ci_support.locate_pinning(args.pinning)
     matrix = ci_support.compute_matrix(root, recipe, pinning)
+    for message in matrix.warnings:
+        warn(message)
     folder = root / ".ci_support"
     if args.write:
         changes = ci_support.write(folder, matrix)
         for change in changes:
             print(change)
+        table = _readme_table(root, recipe, matrix)
+        if table is not None and readme.update_readme(
+            root / "README.md", table, readme.MATRIX_TABLE
+        ):
+            print(f"changed: {README_TABLE}")
+            changes.append(README_TABLE)
         print(f"{len(matrix.jobs)} CI jobs; {len(changes)} file(s) changed")
         return 0
     if args.json:
         document = _document(matrix)
         if args.check:
-            diffs = ci_support.differences(folder, matrix)
+            diffs = _all_differences(root, recipe, matrix)
             document["differences"] = [{"path": d.path, "kind": d.kind} for d in diffs]
         json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -83,19 +102,26 @@ def run(args: argparse.Namespace) -> int:
             raise ProblemsFound(f"{len(document['differences'])} difference(s) in .ci_support")
         return 0
     if args.check:
-        diffs = ci_support.differences(folder, matrix)
+        diffs = _all_differences(root, recipe, matrix)
         if not diffs:
-            print(f".ci_support is up to date ({len(matrix.jobs)} CI jobs)")
+            with_table = readme.section_of(root / "README.md", readme.MATRIX_TABLE) is not None
+            what = (
+                ".ci_support and README.md's CI-job table are" if with_table else ".ci_support is"
+            )
+            print(f"{what} up to date ({len(matrix.jobs)} CI jobs)")
             return 0
         for diff in diffs:
             print(diff)
         if args.diff:
             names = [
-                d.path.split("/", 1)[1] for d in diffs if d.kind in ("changed", "missing", "stale")
+                d.path.split("/", 1)[1]
+                for d in diffs
+                if d.kind in ("changed", "missing", "stale") and d.path.startswith(".ci_support/")
             ]
             print(ci_support.unified_diff(folder, matrix, names), end="")
         raise ProblemsFound(
-            f"{len(diffs)} difference(s) in .ci_support; run `python -m tools matrix --write"
+            f"{len(diffs)} difference(s) in .ci_support and README.md's CI-job table; "
+            "run `python -m tools matrix --write"
             + (f" --pinning {args.pinning}`" if args.pinning else "`")
         )
     for job in matrix.jobs:
@@ -106,7 +132,35 @@ def run(args: argparse.Namespace) -> int:
         print(f"{job.name}\n    {where}; {split or 'no split keys'}")
     for path in matrix.migrations.closed:
         print(f"closed migration (would be deleted): .ci_support/migrations/{path.name}")
+        print(f"    {matrix.migrations.reason(path)}")
     return 0
+
+
+# The README's CI-job table is generated from .ci_support and the recipe, so the command that
+# writes .ci_support writes it too, and --check checks it.
+README_TABLE = "README.md (CI-job table between the matrix-table markers)"
+
+
+def _readme_table(root, recipe, matrix) -> str | None:
+    """The table the README should carry, or ``None`` when its README has no such section
+    (a feedstock that does not keep the table)."""
+    from tools import ci_support, readme
+    from tools.commands.explain import readme_table_of
+
+    if readme.section_of(root / "README.md", readme.MATRIX_TABLE) is None:
+        return None
+    files = {n: t for n, t in ci_support.expected_files(matrix).items() if n.endswith(".yaml")}
+    return readme_table_of(files, root, recipe)
+
+
+def _all_differences(root, recipe, matrix) -> list:
+    from tools import ci_support, readme
+
+    diffs = ci_support.differences(root / ".ci_support", matrix)
+    table = _readme_table(root, recipe, matrix)
+    if table is not None and readme.section_of(root / "README.md", readme.MATRIX_TABLE) != table:
+        diffs.append(ci_support.Difference("README.md", "readme-table"))
+    return diffs
 
 
 def _document(matrix) -> dict:

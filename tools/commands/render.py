@@ -26,7 +26,8 @@ feedstock switched to rattler-build").
 
 --json prints a list, one object per output variant, sorted as rendered:
   {"name", "version", "build_string", "build_number", "subdir", "build_platform",
-   "skip", "noarch", "config",
+   "skip", "skip_reason" (the meta.yaml line that skips it, explained; null if built),
+   "noarch", "config",
    "requirements": {"build": [...], "host": [...], "run": [...], "run_constrained": [...]},
    "run_exports": {"weak"|"strong"|...: [...]}, "tests": {...},
    "variant": {key: value}, "used_vars": [...], "hash_input": {key: value}}
@@ -78,13 +79,16 @@ def run(args: argparse.Namespace) -> int:
     configs = select_configs(args.configs, root, filter_glob=args.filter_glob)
     rendered = [(c, render_config(c, root=root, recipe_dir=recipe)) for c in configs]
     if args.output:
-        names = sorted({o.name for _, outputs in rendered for o in outputs})
+        # Every config named must have the output: one that does not would print nothing
+        # under its heading, which reads as "renders nothing".
+        for config, outputs in rendered:
+            names = sorted({o.name for o in outputs})
+            if args.output not in names:
+                raise UserError(
+                    f"{normalize(str(config))}: no output named {args.output!r} in this config "
+                    f"(its outputs: {', '.join(names) or 'none'})"
+                )
         rendered = [(c, [o for o in outputs if o.name == args.output]) for c, outputs in rendered]
-        if not any(outputs for _, outputs in rendered):
-            where = ", ".join(str(c) for c in configs)
-            raise UserError(
-                f"{where}: no output named {args.output!r} (outputs: {', '.join(names)})"
-            )
     if args.built_only:
         rendered = [(c, [o for o in outputs if not o.skip]) for c, outputs in rendered]
     if args.json:
@@ -109,6 +113,8 @@ def _describe(out) -> str:
         + (", SKIPPED" if out.skip else "")
         + ")"
     ]
+    if out.skip:
+        lines.append(f"  skipped: {out.skip_reason or 'build/skip is true'}")
     # compiler/stdlib keys show in the build requirements; the rest says which variant this is
     toolchain = re.compile(r".*_(compiler|stdlib)(_version)?$|target_platform$|channel_targets$")
     loops = {

@@ -184,6 +184,13 @@ def admits(spec: str | None, version: str) -> bool:
     return version_spec(spec).matches(parsed)
 
 
+def same_version(left: str, right: str) -> bool:
+    """Equal in conda's version order (``2.13`` is ``2.13.0``); text equality when either
+    is not a version."""
+    a, b = _version(left), _version(right)
+    return left == right if a is None or b is None else a == b
+
+
 def newer(left: str, right: str) -> bool:
     """``left`` sorts after ``right`` in conda's version order."""
     a, b = _version(left), _version(right)

@@ -148,6 +148,9 @@ class RecipeGroup:
     label: str = ""  # the variant values that set these configurations apart, if any
     texts: tuple[str, ...] = ()  # the requirements as rendered
     where: tuple[str, ...] = ()  # "output section" entries naming the package with this spec
+    # Only run_constrained names it: the recipe limits its version when something else
+    # installs it, but does not install it.
+    constrained: bool = False
 
 
 @dataclass(frozen=True)

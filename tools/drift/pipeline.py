@@ -16,11 +16,11 @@ from pathlib import Path
 from tools import repo
 from tools.drift import channel as channel_io
 from tools.drift import recipe as recipe_io
-from tools.drift import table
+from tools.drift import table, versions
 from tools.drift.model import UpstreamClaim
 from tools.drift.names import conda_names
 from tools.drift.upstream_tree import read_tree
-from tools.drift.upstream_wheel import read_wheel
+from tools.drift.upstream_wheel import metadata_version, read_metadata, read_wheel
 from tools.errors import UserError
 from tools.log import step, warn
 
@@ -63,23 +63,51 @@ def upstream_claims(request: DriftRequest) -> list[UpstreamClaim]:
     return claims
 
 
-def recipe_view(request: DriftRequest) -> tuple[table.RecipeView | None, str | None, Path | None]:
+@dataclass(frozen=True)
+class RecipeSide:
+    """The recipe column (``None``: unknown, with ``note`` saying why) and what it was
+    rendered from."""
+
+    view: table.RecipeView | None
+    note: str | None
+    root: Path | None
+    recipe_path: Path | None = None
+    versions: tuple[str, ...] = ()  # the versions the torch-shipping output builds
+
+
+def recipe_view(request: DriftRequest) -> RecipeSide:
     """The recipe column: every rendered spec, or why it is unknown; and the feedstock root."""
     if request.no_recipe:
-        return None, "generated with --no-recipe", None
+        return RecipeSide(None, "generated with --no-recipe", None)
     recipe_path = repo.recipe_dir(request.recipe_dir)
     root = recipe_path.parent
     try:
-        with step("render every configuration"):
-            rendered = recipe_io.render_all(root, list(request.configs), recipe_path)
+        rendered = recipe_io.render_all(root, list(request.configs), recipe_path)
     except recipe_io.RendererUnavailable as exc:
         warn(str(exc))
-        return None, str(exc), root
+        return RecipeSide(None, str(exc), root)
     recipe_io.require_output(rendered, request.torch_output)
     specs, configs, unparsable = recipe_io.specs_from_rendered(rendered, request.torch_output)
     for item in unparsable:
         warn(f"cannot parse rendered requirement, skipped: {item}")
-    return table.RecipeView(specs, configs, request.torch_output), None, root
+    view = table.RecipeView(specs, configs, request.torch_output)
+    versions = recipe_io.versions_of(rendered, request.torch_output)
+    return RecipeSide(view, None, root, recipe_path, versions)
+
+
+def comparison_problems(request: DriftRequest, side: RecipeSide) -> list[str]:
+    """The wheels against the recipe's version; the recipe's sha256 against git HEAD's."""
+    if side.view is None or side.root is None or side.recipe_path is None:
+        return []
+    wheels = [(w, metadata_version(read_metadata(w))) for w in request.wheels]
+    problems = versions.wheel_mismatches(wheels, side.versions, request.torch_output)
+    if side.view.configs:
+        problems += recipe_io.sha256_against_head(
+            side.root, side.recipe_path, side.view.configs[0].name
+        )
+    for problem in problems:
+        warn(problem)
+    return problems
 
 
 def channel_versions(
@@ -104,14 +132,15 @@ def channel_versions(
 
 def drift_report(request: DriftRequest) -> DriftResult:
     claims = upstream_claims(request)
-    view, recipe_note, root = recipe_view(request)
-    forge, channel_note = channel_versions(request, claims, view)
+    side = recipe_view(request)
+    problems = comparison_problems(request, side)
+    forge, channel_note = channel_versions(request, claims, side.view)
     report = table.build_report(
         claims,
-        view,
+        side.view,
         forge,
-        recipe_note=recipe_note,
+        recipe_note=side.note,
         channel_note=channel_note,
         show_all=request.show_all,
     )
-    return DriftResult(report, view, root)
+    return DriftResult(table.with_problems(report, problems), side.view, side.root)

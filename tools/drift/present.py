@@ -36,7 +36,8 @@ def recipe_cell(row: DriftRow, separator: str) -> str:
 def _group_text(group: RecipeGroup) -> str:
     if not group.present:
         return "absent"
-    return group.spec or "any"
+    spec = group.spec or "any"
+    return f"{spec} (run_constrained)" if group.constrained else spec
 
 
 def forge_cell(row: DriftRow) -> str:
@@ -80,7 +81,7 @@ def markdown(report: Report) -> str:
 
 
 def _notes(report: Report) -> list[str]:
-    notes = []
+    notes = [f"problem: {problem}" for problem in report.problems]
     if report.recipe_note:
         notes.append(f"recipe column unknown: {report.recipe_note}")
     if report.channel_note:
@@ -114,7 +115,7 @@ def text_table(report: Report) -> str:
         lines.append(
             "  ".join(v.ljust(w) for v, w in zip(record, widths, strict=False)) + "  " + record[-1]
         )
-    notes = [f"note: {note}" for note in _notes(report)]
+    notes = [note if note.startswith("problem: ") else f"note: {note}" for note in _notes(report)]
     return "\n".join(lines + notes) + "\n"
 
 
@@ -124,6 +125,7 @@ def as_json(report: Report, inputs: Mapping[str, object]) -> dict:
         "inputs": dict(inputs),
         "recipe_note": report.recipe_note,
         "channel_note": report.channel_note,
+        "problems": list(report.problems),
         "rows": [
             {
                 "package": row.package,
@@ -146,6 +148,7 @@ def as_json(report: Report, inputs: Mapping[str, object]) -> dict:
                         "configs": list(g.configs),
                         "label": g.label or None,
                         "where": list(g.where),
+                        "constrained": g.constrained,
                     }
                     for g in row.recipe
                 ],

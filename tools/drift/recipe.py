@@ -16,6 +16,7 @@ from rattler import MatchSpec
 
 from tools.drift.model import RecipeConfig, RecipeSpec
 from tools.errors import UserError
+from tools.log import step
 from tools.recipe.namespace import python_series
 
 SECTIONS = ("build", "host", "run", "run_constrained")
@@ -150,10 +151,74 @@ def render_all(
         raise RendererUnavailable(
             f"the recipe renderer (tools.render) is unavailable: {exc}"
         ) from None
+    # Names are resolved before the step starts: a typo is bad input, not a failed render.
     chosen = select_configs(configs, root) if configs else list(list_configs(root=root))
     if not chosen:
         raise UserError(
             f"{root / '.ci_support'}: no configurations to render; "
             "run `python -m tools matrix --write`"
         )
-    return [(config_name(c), render_config(c, root=root, recipe_dir=recipe_dir)) for c in chosen]
+    with step(render_title(chosen, every=not configs)):
+        return [
+            (config_name(c), render_config(c, root=root, recipe_dir=recipe_dir)) for c in chosen
+        ]
+
+
+def render_title(chosen: Sequence[str | Path], *, every: bool) -> str:
+    """The step line: what is rendered, as many configurations as there are."""
+    if len(chosen) == 1:
+        return f"render one configuration ({config_name(chosen[0])})"
+    return f"render {'every' if every else 'the'} {len(chosen)} configurations"
+
+
+def versions_of(
+    rendered: Sequence[tuple[str, Sequence[Any]]], torch_output: str
+) -> tuple[str, ...]:
+    """The versions the torch-shipping output builds (one, unless the recipe is odd)."""
+    return tuple(
+        sorted(
+            {
+                str(o.version)
+                for _, outputs in rendered
+                for o in outputs
+                if o.name == torch_output
+                and not getattr(o, "skip", False)
+                and getattr(o, "version", None)
+            }
+        )
+    )
+
+
+def sha256_against_head(root: Path, recipe_dir: Path, config: str) -> list[str]:
+    """Problems when meta.yaml's version differs from git HEAD's but its sha256 does not.
+
+    Both revisions are rendered the same way (the first variant of ``config``), so a version
+    or sha256 set through jinja is compared as conda-build would see it.  Outside a git
+    checkout, or with meta.yaml not yet committed, there is nothing to compare with."""
+    from tools import proc
+    from tools.drift.versions import stale_sha256
+    from tools.errors import ToolError
+    from tools.render import source_identity
+
+    try:
+        head = proc.call(
+            "git", "show", "HEAD:./meta.yaml", cwd=recipe_dir, capture=True, check=False, quiet=True
+        )
+    except ToolError:  # no git on PATH
+        return []
+    if head.returncode != 0:
+        return []
+    try:
+        now = source_identity(config, root=root, recipe_dir=recipe_dir)
+        before = source_identity(
+            config,
+            root=root,
+            recipe_dir=recipe_dir,
+            meta_text=head.stdout,
+            meta_path="HEAD:" + str(recipe_dir / "meta.yaml"),
+        )
+    except UserError:  # HEAD's recipe (or a config outside .ci_support) does not render
+        return []
+    return stale_sha256(
+        now.version, now.sha256, before.version, before.sha256, str(recipe_dir / "meta.yaml")
+    )

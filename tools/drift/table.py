@@ -38,6 +38,9 @@ class Report:
     hidden: tuple[str, ...]  # one line per claim left out of the table, with why
     recipe_note: str | None = None  # why the recipe column is unknown, if it is
     channel_note: str | None = None
+    # Problems with the comparison itself (the wheel is another release, the sha256 did not
+    # follow a version bump): printed after the table, and --check fails on them.
+    problems: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,7 +95,9 @@ def _sections(claim: UpstreamClaim) -> tuple[str, ...]:
         # A vendored or CI-installed version is what gets built against or shipped with, so
         # whichever section names the package counts (host for libraries, run for triton).
         return ("build", "host", "run")
-    return ("run",) if claim.scope is Scope.RUN else ("build", "host")
+    # run_constrained limits a run dependency's version without installing it: it is where a
+    # recipe answers an upstream extra (optree), so a run claim is compared with it too.
+    return ("run", "run_constrained") if claim.scope is Scope.RUN else ("build", "host")
 
 
 def recipe_groups(
@@ -101,6 +106,7 @@ def recipe_groups(
     wanted = {canonical(n) for n in names}
     sections = _sections(claim)
     per_config: dict[str, set[str | None]] = {c.name: set() for c in configs}
+    constrained: dict[str, set[str | None]] = {c.name: set() for c in configs}
     texts: dict[str | None, set[str]] = {}
     where: dict[str | None, set[str]] = {}
     for spec in recipe.specs:
@@ -114,19 +120,25 @@ def recipe_groups(
             and spec.output != recipe.torch_output
         ):
             continue
-        per_config[spec.config].add(spec.spec)
+        target = constrained if spec.section == "run_constrained" else per_config
+        target[spec.config].add(spec.spec)
         texts.setdefault(spec.spec, set()).add(spec.text)
         where.setdefault(spec.spec, set()).add(f"{spec.output} {spec.section}")
-    grouped: dict[tuple[bool, str | None], list[str]] = {}
+    # (present, spec, constrained only) -> configurations
+    grouped: dict[tuple[bool, str | None, bool], list[str]] = {}
     for config in configs:
-        found = per_config[config.name]
+        # A package the recipe installs is compared with what installs it; one it only
+        # constrains, with the constraint.
+        found, only_constrained = per_config[config.name], False
+        if not found and constrained[config.name]:
+            found, only_constrained = constrained[config.name], True
         if not found:
-            grouped.setdefault((False, None), []).append(config.name)
+            grouped.setdefault((False, None, False), []).append(config.name)
         for spec in sorted(found, key=lambda s: s or ""):
-            grouped.setdefault((True, spec), []).append(config.name)
+            grouped.setdefault((True, spec, only_constrained), []).append(config.name)
     by_name = {c.name: c for c in configs}
     groups = []
-    for (present, spec), members in grouped.items():
+    for (present, spec, only_constrained), members in grouped.items():
         label = distinguishing_label(members, [by_name[n] for n in by_name])
         groups.append(
             RecipeGroup(
@@ -136,6 +148,7 @@ def recipe_groups(
                 label,
                 tuple(sorted(texts.get(spec, ()))),
                 tuple(sorted(where.get(spec, ()))),
+                constrained=only_constrained,
             )
         )
     return tuple(sorted(groups, key=lambda g: (not g.present, g.spec or "", g.label)))
@@ -257,7 +270,26 @@ def judge(
             verdicts.append((*_judge_tested(claim, group), group))
     else:
         for group in groups:
-            if group.present:
+            if group.present and group.constrained and not claim.extra:
+                verdicts.append(
+                    (
+                        Status.LOOSER,
+                        "upstream requires it; the recipe only constrains it (run_constrained) "
+                        "and never installs it",
+                        group,
+                    )
+                )
+            elif group.present and group.constrained:
+                status, why = _judge_requirement(claim, group, channel)
+                verdicts.append(
+                    (
+                        status,
+                        f"optional upstream extra [{claim.extra}]; the recipe constrains it "
+                        f"(run_constrained): {why}",
+                        group,
+                    )
+                )
+            elif group.present:
                 verdicts.append((*_judge_requirement(claim, group, channel), group))
             elif claim.extra:
                 verdicts.append(
@@ -358,6 +390,12 @@ def build_report(
         rows.append(DriftRow(package, claim, groups, forge, status, reason))
     rows.sort(key=lambda r: (r.upstream.scope.value, r.package, r.upstream.condition.label))
     return Report(tuple(rows), tuple(hidden), recipe_note, channel_note)
+
+
+def with_problems(report: Report, problems: Sequence[str]) -> Report:
+    return Report(
+        report.rows, report.hidden, report.recipe_note, report.channel_note, tuple(problems)
+    )
 
 
 def conflicts(report: Report) -> list[DriftRow]:

@@ -105,5 +105,14 @@ def claims_from_metadata(text: str, where: str) -> tuple[UpstreamClaim, ...]:
     return tuple(claims)
 
 
+def metadata_version(text: str) -> str:
+    """The ``Version:`` of a METADATA text (``2.13.0+cpu``); empty when it has none."""
+    try:
+        version = Metadata.from_email(text, validate=False).version
+    except Exception:  # claims_from_metadata reports invalid METADATA with its reason
+        return ""
+    return str(version) if version else ""
+
+
 def read_wheel(path: Path) -> tuple[UpstreamClaim, ...]:
     return claims_from_metadata(read_metadata(path), str(path))

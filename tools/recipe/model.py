@@ -20,6 +20,7 @@ keys, hash, build string).  Inputs are strings; there is no I/O here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,7 @@ from tools.recipe.metadata import (
     output_dicts,
     reduce_variants,
 )
+from tools.recipe.selectors import select_lines
 
 __all__ = ["OutputVariant", "RecipeSource", "Target", "render"]
 
@@ -64,6 +66,7 @@ class OutputVariant:
     top_level_loop_vars: frozenset[str]
     variants: tuple[Mapping[str, Any], ...] = field(repr=False, default=())
     top_skip: bool = False
+    skip_reason: str = ""  # for a skipped output: the meta.yaml line that skips it, explained
     # build/ignore_run_exports (by name) and build/ignore_run_exports_from (by package), in
     # the shape of a v1 recipe's requirements/ignore_run_exports.
     ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -184,10 +187,66 @@ def _finish(rendered: list[_Rendered], ci_split: bool = True) -> list[OutputVari
                 ),
                 variants=tuple(meta.variants),
                 top_skip=item.top.skip(),
+                skip_reason=skip_reason(meta, item.top) if meta.skip() or item.top.skip() else "",
                 ignore_run_exports=_ignore_run_exports(meta.build()),
             )
         )
     return results
+
+
+_SKIP_LINE = re.compile(r"^\s*skip\s*:")
+_OUTPUT_START = re.compile(r"^\s*-\s+name\s*:")
+_EXPRESSION = re.compile(r"{{\s*([A-Za-z_]\w*)\s*}}")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def skip_reason(meta: Meta, top: Meta) -> str:
+    """Why ``meta`` is skipped, for people: the ``skip:`` line that applies (the top level's
+    when the whole recipe is skipped, else the output's), a ``{% set %}`` it names, and the
+    variant values they read (``is_rc=False``)."""
+    raw = meta.recipe.source.meta_text
+    raw_lines = raw.splitlines()
+    selected = select_lines(raw, meta.names(), source=meta.recipe.source.path)
+    kept = list(enumerate(selected.text.splitlines(), start=1))
+    outputs_at = next(
+        (n for n, line in enumerate(raw_lines, start=1) if line.startswith("outputs:")),
+        len(raw_lines) + 1,
+    )
+    skips = [selected.source_line(i) for i, line in kept if _SKIP_LINE.match(line)]
+    if top.skip():
+        chosen = [n for n in skips if n < outputs_at]
+    else:
+        starts = [
+            selected.source_line(i)
+            for i, line in kept
+            if _OUTPUT_START.match(line) and selected.source_line(i) > outputs_at
+        ]
+        names = meta.output_names
+        index = names.index(meta.name()) if meta.name() in names else -1
+        if 0 <= index < len(starts):
+            end = starts[index + 1] if index + 1 < len(starts) else len(raw_lines) + 1
+            chosen = [n for n in skips if starts[index] < n < end]
+        else:
+            chosen = [n for n in skips if n > outputs_at]
+    if not chosen:
+        return "build/skip is true"
+    line = " ".join(raw_lines[chosen[0] - 1].split())
+    parts = [f"{meta.recipe.source.path}:{chosen[0]}: {line}"]
+    read = line
+    for name in _EXPRESSION.findall(line):
+        found = re.search(rf"{{%-?\s*set\s+{name}\s*=\s*(.*?)\s*-?%}}", raw)
+        if found:
+            parts.append(f"{name} = {found[1]}")
+            read += " " + found[1]
+    values = {"version": meta.version(), **meta.variant}
+    shown = [
+        f"{word}={values[word]}"
+        for word in dict.fromkeys(_WORD.findall(read))
+        if word in values and not isinstance(values[word], (dict, list))
+    ]
+    if shown:
+        parts.append(", ".join(shown))
+    return "; ".join(parts)
 
 
 def _ignore_run_exports(build: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:

@@ -41,15 +41,93 @@ class ForgeSettings:
     def build_of(self, platform_arch: str) -> str:
         return self.build_platform.get(platform_arch, platform_arch)
 
+    def provider_key(self, platform_arch: str) -> str:
+        """The provider line that decides whether ``platform_arch`` builds: conda-smithy
+        (``_get_platforms_of_provider``) looks up the platform it is *built on*, so a
+        cross-compiled target follows its build platform's line; a 64-bit build platform
+        follows a legacy OS-wide line (``provider: osx: ...``) when that one is set."""
+        build = self.build_of(platform_arch)
+        system, _, arch = build.partition("_")
+        if arch == "64" and _enabled(self.providers.get(system)):
+            return system
+        return build
+
+    def provider_of(self, platform_arch: str) -> Any:
+        key = self.provider_key(platform_arch)
+        return self.providers[key] if key in self.providers else DEFAULT_PROVIDERS.get(key)
+
     def platforms(self) -> list[str]:
+        """The target platforms conda-smithy writes CI jobs for: every platform it knows or
+        conda-forge.yml cross-compiles, whose deciding provider line is not null."""
+        targets = set(SMITHY_PLATFORMS) | set(self.build_platform)
+        return sorted(t for t in targets if _enabled(self.provider_of(t)))
+
+    def ignored_provider_lines(self) -> list[str]:
+        """One warning per provider line that cannot take effect and would change the outcome
+        if it did: its platform is cross-compiled, so its build platform's line decides."""
         found = []
-        for plat in ("linux_64", "osx_64", "win_64"):
-            if self.providers.get(plat, "azure") not in (None, "None", False):
-                found.append(plat)
-        for plat, provider in self.providers.items():
-            if plat not in found and provider not in (None, "None", False):
-                found.append(plat)
-        return sorted(found)
+        for key, value in self.providers.items():
+            decider = self.provider_key(key)
+            effective = self.provider_of(key)
+            if key not in SMITHY_PLATFORMS or decider == key or _same(value, effective):
+                continue
+            build = self.build_of(key)
+            message = (
+                f"conda-forge.yml: `provider: {key}: {_shown(value)}` has no effect: {key} is "
+                f"built on {build} (`build_platform: {key}: {build}`), so "
+                f"`provider: {decider}: {_shown(effective)}` decides, as in conda-smithy"
+            )
+            if not _enabled(value):
+                message += (
+                    f"; to stop building {key}, delete `build_platform: {key}: {build}` "
+                    "(or skip it in the recipe)"
+                )
+            found.append(message)
+        return found
+
+
+# conda-smithy's default ``build_platform`` keys (conda_smithy/data/conda-forge.yml): the
+# targets it considers before conda-forge.yml adds any.
+SMITHY_PLATFORMS = (
+    "emscripten_wasm32",
+    "freebsd_64",
+    "linux_32",
+    "linux_64",
+    "linux_aarch64",
+    "linux_armv6l",
+    "linux_armv7l",
+    "linux_ppc64",
+    "linux_ppc64le",
+    "linux_riscv64",
+    "linux_s390x",
+    "osx_64",
+    "osx_arm64",
+    "wasi_wasm32",
+    "win_32",
+    "win_64",
+    "win_arm64",
+    "zos_z",
+)
+
+# conda-smithy's default providers (the same file): only these three build unless
+# conda-forge.yml names a provider.
+DEFAULT_PROVIDERS = {"linux_64": "github_actions", "osx_64": "azure", "win_64": "github_actions"}
+
+
+def _enabled(provider: Any) -> bool:
+    """conda-smithy reads null (and an empty list) as "not built"; "None"/false as written
+    by hand count as null too."""
+    if isinstance(provider, (list, tuple)):
+        return any(_enabled(p) for p in provider)
+    return provider not in (None, "None", "none", False, "")
+
+
+def _same(left: Any, right: Any) -> bool:
+    return _enabled(left) == _enabled(right) and (not _enabled(left) or left == right)
+
+
+def _shown(provider: Any) -> str:
+    return "null" if provider is None else str(provider)
 
 
 def read_forge_settings(data: Mapping[str, Any]) -> ForgeSettings:

@@ -45,6 +45,13 @@ class MigrationPlan:
     apply: tuple[Path, ...]
     closed: tuple[Path, ...]  # feedstock files conda-smithy would delete
     replaced: tuple[str, ...]  # feedstock files superseded by the pinning's copy
+    why_closed: tuple[str, ...] = ()  # per closed file: why, and how to keep it
+
+    def reason(self, path: Path) -> str:
+        for closed, why in zip(self.closed, self.why_closed, strict=False):
+            if closed == path:
+                return why
+        return ""
 
 
 def plan_migrations(
@@ -54,8 +61,10 @@ def plan_migrations(
     feedstock = sorted(feedstock, key=lambda m: m.name)
     if pinning is None:
         return MigrationPlan(tuple(m.path for m in feedstock), (), ())
+    pinning = list(pinning)
     upstream = {(m.name, m.timestamp): m for m in pinning}
-    apply, closed, replaced = [], [], []
+    by_name = {m.name: m for m in pinning}
+    apply, closed, replaced, why = [], [], [], []
     for mig in feedstock:
         if mig.use_local or mig.timestamp is None:
             apply.append(mig.path)
@@ -68,7 +77,25 @@ def plan_migrations(
                 apply.append(mig.path)
         else:
             closed.append(mig.path)
-    return MigrationPlan(tuple(apply), tuple(closed), tuple(replaced))
+            why.append(_why_closed(mig, by_name.get(mig.name)))
+    return MigrationPlan(tuple(apply), tuple(closed), tuple(replaced), tuple(why))
+
+
+def _why_closed(mig: MigrationFile, theirs: MigrationFile | None) -> str:
+    """conda-smithy deletes a timestamped migration the pinning does not carry open: say
+    which of the two cases it is, and the two ways to keep the file."""
+    if theirs is None:
+        found = f"the pinning has no open migration named {mig.path.name}"
+    else:
+        found = (
+            f"the pinning's {mig.path.name} has migrator_ts {theirs.timestamp}, "
+            f"this one {mig.timestamp}"
+        )
+    return (
+        f"{found}, so conda-smithy takes it for a closed migration and deletes it; to keep "
+        "it, update the pinning to one that carries it, or set `use_local: true` under "
+        "`__migrator:`"
+    )
 
 
 def _version_key(value: Any, ordering: Sequence[str] | None = None) -> Any:

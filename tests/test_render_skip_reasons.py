@@ -1,0 +1,72 @@
+"""``python -m tools render`` says why an output is skipped, and refuses an --output a
+config does not have (run as a user runs it, against this feedstock's real recipe)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from fixtures.cli import REPO, run_tools
+
+
+def _render_in(root: Path, *args: str) -> subprocess.CompletedProcess:
+    """The toolkit by path from another feedstock, as the README says to run it there."""
+    return subprocess.run(
+        [sys.executable, str(REPO / "tools"), "render", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _release_candidate(tmp_path: Path) -> Path:
+    root = tmp_path / "pytorch-feedstock"
+    shutil.copytree(REPO / "recipe", root / "recipe")
+    shutil.copytree(REPO / ".ci_support", root / ".ci_support")
+    shutil.copy(REPO / "conda-forge.yml", root / "conda-forge.yml")
+    meta = root / "recipe" / "meta.yaml"
+    text = meta.read_text()
+    assert '{% set version = "2.13.0" %}' in text
+    meta.write_text(text.replace('{% set version = "2.13.0" %}', '{% set version = "2.13.0rc1" %}'))
+    return root
+
+
+def test_an_rc_version_under_is_rc_false_says_why_every_output_is_skipped(tmp_path) -> None:
+    result = _render_in(_release_candidate(tmp_path), "osx_arm64")
+    assert result.returncode == 0, result.stderr
+    headings = [line for line in result.stdout.splitlines() if not line.startswith(" ")]
+    reasons = [line for line in result.stdout.splitlines() if line.startswith("  skipped: ")]
+    assert headings and all("SKIPPED" in line for line in headings)
+    assert len(reasons) == len(headings)
+    assert all("skip: {{ skip_rc_mismatch }}" in line for line in reasons)
+    assert all("is_rc=False, version=2.13.0rc1" in line for line in reasons)
+
+
+def test_an_output_skipped_by_a_selector_names_its_line_and_the_values_it_read() -> None:
+    result = run_tools("render", "osx_arm64", "--output", "libtorch-cuda-linalg", "--json")
+    assert result.returncode == 0, result.stderr
+    reasons = {o["skip_reason"] for o in json.loads(result.stdout)}
+    (reason,) = reasons
+    assert 'skip: true # [not linux or cuda_compiler_version == "None"]' in reason
+    assert reason.endswith("cuda_compiler_version=None")
+    assert "/recipe/meta.yaml:" in reason
+
+
+def test_a_built_output_has_no_skip_reason() -> None:
+    result = run_tools("render", "osx_arm64", "--output", "libtorch", "--json")
+    assert [o["skip_reason"] for o in json.loads(result.stdout)] == [None]
+
+
+def test_output_missing_from_one_of_the_named_configs_is_an_error() -> None:
+    # pytorch-gpu is an output of the CUDA configs only
+    result = run_tools("render", "linux_64_*mkl*", "--output", "pytorch-gpu")
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: linux_64_blas_implmklc_compiler_version15c_stdlib_version2.17")
+    assert "no output named 'pytorch-gpu' in this config (its outputs: libtorch," in line
+    assert result.stdout == ""
