@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build one .ci_support config with conda-build and leave the done marker.
+# Build one .ci_support config with conda-build (or rattler-build) and leave the done marker.
 #
 # Runs inside the conda-forge container (started by run_docker_build.sh), on macOS
 # (run_osx_build.sh, TOOLS_PREFIX=$MINIFORGE_HOME) or natively with the caller's
@@ -95,9 +95,24 @@ case "${BUILD_TOOL}" in
         BUILD_CMD=(conda-build); export CONDA_SOLVER=classic ;;
     mambabuild)
         BUILD_CMD=(conda-mambabuild); TOOL_PACKAGES=(boa) ;;
+    rattler-build)
+        # The v1 recipe: recipe/recipe.yaml once the feedstock is switched (README,
+        # "Building with rattler-build"), recipe/recipe-v1.yaml beside meta.yaml before.
+        BUILD_CMD=(rattler-build build); TOOL_PACKAGES=(rattler-build)
+        if [[ -f "${RECIPE_ROOT}/recipe.yaml" ]]; then
+            V1_RECIPE="${RECIPE_ROOT}/recipe.yaml"
+        elif [[ -f "${RECIPE_ROOT}/recipe-v1.yaml" ]]; then
+            V1_RECIPE="${RECIPE_ROOT}/recipe-v1.yaml"
+        else
+            echo "error: conda_build_tool is rattler-build but ${RECIPE_ROOT} holds neither" \
+                 "recipe.yaml nor recipe-v1.yaml" >&2
+            exit 1
+        fi
+        # rattler-build's package cache, beside the packages (as conda-smithy's script does).
+        export RATTLER_CACHE_DIR="${ARTIFACTS}/pkg_cache" ;;
     *)
         echo "error: conda-forge.yml conda_build_tool '${BUILD_TOOL}' is not supported by these scripts;" \
-             "use conda-build, conda-build+libmamba, conda-build+classic or mambabuild" >&2
+             "use conda-build, conda-build+libmamba, conda-build+classic, mambabuild or rattler-build" >&2
         exit 1 ;;
 esac
 if [[ "${USE_CCACHE}" == 1 ]]; then
@@ -119,11 +134,12 @@ else
         mv "${TOOLS_PREFIX}/conda-meta/history" "${TOOLS_PREFIX}/conda-meta/history.$(date +%Y%m%d%H%M%S)"
         : > "${TOOLS_PREFIX}/conda-meta/history"
     fi
+    BASE_PACKAGES=(pip "python=3.12" "conda-forge-ci-setup=4")
+    if [[ "${BUILD_TOOL}" != rattler-build ]]; then BASE_PACKAGES+=("conda-build>=25.1"); fi
     micromamba install --yes --quiet --root-prefix "${MAMBA_ROOT_PREFIX:-${HOME}/.conda}" \
         --prefix "${TOOLS_PREFIX}" \
         --override-channels --channel conda-forge --strict-channel-priority \
-        pip "python=3.12" "conda-build>=25.1" "conda-forge-ci-setup=4" \
-        ${TOOL_PACKAGES[@]+"${TOOL_PACKAGES[@]}"}
+        "${BASE_PACKAGES[@]}" ${TOOL_PACKAGES[@]+"${TOOL_PACKAGES[@]}"}
     export PATH="${TOOLS_PREFIX}/bin:${PATH}"
 fi
 
@@ -193,7 +209,7 @@ case "${TEST_POLICY:-all}" in
         exit 1 ;;
 esac
 
-if command -v make_build_number >/dev/null; then
+if command -v make_build_number >/dev/null && [[ "${BUILD_TOOL}" != rattler-build ]]; then
     make_build_number "${FEEDSTOCK_ROOT}" "${RECIPE_ROOT}" "${CONFIG_FILE}"
 fi
 CLOBBER_OPTIONS=()
@@ -247,13 +263,41 @@ if [[ -n "${remote_url:-}" ]]; then EXTRA_META+=("remote_url=${remote_url}"); fi
 if [[ -n "${sha:-}" ]]; then EXTRA_META+=("sha=${sha}"); fi
 
 startgroup "Running ${BUILD_CMD[*]} for ${CONFIG}"
-CONDA_SUBDIR="${BUILD_PLATFORM}" "${BUILD_CMD[@]}" "${RECIPE_ROOT}" -m "${CONFIG_FILE}" \
-    ${EXTRA_CB_OPTIONS[@]+"${EXTRA_CB_OPTIONS[@]}"} \
-    ${CLOBBER_OPTIONS[@]+"${CLOBBER_OPTIONS[@]}"} \
-    --suppress-variables --extra-meta "${EXTRA_META[@]}"
+if [[ "${BUILD_TOOL}" == rattler-build ]]; then
+    # The same decisions in rattler-build's words: `--test skip` where conda-build gets
+    # --no-test, packages into build_artifacts/<subdir>/. rattler-build reads the channels
+    # from the config's channel_sources itself (and refuses --channel beside them).
+    RB_OPTIONS=()
+    TEST_MODE=native
+    if [[ "${HOST_PLATFORM}" != "${BUILD_PLATFORM}" ]]; then TEST_MODE=native-and-emulated; fi
+    for option in ${EXTRA_CB_OPTIONS[@]+"${EXTRA_CB_OPTIONS[@]}"}; do
+        case "${option}" in
+            --no-test) TEST_MODE=skip ;;
+            *) RB_OPTIONS+=("${option}") ;;
+        esac
+    done
+    case "${PKG_FORMAT:-2}" in
+        2) RB_OPTIONS+=(--package-format "conda:${ZSTD_LEVEL:-16}") ;;
+        1) RB_OPTIONS+=(--package-format tar-bz2) ;;
+        *) echo "error: conda-forge.yml conda_build.pkg_format '${PKG_FORMAT}' is not 1 or 2" >&2
+           exit 1 ;;
+    esac
+    for item in "${EXTRA_META[@]}"; do
+        RB_OPTIONS+=(--extra-meta "${item}")
+    done
+    "${BUILD_CMD[@]}" --recipe "${V1_RECIPE}" -m "${CONFIG_FILE}" \
+        --output-dir "${ARTIFACTS}" \
+        --build-platform "${BUILD_PLATFORM}" --target-platform "${HOST_PLATFORM}" \
+        --test "${TEST_MODE}" "${RB_OPTIONS[@]}"
+else
+    CONDA_SUBDIR="${BUILD_PLATFORM}" "${BUILD_CMD[@]}" "${RECIPE_ROOT}" -m "${CONFIG_FILE}" \
+        ${EXTRA_CB_OPTIONS[@]+"${EXTRA_CB_OPTIONS[@]}"} \
+        ${CLOBBER_OPTIONS[@]+"${CLOBBER_OPTIONS[@]}"} \
+        --suppress-variables --extra-meta "${EXTRA_META[@]}"
+fi
 endgroup "Running ${BUILD_CMD[*]} for ${CONFIG}"
 
-if command -v inspect_artifacts >/dev/null; then
+if command -v inspect_artifacts >/dev/null && [[ "${BUILD_TOOL}" != rattler-build ]]; then
     startgroup "Inspecting artifacts"
     inspect_artifacts --recipe-dir "${RECIPE_ROOT}" -m "${CONFIG_FILE}" || true
     endgroup "Inspecting artifacts"

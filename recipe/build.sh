@@ -42,7 +42,7 @@ die() {
     exit 2
 }
 
-for required in PKG_VERSION SRC_DIR PREFIX RECIPE_DIR PYTHON target_platform; do
+for required in PKG_VERSION SRC_DIR PREFIX RECIPE_DIR target_platform; do
     [[ -n "${!required:-}" ]] \
         || die "${required} is not set; run ${RECIPE_FILE} through conda-build or rattler-build (they set ${required})"
 done
@@ -54,6 +54,12 @@ else
     die "neither CF_TORCH_BUILD_STAGE nor PKG_NAME is set; recipe/meta.yaml and recipe/recipe-v1.yaml set CF_TORCH_BUILD_STAGE for every output"
 fi
 STAGE="${!STAGE_VARIABLE}"
+# conda-build sets PYTHON only for outputs with python in their requirements: not for
+# libtorch-cuda-linalg, whose stage copies a stashed file and runs no Python (found by
+# building meta.yaml with the real conda-build; rattler-build sets it for every output).
+if [[ "${STAGE}" != libtorch-cuda-linalg && -z "${PYTHON:-}" ]]; then
+    die "PYTHON is not set; run ${RECIPE_FILE} through conda-build or rattler-build (they set PYTHON)"
+fi
 
 SHLIB_EXT="${SHLIB_EXT:-$([[ "${target_platform}" == osx-* ]] && echo .dylib || echo .so)}"
 CMAKE_CACHE="${SRC_DIR}/build/CMakeCache.txt"
@@ -501,6 +507,7 @@ build_pytorch() {
     fi
     drop_stale_bytecode
     (cd "${SRC_DIR}" && "${PYTHON}" -m pip install . --no-deps --no-build-isolation --no-clean -v)
+    drop_direct_url
     check_bytecode_matches_python
     place_torch_libraries
 }
@@ -510,6 +517,17 @@ drop_stale_bytecode() {
     # helpers), and bytecode written next to files setup.py packages as data (as
     # torchgen/packaged/ is) would ship in this output, compiled for another Python.
     find "${SRC_DIR}" -name __pycache__ -type d -prune -exec rm -rf {} +
+}
+
+drop_direct_url() {
+    # pip records where it installed from (PEP 610): file://<the build machine's work folder>,
+    # meaningless on a user's machine (python -m tools check: layout.build-prefix). Found by
+    # the real-engine test (tests/test_e2e_real_engine.py).
+    local info
+    for info in "${SP_DIR}"/torch-*.dist-info; do
+        rm -f "${info}/direct_url.json"
+        sed -i.bak '/\/direct_url\.json,/d' "${info}/RECORD" && rm -f "${info}/RECORD.bak"
+    done
 }
 
 check_bytecode_matches_python() {

@@ -1,0 +1,371 @@
+"""The main job end to end on a real build engine (issue 22).
+
+`python build-locally.py CONFIG` in a throw-away copy of this feedstock switched to
+rattler-build (tests/fixtures/e2e_feedstock.py), with tests/fixtures/fake_docker as the
+container engine and tests/fixtures/rattler_build (py-rattler-build) as the engine inside.
+The v1 recipe builds the miniature (tests/fixtures/minitorch) against the stand-in channel
+(tests/fixtures/standin_channel). Then the packages are checked with `python -m tools
+check`, solved and installed with py-rattler, imported, and libtorch's cmake_test is built
+against the installed prefix.
+
+Narrowed for 2 cores: two Pythons (3.12, the megabuild's, and 3.13), one CPU and one CUDA
+config (generic BLAS; the miniature compiles its CUDA sources as plain C++).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures.e2e_feedstock import PYTHONS, REPO, E2EFeedstock, narrowed_config
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds linux-64 packages"),
+]
+
+CPU = "linux_64_blas_implgenericc_compiler_version15c_stdlib_version2.17*"
+CUDA = "linux_64_blas_implgenericc_compiler_version15c_stdlib_version2.28*"
+VERSION = "2.13.0"
+#: Objects of the Python-independent core: compiled once per config, in the staging output.
+CORE_OBJECTS = (
+    "c10/c10.cpp.o",
+    "aten/src/ATen/Context.cpp.o",
+    "aten/generated/RegisterOps.cpp.o",
+    "torch/csrc/api/torch.cpp.o",
+)
+#: recipe/cmake_test/consumer.cpp in the miniature's API (torch::add, in libtorch).
+MINIATURE_CONSUMER = """\
+#include <torch/torch.h>
+#include <iostream>
+int main() {
+  const bool ok = torch::add(2, 3) == 5;
+  std::cout << "libtorch consumer: " << (ok ? "ok" : "WRONG RESULT") << "\\n";
+  return ok ? 0 : 1;
+}
+"""
+#: The one object every Python compiles again (torch._C's library, libtorch_python).
+PYTHON_BOUND = "torch/csrc/Module.cpp.o"
+
+
+@pytest.fixture(scope="module")
+def channel(tmp_path_factory) -> Path:
+    from fixtures.standin_channel.channel import ChannelError, standin_channel
+
+    folder = tmp_path_factory.mktemp("configs")
+    configs = []
+    for name, glob in (("cpu", CPU), ("cuda", CUDA)):
+        [source] = sorted((REPO / ".ci_support").glob(glob + ".yaml"))
+        configs.append(folder / f"{name}.yaml")
+        configs[-1].write_text(narrowed_config(source))
+    try:
+        return standin_channel(configs)
+    except ChannelError as error:
+        pytest.skip(f"no stand-in channel on this machine: {error}")
+
+
+def _built(tmp_path_factory, channel: Path, glob: str) -> E2EFeedstock:
+    fs = E2EFeedstock.make(tmp_path_factory.mktemp("e2e"), glob, channel)
+    result = fs.build()
+    logs = sorted(fs.artifacts.glob("*-log.txt"))
+    tail = "\n".join(logs[0].read_text().splitlines()[-60:]) if logs else result.stderr
+    assert result.returncode == 0, f"build-locally.py {fs.config} failed:\n{tail}"
+    return fs
+
+
+@pytest.fixture(scope="module")
+def cpu(tmp_path_factory, channel: Path) -> E2EFeedstock:
+    return _built(tmp_path_factory, channel, CPU)
+
+
+@pytest.fixture(scope="module")
+def cuda(tmp_path_factory, channel: Path) -> E2EFeedstock:
+    return _built(tmp_path_factory, channel, CUDA)
+
+
+def _packages(fs: E2EFeedstock) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in sorted(fs.artifacts.glob("*/*.conda")):
+        name = path.name.rsplit("-", 2)[0]
+        found.setdefault(name, []).append(path.name)
+    return found
+
+
+def _python_tags() -> list[str]:
+    return ["py" + p.split(".*")[0].replace(".", "") for p in PYTHONS]
+
+
+# ------------------------------------------------------------------ the builds
+
+
+def test_cpu_megabuild_leaves_every_output_with_checksums_and_summary(cpu) -> None:
+    packages = _packages(cpu)
+    assert sorted(packages) == ["libtorch", "pytorch", "pytorch-cpu"]
+    assert [t for t in _python_tags() if any(f"_{t}_" in p for p in packages["pytorch"])] == (
+        _python_tags()
+    )
+    sums = (cpu.artifacts / "SHA256SUMS").read_text()
+    for names in packages.values():
+        for name in names:
+            assert name in sums
+    summary = (cpu.artifacts / "summary.json").read_text()
+    assert '"status": "done"' in summary
+
+
+def test_cuda_build_leaves_both_linalg_flavours(cuda) -> None:
+    packages = _packages(cuda)
+    assert sorted(packages) == ["libtorch", "libtorch-cuda-linalg", "pytorch", "pytorch-gpu"]
+    flavours = sorted(p.split("_")[1] for p in packages["libtorch-cuda-linalg"])
+    assert flavours == ["magma", "nomagma"]
+    assert len(packages["pytorch"]) == len(PYTHONS)
+    assert (cuda.artifacts / "SHA256SUMS").is_file() and (cuda.artifacts / "summary.json").is_file()
+
+
+def _ninja_objects(log: Path) -> dict[str, int]:
+    """Each object in a .ninja_log with the mtime of its latest build."""
+    objects: dict[str, int] = {}
+    for line in log.read_text().splitlines()[1:]:
+        _start, _end, mtime, output, _hash = line.split("\t")
+        if output.endswith(".o"):
+            objects[output.split(".dir/", 1)[-1]] = int(mtime)
+    return objects
+
+
+def _launched_objects(fs: E2EFeedstock) -> list[str]:
+    """The object of every compile the build ran, in every output: the container's ccache
+    is the compiler launcher (tests/fixtures/fake_docker/container_bin/ccache logs it)."""
+    log = fs.artifacts / "fake-ccache-launches.txt"
+    objects = []
+    for line in log.read_text().splitlines():
+        words = line.split()
+        if "-o" in words and "CMakeScratch" not in line:  # not CMake's compiler probes
+            objects.append(words[words.index("-o") + 1].split(".dir/", 1)[-1])
+    return objects
+
+
+def test_megabuild_compiles_the_core_once(cpu) -> None:
+    # The staging output's .ninja_log: the core compiled there ...
+    [staging_log] = cpu.artifacts.glob("build_cache/*/work_dir/build/.ninja_log")
+    staged = _ninja_objects(staging_log)
+    assert set(CORE_OBJECTS) <= set(staged), sorted(staged)
+    # ... the last output's (--keep-build) inherited it and rebuilt only the bindings ...
+    [output_log] = cpu.artifacts.glob("bld/rattler-build_libtorch_*/work/build/.ninja_log")
+    again = sorted(o for o, mtime in _ninja_objects(output_log).items() if staged.get(o) != mtime)
+    assert again == [PYTHON_BOUND], again
+    # ... and across every output, each core object compiled exactly once, the bindings
+    # once per Python (the staging output's megabuild Python among them, or not at all).
+    launched = _launched_objects(cpu)
+    assert {o: launched.count(o) for o in CORE_OBJECTS} == dict.fromkeys(CORE_OBJECTS, 1)
+    assert launched.count(PYTHON_BOUND) in (len(PYTHONS), len(PYTHONS) + 1), launched
+
+
+def _records(fs: E2EFeedstock) -> dict[str, dict]:
+    """The built packages' index.json records, as the channel serves them."""
+    repodata = json.loads((fs.artifacts / "linux-64" / "repodata.json").read_text())
+    return {**repodata.get("packages", {}), **repodata.get("packages.conda", {})}
+
+
+@pytest.mark.parametrize("which", ["cpu", "cuda"])
+def test_every_output_pins_the_libtorch_of_its_own_build(which, request) -> None:
+    # pin_subpackage("libtorch", exact=True): pytorch needs, and libtorch-cuda-linalg admits,
+    # only the libtorch this very build made, whatever other libtorch a channel holds.
+    records = _records(request.getfixturevalue(which))
+    [libtorch] = [r for r in records.values() if r["name"] == "libtorch"]
+    exact = re.compile(rf"^libtorch ==?{re.escape(libtorch['version'])} {libtorch['build']}$")
+    for name, record in records.items():
+        if record["name"] == "pytorch":
+            assert any(exact.match(d) for d in record["depends"]), (name, record["depends"])
+        if record["name"] == "libtorch-cuda-linalg":
+            assert any(exact.match(c) for c in record["constrains"]), (name, record["constrains"])
+
+
+# ------------------------------------------------------- the toolkit's check
+
+
+def _tools(fs: E2EFeedstock, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tools", *args],
+        cwd=fs.root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+#: Findings that come only from a stand-in: (check, pattern over path + detail, reason).
+STAND_IN_FINDINGS = (
+    (
+        "elf.needed",
+        r"lib(c?blas|lapack)\.so resolves nowhere",
+        "the miniature's BLAS stand-ins have unversioned sonames (libcblas.so; conda-forge's "
+        "is libcblas.so.3), which the check's provider table (libcblas.so.*) does not name",
+    ),
+    (
+        "elf.needed",
+        r"lib(stdc\+\+\.so\.6|gcc_s\.so\.1) is not in the packages",
+        "the compiler stand-ins run the machine's gcc and carry no run_exports on "
+        "libstdcxx/libgcc, which conda-forge's compiler packages add",
+    ),
+    (
+        "elf.glibc",
+        r"above GLIBC_2\.\d+ allowed by c_stdlib_version",
+        "compiled against the machine's glibc 2.36; sysroot_linux-64 is an empty stand-in",
+    ),
+    (
+        "abi.cxx11",
+        r"has 0 cxx11 and 0 old-ABI symbols",
+        "the miniature's libraries define no c10/at/torch functions taking std:: types",
+    ),
+    (
+        "layout.expected-files",
+        r"missing lib/lib(shm|c10_cuda|caffe2_nvrtc)\.so$",
+        "the miniature builds no libshm, libc10_cuda or libcaffe2_nvrtc",
+    ),
+)
+
+
+def _unexplained(findings: list[dict]) -> list[dict]:
+    left = []
+    for finding in findings:
+        text = f"{finding['path']} {finding['detail']}"
+        if finding["status"] == "pass":
+            continue
+        if any(c == finding["check"] and re.search(p, text) for c, p, _ in STAND_IN_FINDINGS):
+            continue
+        left.append(finding)
+    return left
+
+
+@pytest.mark.parametrize("which", ["cpu", "cuda"])
+def test_tools_check_passes_on_the_built_packages(which, request) -> None:
+    fs = request.getfixturevalue(which)
+    result = _tools(fs, "check", "build_artifacts", "--config", fs.config, "--json")
+    assert result.returncode in (0, 1), result.stderr
+    findings = json.loads(result.stdout)
+    assert any(f["status"] == "pass" for f in findings)
+    left = _unexplained(findings)
+    assert not left, "\n".join(f"{f['check']} {f['path']}: {f['detail']}" for f in left[:20])
+
+
+# ---------------------------------------------------- solve, install, import
+
+
+def _solve(channels: list[Path], specs: list[str], cuda: str | None = None):
+    import rattler
+
+    found = {"__glibc": "2.36", "__unix": "0", "__linux": "6.1", "__archspec": "1"}
+    if cuda:
+        found["__cuda"] = cuda
+    virtual = [
+        rattler.GenericVirtualPackage(
+            rattler.PackageName(name), rattler.Version(version), rattler.BuildString("0")
+        )
+        for name, version in found.items()
+    ]
+    return asyncio.run(
+        rattler.solve(
+            [c.as_uri() for c in channels],
+            specs,
+            platforms=["linux-64", "noarch"],
+            virtual_packages=virtual,
+        )
+    )
+
+
+def _install(records, prefix: Path, cache: Path) -> Path:
+    import rattler
+
+    asyncio.run(rattler.install(records, prefix, cache_dir=cache, show_progress=False))
+    return prefix
+
+
+def _run_python(prefix: Path, code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(prefix / "bin" / "python"), "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"PATH": f"{prefix / 'bin'}:/usr/bin:/bin", "HOME": str(prefix)},
+    )
+
+
+@pytest.mark.parametrize("python", [p.split(".*")[0] for p in PYTHONS])
+def test_pytorch_installs_and_imports_for_each_python(cpu, channel, python, tmp_path) -> None:
+    records = _solve([cpu.artifacts, channel], ["pytorch", f"python {python}.*"])
+    [torch] = [r for r in records if r.name.normalized == "pytorch"]
+    assert f"_py{python.replace('.', '')}_" in str(torch.build)
+    prefix = _install(records, tmp_path / "env", tmp_path / "cache")
+    result = _run_python(prefix, "import torch; print(torch.__version__)")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().startswith(VERSION)
+
+
+def test_pytorch_cpu_and_pytorch_gpu_cannot_be_installed_together(cpu, cuda, channel) -> None:
+    from rattler.exceptions import SolverError
+
+    with pytest.raises(SolverError):
+        _solve([cpu.artifacts, cuda.artifacts, channel], ["pytorch-cpu", "pytorch-gpu"], "13.0")
+
+
+@pytest.mark.parametrize(
+    ("spec", "flavour", "has_magma"),
+    [
+        ("libtorch-cuda-linalg", "magma", True),
+        ("libtorch-cuda-linalg * *nomagma*", "nomagma", False),
+    ],
+)
+def test_cuda_linalg_flavour_magma_by_default_nomagma_by_build_string(
+    cuda, channel, spec, flavour, has_magma, tmp_path
+) -> None:
+    records = _solve([cuda.artifacts, channel], ["pytorch", spec, "python 3.12.*"], "13.0")
+    [linalg] = [r for r in records if r.name.normalized == "libtorch-cuda-linalg"]
+    assert str(linalg.build).split("_")[1] == flavour
+    prefix = _install(records, tmp_path / "env", tmp_path / "cache")
+    # The miniature's torch.has_magma() stands for torch.cuda.has_magma (its README).
+    result = _run_python(prefix, "import torch; print(bool(torch.has_magma()))")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(has_magma)
+    magma = sorted(p.name for p in (prefix / "lib").glob("libmagma*"))
+    assert bool(magma) == has_magma, magma
+
+
+def test_libtorch_cmake_test_builds_and_runs_against_the_installed_prefix(
+    cpu, channel, tmp_path
+) -> None:
+    # As the libtorch package's own test runs it: the compilers' activation (CXXFLAGS,
+    # CMAKE_ARGS) in an environment holding libtorch, then recipe/cmake_test, whose
+    # CMakeLists.txt (find_package(Torch), TORCH_LIBRARIES) is used as it is; its
+    # consumer.cpp calls PyTorch's C++ API, which the miniature has only a function of.
+    specs = ["libtorch", "cmake", "ninja", "gcc_linux-64", "gxx_linux-64"]
+    prefix = _install(_solve([cpu.artifacts, channel], specs), tmp_path / "env", tmp_path / "c")
+    source = tmp_path / "cmake_test"
+    shutil.copytree(cpu.root / "recipe" / "cmake_test", source)
+    (source / "consumer.cpp").write_text(MINIATURE_CONSUMER)
+    script = f"""
+        set -euo pipefail
+        export PREFIX='{prefix}' PATH='{prefix}/bin':/usr/bin:/bin
+        for script in "$PREFIX"/etc/conda/activate.d/*.sh; do source "$script"; done
+        read -r -a cmake_args <<< "$CMAKE_ARGS"
+        cmake -S '{source}' -B '{tmp_path}/build' -G Ninja "${{cmake_args[@]}}"
+        cmake --build '{tmp_path}/build'
+        '{tmp_path}/build/torch_consumer'
+    """
+    result = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        env={"HOME": str(tmp_path)},
+        check=False,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
