@@ -3,7 +3,9 @@
 
     python benchmarks/bench_check.py [PACKAGE.conda] [--wheel TORCH_WHEEL]
 
-Without a package, one is built (once, cached beside the wheel) from the real
+Without a package, one is built (once, cached in the tests' cache,
+$XDG_CACHE_HOME or ~/.cache, under pytorch-feedstock-tests/bench-check; the wheel is
+in pytorch-feedstock-tests/wheels) from the real
 torch 2.13.0 CPU wheel the tests use: its libraries in lib/ and its CMake
 files in share/cmake, packed with conda-package-handling.  The check runs in a
 child process so that its peak RSS is its own.  Prints; asserts nothing.
@@ -32,7 +34,7 @@ def find_wheel(given: Path | None) -> Path:
         return given
     found = sorted((CACHE / "wheels").glob("torch-2.13.0*.whl"))
     if not found:
-        sys.exit("no torch 2.13.0 wheel cached; run the tests once or pass --wheel")
+        sys.exit(f"no torch 2.13.0 wheel in {CACHE / 'wheels'}; run the tests once or pass --wheel")
     return found[0]
 
 

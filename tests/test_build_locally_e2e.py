@@ -275,7 +275,7 @@ def test_batch_exit_status_is_one_when_a_config_failed(batch) -> None:
     _, run = batch
     assert run.returncode == 1
     # the failed config by its label, and the command that shows its first error
-    assert "error: 1 of 3 config(s) failed: linux-aarch64 cpu (" in run.stderr
+    assert "problems: 1 of 3 config(s) failed: linux-aarch64 cpu (" in run.stderr
     assert "`build-locally.py --why 'linux-aarch64 cpu'` shows the first error" in run.stderr
 
 

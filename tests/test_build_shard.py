@@ -207,7 +207,7 @@ def test_failed_builds_do_not_count_as_measurements_and_later_files_win(tmp_path
 def test_a_durations_file_that_is_not_a_summary_is_one_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("a took ages\n")
-    with pytest.raises(UserError, match=r"--durations .*notes.txt: not JSON"):
+    with pytest.raises(UserError, match=r"--durations .*notes.txt:1: not valid JSON \("):
         measured_seconds([path])
     with pytest.raises(UserError, match="cannot read"):
         measured_seconds([tmp_path / "missing.json"])

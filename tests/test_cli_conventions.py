@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -171,6 +175,45 @@ def test_version_names_the_recipe_version_and_the_git_revision() -> None:
         assert toolkit_line.startswith("toolkit: git revision unknown")
 
 
+def _committed_copy(tmp_path: Path) -> Path:
+    """The toolkit, build-locally.py and the recipe in a git repository of their own."""
+    root = tmp_path / "feedstock"
+    shutil.copytree(ROOT / "tools", root / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "recipe", root / "recipe")
+    for name in ("build-locally.py", "conda-forge.yml"):
+        shutil.copy2(ROOT / name, root / name)
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    return root
+
+
+def _toolkit_line(root: Path) -> str:
+    result = _by_path(str(root / "tools"), "--version", cwd=root)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()[1]
+
+
+def test_version_is_not_dirty_when_only_the_recipe_was_edited(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = _committed_copy(tmp_path)
+    assert "uncommitted" not in _toolkit_line(root)
+    with (root / "recipe" / "meta.yaml").open("a") as meta:
+        meta.write("# a maintainer's edit\n")
+    assert "uncommitted" not in _toolkit_line(root)
+
+
+@pytest.mark.parametrize("edited", ["tools/log.py", "build-locally.py"])
+def test_version_is_dirty_when_the_toolkit_itself_was_edited(tmp_path: Path, edited: str) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = _committed_copy(tmp_path)
+    with (root / edited).open("a") as source:
+        source.write("# an edit\n")
+    assert " + uncommitted changes " in _toolkit_line(root)
+
+
 # ------------------------------------------------------------------ where to run it
 
 
@@ -198,3 +241,120 @@ def test_running_the_toolkit_by_path_works_from_outside_the_repository(tmp_path:
     result = _by_path(str(ROOT / "tools"), "render", "osx_arm64", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert {o["subdir"] for o in json.loads(result.stdout)} >= {"osx-arm64"}
+
+
+# ------------------------------------------------------------------ one rule for messages
+# README: an error is one line starting `error:` and exits 2 (a refused command line is
+# followed by that command's usage); "checked and found problems" exits 1 and ends in one
+# line starting `problems:`, never `error:`.
+
+BUILD_LOCALLY = ROOT / "build-locally.py"
+
+
+def _build_locally(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BUILD_LOCALLY), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_unknown_option_is_an_error_line_then_that_commands_usage(command: str) -> None:
+    result = _tools(command, "--bogus")
+    assert result.returncode == 2
+    # A command with a required argument reports that one first; either way, its usage.
+    first, usage = result.stderr.splitlines()
+    assert first in (
+        "error: unrecognized arguments: --bogus",
+        "error: the following arguments are required: PATH",
+        "error: the following arguments are required: --arch",
+    )
+    assert usage.startswith(f"usage: python -m tools {command} [-h]")
+
+
+def test_a_missing_argument_is_an_error_line_then_that_commands_usage() -> None:
+    result = _tools("check")
+    assert result.returncode == 2
+    first, usage = result.stderr.splitlines()
+    assert first == "error: the following arguments are required: PATH"
+    assert usage.startswith("usage: python -m tools check [-h]")
+
+
+def test_an_unknown_command_is_an_error_line_then_the_top_level_usage() -> None:
+    result = _tools("bogus")
+    assert result.returncode == 2
+    first, usage = result.stderr.splitlines()
+    assert first.startswith("error: argument COMMAND: invalid choice: 'bogus'")
+    assert usage.startswith("usage: python -m tools [-h] [--version] COMMAND")
+
+
+@pytest.mark.parametrize("argv", [["--bogus"], ["--merge"]], ids=["unknown", "merge-no-dir"])
+def test_build_locally_refuses_a_command_line_with_an_error_line(argv: list[str]) -> None:
+    result = _build_locally(*argv)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: "), result.stderr
+
+
+def _tiny_failing_package(folder: Path) -> Path:
+    """A package one check must fail: a member climbing out with '..'."""
+    folder.mkdir()
+    index = {
+        "name": "libtorch",
+        "version": "2.13.0",
+        "build": "cpu_0",
+        "build_number": 0,
+        "subdir": "linux-64",
+        "depends": [],
+    }
+    with tarfile.open(folder / "libtorch-2.13.0-cpu_0.tar.bz2", "w:bz2") as tar:
+        for name, data in (("info/index.json", json.dumps(index).encode()), ("../x", b"x")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return folder
+
+
+def _assert_problems(result: subprocess.CompletedProcess[str]) -> None:
+    assert result.returncode == 1, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert not [line for line in lines if line.startswith("error")], result.stderr
+    assert lines[-1].startswith("problems: "), result.stderr
+
+
+def test_check_that_finds_problems_ends_in_a_problems_line(tmp_path: Path) -> None:
+    _assert_problems(_tools("check", _tiny_failing_package(tmp_path / "pkgs")))
+
+
+def test_drift_check_with_a_conflict_ends_in_a_problems_line(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "drift" / "pytorch-src", source)
+    requirements = source / "requirements.txt"
+    text = requirements.read_text()
+    assert "sympy>=1.13.3" in text
+    requirements.write_text(text.replace("sympy>=1.13.3", "sympy<1.0"))
+    result = _tools("drift", "--source", source, "--config", "osx_arm64", "--offline", "--check")
+    _assert_problems(result)
+    assert result.stderr.splitlines()[-1].endswith(": sympy")
+
+
+def test_matrix_check_with_a_stale_file_ends_in_a_problems_line(
+    tmp_path: Path, pinning_dir: Path
+) -> None:
+    root = tmp_path / "feedstock"
+    for name in ("recipe", ".ci_support"):
+        shutil.copytree(ROOT / name, root / name)
+    shutil.copy2(ROOT / "conda-forge.yml", root / "conda-forge.yml")
+    (root / ".ci_support" / "linux_64_stale.yaml").write_text("target_platform:\n- linux-64\n")
+    result = run_tools(
+        "matrix", "--pinning", pinning_dir, "--check", cwd=root, env=_with_toolkit_on_path()
+    )
+    _assert_problems(result)
+    assert "stale: .ci_support/linux_64_stale.yaml" in result.stdout
+
+
+def _with_toolkit_on_path() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}

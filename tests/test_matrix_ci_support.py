@@ -64,7 +64,7 @@ def test_check_reports_a_hand_edited_file_and_exits_1(feedstock):
     result = tools("matrix", "--pinning", str(FIXTURES / "pinning-mini"), "--check", cwd=feedstock)
     assert result.returncode == 1
     assert f"changed: .ci_support/{target.name}" in result.stdout
-    assert result.stderr.startswith("error: 1 difference(s) in .ci_support")
+    assert result.stderr.startswith("problems: 1 difference(s) in .ci_support")
 
 
 def test_write_regenerates_deleted_configs_and_removes_closed_migrations(feedstock, tmp_path):

@@ -143,7 +143,7 @@ def test_a_duplicate_key_left_after_selectors_is_an_error_with_its_line():
 
 def test_yaml_errors_name_the_source_line():
     meta = "package:\n  name: pkg\n  version: 1.0\nbuild: [\n"
-    with pytest.raises(RecipeError, match=r"^meta.yaml:\d+: YAML error after rendering"):
+    with pytest.raises(RecipeError, match=r"^meta.yaml:\d+: not valid YAML \("):
         run(meta)
 
 

@@ -57,10 +57,21 @@ EPILOG = (
     + """
 
 exit status: 0 done; 1 checked and found problems (check, matrix --check, drift --check,
-emulate); 2 bad input or a failed external command, in one line starting `error:`
-(lists of config names follow one per line); 130 interrupted.
+emulate), summed up in a last line starting `problems:`; 2 bad input or a failed external
+command, in one line starting `error:` (lists of config names follow one per line, a
+command's usage follows a refused command line); 130 interrupted.
 """
 )
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse under the toolkit's convention: a command line it refuses is bad input, so
+    it prints one ``error:`` line, then the usage of the (sub)command at fault on one line,
+    and exits 2 (argparse's own form starts with the usage block and ``prog: error:``)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        usage = " ".join(self.format_usage().split())
+        self.exit(2, f"error: {message}\n{usage}\n")
 
 
 class _Version(argparse.Action):
@@ -90,7 +101,7 @@ class _Version(argparse.Action):
 def main(argv: Sequence[str] | None = None) -> int:
     commands = _available()
     modules = {name: importlib.import_module(mod) for name, mod in commands.items()}
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m tools",
         description="Render, explain, check and maintain the PyTorch feedstock.",
         epilog=EPILOG,
@@ -98,11 +109,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub_parsers = {}
     for name, module in modules.items():
         sub_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.configure(sub_parser)
         sub_parser.set_defaults(_run=module.run)
-    args = parser.parse_args(argv)
+        sub_parsers[name] = sub_parser
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # argparse leaves these to the top-level parser, whose usage does not show the
+        # command's options: the command at fault reports them with its own usage.
+        sub_parsers[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     return exit_code_of(lambda: args._run(args))
 
 

@@ -52,9 +52,10 @@ These files are generated: each YAML file here is one CI job's variant configura
 computed from recipe/conda_build_config.yaml, conda-forge's global pinning and the
 migrations in .ci_support/migrations/.  Do not edit them by hand.  To change the build
 matrix, edit recipe/conda_build_config.yaml (or the recipe) and regenerate them with
-`python -m tools matrix --write` (or `conda smithy rerender`).  If a configuration you
-expect is missing, check that the recipe does not skip it and that its dependencies are
-satisfiable.
+`python -m tools matrix --pinning PATH --write`, PATH being conda-forge's pinning (the
+top-level README, "conda-forge's pinning", says where to get it), or with
+`conda smithy rerender`.  If a configuration you expect is missing, check that the recipe
+does not skip it and that its dependencies are satisfiable.
 """
 
 
@@ -67,29 +68,87 @@ class Pinning:
     migrations_dir: Path | None
 
 
+# Where a newcomer without conda gets conda-forge's pinning (README, "conda-forge's pinning").
+GET_PINNING = (
+    "without conda, `git clone --depth 1 "
+    "https://github.com/conda-forge/conda-forge-pinning-feedstock` and pass "
+    "--pinning conda-forge-pinning-feedstock/recipe"
+)
+
+# conda-forge's conda_build_config.yaml is about 60 kB; anything this large is another file.
+_PINNING_MAX_BYTES = 16 * 1024 * 1024
+
+
 def locate_pinning(value: str | None, environ: Mapping[str, str] | None = None) -> Pinning:
-    """``--pinning`` (a cbc file or a dir shaped like the conda-forge-pinning package), else
-    the installed conda-forge-pinning of the active conda environment."""
+    """``--pinning``: a cbc file, a directory shaped like the installed conda-forge-pinning
+    package (``conda_build_config.yaml`` + ``share/conda-forge/migrations``), or a clone of
+    conda-forge-pinning-feedstock (its ``recipe/``, or the clone itself); else the installed
+    conda-forge-pinning of the active conda environment."""
     env = os.environ if environ is None else environ
     if value:
         path = Path(value)
         if path.is_dir():
-            path = path / "conda_build_config.yaml"
+            inside = path / "conda_build_config.yaml"
+            feedstock = path / "recipe" / "conda_build_config.yaml"
+            path = feedstock if not inside.is_file() and feedstock.is_file() else inside
         if not path.is_file():
             raise UserError(
-                f"{value}: no conda_build_config.yaml there; pass the pinning's file or directory"
+                f"{value}: no conda_build_config.yaml there; pass the pinning's file or "
+                f"directory ({GET_PINNING})"
             )
     else:
         prefix = env.get("CONDA_PREFIX")
         path = Path(prefix) / "conda_build_config.yaml" if prefix else None
         if path is None or not path.is_file():
             raise UserError(
-                "no conda-forge pinning found; pass --pinning PATH (conda-forge-pinning's "
-                "conda_build_config.yaml or the directory holding it "
-                "and share/conda-forge/migrations)"
+                "no conda-forge pinning found (no active conda environment with "
+                "conda-forge-pinning installed); pass --pinning PATH; " + GET_PINNING
             )
-    migrations = path.parent / "share" / "conda-forge" / "migrations"
-    return Pinning(path, migrations if migrations.is_dir() else None)
+    for migrations in (
+        path.parent / "share" / "conda-forge" / "migrations",  # the installed package
+        path.parent / "migrations",  # conda-forge-pinning-feedstock's recipe/
+    ):
+        if migrations.is_dir():
+            return Pinning(path, migrations)
+    return Pinning(path, None)
+
+
+def read_pinning(pinning: Pinning) -> str:
+    """The pinning's text; a binary or huge file (a wheel given by mistake) is refused from
+    its first bytes or its size, never read whole."""
+    return read_user_file(pinning.cbc, max_bytes=_PINNING_MAX_BYTES)
+
+
+def check_pinning_complete(
+    source: str,
+    pinning: Mapping[str, Any],
+    recipe: Mapping[str, Any],
+    migrations: Sequence[tuple[str, Mapping[str, Any]]] = (),
+) -> None:
+    """A truncated pinning is named as such, before conda-build's defaults fill its gaps and
+    a later step fails on a value it never set (``python: 3.11``, the running Python's).
+
+    Gaps: a key its own ``zip_keys`` names but the file does not set, and a key that an
+    applied migration orders but neither the pinning nor the recipe sets."""
+    incomplete = "; the pinning looks incomplete (truncated?): use a complete copy; "
+    for group in pinning.get("zip_keys") or []:
+        for key in group if isinstance(group, list) else [group]:
+            if key not in pinning:
+                raise UserError(
+                    f"{source}: zip_keys names {key!r}, which the file never sets"
+                    + incomplete
+                    + GET_PINNING
+                )
+    for migration, spec in migrations:
+        migrator = spec.get("__migrator") or {}
+        ordering = migrator.get("ordering") if isinstance(migrator, Mapping) else None
+        for key in ordering or {}:
+            if key in spec and key not in pinning and key not in recipe:
+                raise UserError(
+                    f"{source}: no {key!r}, which the migration {migration} orders"
+                    + incomplete
+                    + GET_PINNING
+                )
 
 
 # -- the matrix ------------------------------------------------------------------------------
@@ -115,7 +174,7 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
     feedstock_name = _feedstock_name(root, forge_data, source.meta_text)
     cbc_path = recipe_dir / "conda_build_config.yaml"
     recipe_cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
-    pinning_text = read_user_file(pinning.cbc)
+    pinning_text = read_pinning(pinning)
     local = [
         read_migration_file(p) for p in sorted((root / ".ci_support" / "migrations").glob("*.yaml"))
     ]
@@ -149,6 +208,8 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
                     parse_cbc(recipe_cbc, subdir, source=str(cbc_path), environ=environ),
                 )
             )
+        recipe_spec = specs[2][1] if len(specs) > 2 else {}
+        check_pinning_complete(str(pinning.cbc), specs[1][1], recipe_spec)
         for name, spec in specs:
             validate_spec(name, spec)
         combined = combine_specs(specs)
@@ -156,6 +217,7 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
             (str(p), parse_cbc(read_user_file(p), subdir, source=str(p), environ=environ))
             for p in plan.apply
         ]
+        check_pinning_complete(str(pinning.cbc), specs[1][1], recipe_spec, migrations)
         migrated = apply_migrations(combined, migrations)
         # conda-smithy renders with the migrated spec only (the recipe cbc is moved aside),
         # on top of conda-build's defaults again.

@@ -4,6 +4,10 @@ Exit codes: 0 success, 1 "checked and found problems", 2 unusable input or a
 failed external command, 130 interrupted.  Library code raises, never exits; both entry
 points (``python -m tools`` and ``build-locally.py``) run their command through
 :func:`exit_code_of`.
+
+What the user reads on stderr follows from the exit code: an error (exit 2) is one line
+starting ``error:``; problems a check found (exit 1) end in one summary line starting
+``problems:``, never ``error:``, since nothing went wrong with the command itself.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ class ToolError(Exception):
     follow, one item per line: tools.selection's config names), and never shows a token."""
 
     exit_code = 2
+    prefix = "error"  # what the handler prints before the message
 
     def __init__(self, message: str = "") -> None:
         # Messages quote commands, their output and environment values: a credential of
@@ -43,19 +48,22 @@ class CommandError(ToolError):
 
 
 class ProblemsFound(ToolError):
-    """A check ran and found problems (the findings were already printed)."""
+    """A check ran and found problems (the findings were already printed); its message is
+    the summary line, printed after ``problems:``."""
 
     exit_code = 1
+    prefix = "problems"
 
 
 def exit_code_of(command: Callable[[], int | None], *, stderr: TextIO | None = None) -> int:
     """Run ``command`` and return its exit code; a toolkit error becomes one ``error: ...``
-    line on ``stderr`` and its exit code, Ctrl-C exits 130, a closed pipe (``| head``) 0."""
+    line on ``stderr`` (``problems: ...`` for :class:`ProblemsFound`) and its exit code,
+    Ctrl-C exits 130, a closed pipe (``| head``) 0."""
     err = sys.stderr if stderr is None else stderr
     try:
         return int(command() or 0)
     except ToolError as exc:
-        print(f"error: {exc}", file=err, flush=True)
+        print(f"{exc.prefix}: {exc}", file=err, flush=True)
         return exc.exit_code
     except KeyboardInterrupt:
         print("\ninterrupted", file=err, flush=True)

@@ -6,22 +6,55 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from tools.errors import UserError
 
+# Enough to tell text from an archive or a binary (a wheel, a .conda, an ELF file) before the
+# whole file is read: a NUL byte or invalid UTF-8 here refuses it at once.
+_HEAD_BYTES = 8192
 
-def read_user_file(path: Path, *, errors: str = "strict") -> str:
+
+def read_user_file(path: Path, *, errors: str = "strict", max_bytes: int | None = None) -> str:
     """A UTF-8 file the user pointed at; unreadable is their error to fix.  ``errors`` is
-    ``str.decode``'s (``"replace"`` for files we only search, such as an upstream tree's)."""
+    ``str.decode``'s (``"replace"`` for files we only search, such as an upstream tree's).
+
+    In strict mode a binary file is refused from its first bytes, and a file larger than
+    ``max_bytes`` from its size, so that a wrong path (a 190 MB wheel given as --pinning) is
+    never read whole."""
     try:
-        return path.read_text(encoding="utf-8", errors=errors)
+        with path.open("rb") as stream:
+            if errors == "strict":
+                _refuse_binary(path, stream.read(_HEAD_BYTES))
+                size = os.fstat(stream.fileno()).st_size
+                if max_bytes is not None and size > max_bytes:
+                    raise UserError(
+                        f"{path}: {size} bytes, more than the {max_bytes} such a text file "
+                        "can have; is it the right file?"
+                    )
+                stream.seek(0)
+            data = stream.read()
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        return data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as exc:
         raise UserError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _refuse_binary(path: Path, head: bytes) -> None:
+    nul = head.find(b"\0")
+    if nul >= 0:
+        raise UserError(f"{path}: not a text file (NUL at byte {nul}); is it the right file?")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut by the end of the head is not an error.
+        if exc.start < len(head) - 3:
+            raise UserError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
 @contextmanager
@@ -76,13 +109,88 @@ def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None
 _CONFLICT_MARKER = re.compile(r"^(?:<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
 
 
-def yaml_error_message(source: str, exc: Exception, text: str = "") -> str:
-    """``file:line: not valid YAML (problem)``, pointing at merge-conflict markers first."""
+def yaml_error_line(exc: Exception, text: str = "") -> int | None:
+    """The 1-based line of ``text`` a PyYAML or ruamel.yaml error points at, if it does."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if mark is not None:
+        return mark.line + 1
+    position = getattr(exc, "position", None)  # ReaderError: a character YAML refuses
+    if isinstance(position, int) and text:
+        return text.count("\n", 0, position) + 1
+    return None
+
+
+def yaml_error_reason(exc: Exception) -> str:
+    """What is wrong, in the parser's words, on one line."""
+    character = getattr(exc, "character", None)
+    reason = getattr(exc, "reason", None)
+    if reason and character is not None:
+        code = character if isinstance(character, int) else ord(str(character)[:1] or "?")
+        return f"character #x{code:04x}: {reason}"
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None)
+    if problem:
+        return " ".join(str(problem).split())
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return first or exc.__class__.__name__
+
+
+def yaml_error_message(
+    source: str,
+    exc: Exception,
+    text: str = "",
+    *,
+    line_of: Callable[[int], int | str] | None = None,
+    hint: str = "",
+) -> str:
+    """``file:line: not valid YAML (reason)``, the one form every command reports a YAML
+    error in, pointing at merge-conflict markers first.  ``line_of`` maps a line of ``text``
+    to the source file's (``text`` may be the file after selectors); ``hint`` says what to do.
+    """
     conflict = _CONFLICT_MARKER.search(text)
     if conflict:
-        line = text.count("\n", 0, conflict.start()) + 1
+        line: int | str | None = text.count("\n", 0, conflict.start()) + 1
+        if line_of is not None:
+            line = line_of(int(line))
         return f"{source}:{line}: merge-conflict marker; resolve the conflict (or rerender)"
-    mark = getattr(exc, "problem_mark", None)
-    where = f"{source}:{mark.line + 1}" if mark is not None else source
-    problem = getattr(exc, "problem", None) or exc.__class__.__name__
-    return f"{where}: not valid YAML ({problem})"
+    line = yaml_error_line(exc, text)
+    if line is not None and line_of is not None:
+        line = line_of(line)
+    where = f"{source}:{line}" if line is not None else source
+    tail = f"; {hint}" if hint else ""
+    return f"{where}: not valid YAML ({yaml_error_reason(exc)}){tail}"
+
+
+def is_yaml_error(exc: BaseException) -> bool:
+    """An error of either YAML library the toolkit uses (PyYAML, ruamel.yaml)."""
+    import yaml
+    from ruamel.yaml.error import YAMLError
+
+    return isinstance(exc, (yaml.YAMLError, YAMLError))
+
+
+def load_yaml_text(text: str, source: str, load: Callable[[str], Any], *, hint: str = "") -> Any:
+    """``load(text)``, a YAML error of either library becoming the one-line UserError."""
+    try:
+        return load(text)
+    except Exception as exc:
+        if not is_yaml_error(exc):
+            raise
+        raise UserError(yaml_error_message(source, exc, text, hint=hint)) from None
+
+
+def safe_yaml(text: str) -> Any:
+    """ruamel.yaml's safe loader (YAML 1.2 types), as conda-smithy reads conda-forge.yml."""
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe", pure=True).load(text)
+
+
+def load_json_text(text: str, source: str, *, hint: str = "") -> Any:
+    """JSON a user handed us; an error is ``file:line: not valid JSON (reason)``."""
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        tail = f"; {hint}" if hint else ""
+        raise UserError(f"{source}:{exc.lineno}: not valid JSON ({exc.msg}){tail}") from None

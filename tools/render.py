@@ -22,15 +22,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
+import yaml
 
 from tools import selection
 from tools.errors import UserError
-from tools.files import read_user_file
+from tools.files import load_yaml_text, read_user_file, safe_yaml
+from tools.recipe.errors import UndefinedName
 from tools.recipe.evaluate import RecipeSource, Target
 from tools.recipe.model import OutputVariant
 from tools.recipe.model import render as render_variants
 from tools.recipe.variant_config import (
+    RERENDER,
     combine_specs,
     default_variant,
     ensure_list,
@@ -38,6 +40,7 @@ from tools.recipe.variant_config import (
     extend_keys_of,
     load_variant_yaml,
     parse_cbc,
+    parse_variant_file,
     validate_spec,
 )
 from tools.rendered import REQUIREMENT_KINDS, RenderedOutput
@@ -86,10 +89,7 @@ def load_forge_yml(root: Path) -> dict[str, Any]:
 
 @lru_cache(maxsize=8)
 def _parse_forge_yml(path: str, text: str) -> dict[str, Any]:
-    try:
-        data = YAML(typ="safe", pure=True).load(text) or {}
-    except Exception as exc:
-        raise UserError(f"{path}: not valid YAML ({exc.__class__.__name__})") from exc
+    data = load_yaml_text(text, path, safe_yaml) or {}
     if not isinstance(data, dict):
         raise UserError(f"{path}: must be a mapping")
     return data
@@ -232,6 +232,7 @@ def render_config_text(
     root = root or find_root()
     recipe_dir = recipe_dir or root / "recipe"
     forge = load_forge_yml(root)
+    config = parse_variant_file(config_text, str(path))
     cbc_path = recipe_dir / "conda_build_config.yaml"
     name = path.stem
     subdir = _subdir_of(config_text, str(path), name)
@@ -251,11 +252,32 @@ def render_config_text(
         )
     source = load_recipe_source(recipe_dir)
     cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
-    return list(
-        _render_cached(
+    try:
+        rendered = _render_cached(
             source, config_text, cbc, str(path), str(cbc_path), name, subdir, build_subdir
         )
-    )
+    except UndefinedName as exc:
+        if exc.name in config or not _siblings_define(path, exc.name):
+            raise  # the recipe's own mistake (a typo), not a gap in the variant file
+        raise UserError(
+            f"{path}: no {exc.name!r}, which {exc.where} uses and the other variant files "
+            f"set; the variant file is incomplete: {RERENDER}"
+        ) from None
+    return list(rendered)
+
+
+def _siblings_define(path: Path, key: str) -> bool:
+    """Whether another variant file beside ``path`` sets ``key`` (read only on this error)."""
+    for other in sorted(path.parent.glob("*.yaml")):
+        if other.resolve() == path.resolve():
+            continue
+        try:
+            data = load_variant_yaml(other.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+            continue
+        if isinstance(data, dict) and key in data:
+            return True
+    return False
 
 
 @lru_cache(maxsize=128)

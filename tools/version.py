@@ -44,8 +44,14 @@ def v1_recipe_version(recipe_text: str) -> tuple[str | None, str | None]:
     return plain(version), plain(build)
 
 
+# What the toolkit is made of: its package and its entry points.  Edits elsewhere (the
+# recipe, .ci_support, the README) change what it works on, not what it is.
+TOOLKIT_PATHS = ("tools", "build-locally.py")
+
+
 def git_revision(directory: Path) -> str | None:
-    """``<short sha>`` (``+ uncommitted changes`` when the tree differs), or None."""
+    """``<short sha>`` (``+ uncommitted changes`` when the toolkit's own files differ from
+    it: :data:`TOOLKIT_PATHS`), or None."""
     from tools import proc
 
     try:
@@ -70,6 +76,8 @@ def git_revision(directory: Path) -> str | None:
             "status",
             "--porcelain",
             "--untracked-files=no",
+            "--",
+            *TOOLKIT_PATHS,
             capture=True,
             quiet=True,
             check=False,

@@ -164,9 +164,17 @@ def _children_write_to_stderr() -> Iterator[None]:
 
 def run(args: argparse.Namespace) -> int:
     from tools.emulate import emulation, report
+    from tools.errors import ProblemsFound
 
     options = options_from_args(args)
     with _children_write_to_stderr():
         result = emulation.run(options)
     print(report.to_json(result) if args.json else report.format_table(result))
-    return 0 if result.passed else 1
+    if not result.passed:
+        failed = sum(not r.passed for r in result.results)
+        raise ProblemsFound(
+            f"the test failed under {failed} of {len(result.results)} QEMU CPU setting(s)"
+            if result.results
+            else "no QEMU CPU setting ran the test"
+        )
+    return 0

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from tools.drift.compare import newest
 from tools.drift.model import ChannelPackage
 from tools.errors import UserError
+from tools.files import load_json_text, read_user_file
 
 Versions = Mapping[str, tuple[str, ...]]  # conda name -> versions
 
@@ -54,18 +54,11 @@ def read_channel_files(paths: Sequence[Path]) -> dict[str, ChannelPackage]:
     merged: dict[str, list[str]] = {}
     sources: dict[str, list[str]] = {}
     for path in paths:
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not path.is_file():
             raise UserError(
                 f"{path}: no such file; pass --channel-data a repodata.json or channeldata.json"
-            ) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"{path}: cannot read: {exc}") from None
-        except json.JSONDecodeError as exc:
-            raise UserError(
-                f"{path}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
-            ) from None
+            )
+        document = load_json_text(read_user_file(path), str(path))
         for name, versions in versions_from_json(document, str(path)).items():
             merged.setdefault(name, []).extend(versions)
             sources.setdefault(name, []).append(path.name)

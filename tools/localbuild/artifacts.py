@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.errors import UserError
-from tools.files import atomic_replace, atomic_write_text
+from tools.files import atomic_replace, atomic_write_text, load_json_text
 
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
 # conda-build's channel layout under its root-dir: one folder per subdir.
@@ -213,11 +213,12 @@ def load_summary(path: Path, *, named: str, hint: str) -> dict[str, object]:
     user points at (``--merge``, ``--durations``), where a bad file is their mistake to fix.
     """
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"{named}: cannot read ({exc.strerror})") from None
-    except ValueError:
-        raise UserError(f"{named}: not JSON; {hint}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{named}: not UTF-8 text (byte {exc.start}); {hint}") from None
+    document = load_json_text(text, named, hint=hint)
     configs = document.get("configs") if isinstance(document, dict) else None
     if not isinstance(configs, dict):
         raise UserError(f'{named}: no "configs" mapping; {hint}')

@@ -13,10 +13,11 @@ import re
 from pathlib import Path
 
 from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
 
 from tools.errors import UserError
+from tools.files import read_user_file
 from tools.localbuild.artifacts import read_summary
+from tools.recipe.variant_config import parse_variant_file
 
 _LINE = re.compile(
     r"^([0-9a-f]{64})  ((?:noarch|linux-[a-z0-9]+|osx-[a-z0-9]+|win-[a-z0-9]+)/[^/\s]+)$"
@@ -86,11 +87,8 @@ def target_label(root: Path, sums: list[tuple[str, str]]) -> str:
 
 def _label_of(root: Path, config: str) -> str:
     path = root / ".ci_support" / f"{config}.yaml"
-    try:
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, YAMLError) as exc:
-        raise UserError(f"{path}: cannot read channel_targets ({exc.__class__.__name__})") from None
-    targets = data.get("channel_targets") if isinstance(data, dict) else None
+    data = parse_variant_file(read_user_file(path), str(path))
+    targets = data.get("channel_targets")
     target = targets[0] if isinstance(targets, list) and targets else targets
     if not target:
         return "main"  # conda-forge's default target: conda-forge main

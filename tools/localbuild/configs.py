@@ -17,7 +17,6 @@ from types import MappingProxyType
 
 from tools import selection
 from tools.errors import UserError
-from tools.files import yaml_error_message
 from tools.selection import apply_filter
 
 __all__ = [
@@ -134,27 +133,23 @@ def read_variant(config_path: Path) -> dict[str, object]:
 # file's mtime and size, so a file edited since is read again.
 @lru_cache(maxsize=64)
 def _load_variant(config_path: Path, mtime_ns: int, size: int) -> Mapping[str, object]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    # The reader every command uses for a variant file (tools.recipe.variant_config), so a
+    # damaged one reads the same here as in render, check or runners.
+    from tools.files import read_user_file
+    from tools.recipe.variant_config import RERENDER, parse_variant_file
 
     try:
-        text = config_path.read_text(encoding="utf-8")
+        config_path.open("rb").close()
     except OSError as exc:
         raise UnreadableConfig(f"{config_path}: cannot read it ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:
-        raise UnreadableConfig(
-            f"{config_path}: not UTF-8 text (byte {exc.start}); rerender the feedstock"
-        ) from None
     try:
-        data = YAML(typ="safe").load(text)
-    except YAMLError as exc:
-        message = yaml_error_message(str(config_path), exc, text)
-        raise UnreadableConfig(f"{message}; rerender the feedstock") from None
-    if not isinstance(data, dict):
-        raise UnreadableConfig(
-            f"{config_path}: not a mapping of variant keys; rerender the feedstock"
-        )
-    return MappingProxyType(data)
+        text = read_user_file(config_path)
+    except UserError as exc:  # not text: only a rerender can mend it
+        raise UnreadableConfig(f"{exc}; {RERENDER}") from None
+    try:
+        return MappingProxyType(parse_variant_file(text, str(config_path)))
+    except UserError as exc:
+        raise UnreadableConfig(str(exc)) from None
 
 
 def docker_image(config_path: Path) -> str | None:

@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
-
 
 @dataclass(frozen=True)
 class ConfigFacts:
@@ -57,14 +55,9 @@ def facts_from_mapping(name: str, data: Mapping[str, object]) -> ConfigFacts:
 
 
 def read_facts(path: Path) -> ConfigFacts:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    """The facts of one variant file; a damaged or empty one is an error naming it (the same
+    words every command uses: tools.recipe.variant_config.parse_variant_file)."""
+    from tools.files import read_user_file
+    from tools.recipe.variant_config import parse_variant_file
 
-    try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-    except (OSError, YAMLError) as exc:
-        detail = (str(exc).strip().splitlines() or ["unreadable"])[0]
-        raise UserError(f"{path}: cannot read it as YAML ({detail})") from None
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: not a mapping of variant keys; rerender the feedstock")
-    return facts_from_mapping(path.stem, data)
+    return facts_from_mapping(path.stem, parse_variant_file(read_user_file(path), str(path)))

@@ -16,3 +16,11 @@ class RecipeError(UserError):
 
 class UnsupportedConstruct(RecipeError):
     """conda-build might accept this, but our model does not; say so instead of guessing."""
+
+
+class UndefinedName(RecipeError):
+    """A jinja name the recipe uses that no variant (and no jinja context) defines."""
+
+    def __init__(self, where: str, name: str) -> None:
+        super().__init__(where, f"failed to render jinja template: {name!r} is undefined")
+        self.name = name

@@ -17,8 +17,9 @@ from typing import Any
 
 import yaml
 
+from tools.files import yaml_error_line, yaml_error_reason
 from tools.recipe import jinja
-from tools.recipe.errors import RecipeError, UnsupportedConstruct
+from tools.recipe.errors import RecipeError, UndefinedName, UnsupportedConstruct
 from tools.recipe.loader import DuplicateKey, load_chunked, load_yaml
 from tools.recipe.namespace import python_series, selector_namespace
 from tools.recipe.selectors import cache_key_value, evaluate, names_read, select_lines
@@ -137,10 +138,7 @@ class Recipe:
             with jinja.recording_undefined() as used:
                 meta = self._render_once(names, variant, extra)
         if used and not (meta.get("build") or {}).get("skip"):
-            raise RecipeError(
-                self._line_using(used[0]),
-                f"failed to render jinja template: {used[0]!r} is undefined",
-            )
+            raise UndefinedName(self._line_using(used[0]), used[0])
         self._check_package(meta)
         return meta
 
@@ -243,13 +241,11 @@ class Recipe:
                 f"duplicate key {exc.key!r} left after applying selectors; "
                 "give each copy a selector",
             ) from exc
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line = second.source_line(mark.line + 1) if mark else "?"
-            problem = (exc.problem or exc.context or "invalid YAML").strip()
-            raise RecipeError(f"{path}:{line}", f"YAML error after rendering: {problem}") from exc
         except yaml.YAMLError as exc:
-            raise RecipeError(path, f"YAML error after rendering: {exc}") from exc
+            line = yaml_error_line(exc, second.text)
+            where = f"{path}:{second.source_line(line)}" if line is not None else path
+            reason = f"{yaml_error_reason(exc)}, after selectors and jinja"
+            raise RecipeError(where, f"not valid YAML ({reason})") from exc
 
     def _check(self, data: Any) -> dict[str, Any]:
         path = self.source.path

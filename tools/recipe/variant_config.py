@@ -68,10 +68,30 @@ def load_variant_yaml(text: str, *, source: str | None = None) -> Any:
     """
     if source is None:
         return yaml.load(text, Loader=_BASE_LOADER)
+    return load_variant_yaml_or_error(text, source)
+
+
+RERENDER = "rerender the feedstock (python -m tools matrix --pinning PATH --write)"
+
+
+def parse_variant_file(text: str, source: str) -> dict[str, Any]:
+    """A CI job's variant file (``.ci_support/<config>.yaml``), which a rerender writes:
+    a non-empty mapping of keys to value lists.  An empty, truncated or damaged one is
+    blamed on the file itself, with what to do: rerender."""
+    data = load_variant_yaml_or_error(text, source, hint=RERENDER)
+    if data is None:
+        raise UserError(f"{source}: empty variant file; {RERENDER}")
+    if not isinstance(data, dict):
+        raise UserError(f"{source}: not a mapping of variant keys; {RERENDER}")
+    return data
+
+
+def load_variant_yaml_or_error(text: str, source: str, *, hint: str = "") -> Any:
+    """:func:`load_variant_yaml`, a YAML error becoming ``file:line: not valid YAML (...)``."""
     try:
         return yaml.load(text, Loader=_BASE_LOADER)
     except yaml.YAMLError as exc:
-        raise UserError(yaml_error_message(source, exc, text)) from None
+        raise UserError(yaml_error_message(source, exc, text, hint=hint)) from None
 
 
 def trim_empty(spec: dict[str, Any]) -> dict[str, Any]:
@@ -101,9 +121,8 @@ def parse_cbc(
     try:
         data = load_variant_yaml(selected.text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = selected.source_line(mark.line + 1) if mark else "?"
-        raise UserError(f"{source}:{line}: not valid YAML after selectors") from exc
+        message = yaml_error_message(source, exc, selected.text, line_of=selected.source_line)
+        raise UserError(message) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
