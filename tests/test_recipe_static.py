@@ -168,3 +168,19 @@ def test_bld_bat_runs_the_compile_stage_for_the_top_level_builds_package_name():
     # tests/test_build_sh_stages.py runs it)
     (name,) = re.findall(r"^package:\n(?:  #.*\n)*  name: (\S+)$", meta_text(), flags=re.MULTILINE)
     assert f'if "%STAGE%"=="{name}" goto :compile' in (RECIPE / "bld.bat").read_text()
+
+
+def _requirement_lines(block: str) -> list[str]:
+    return [" ".join(line.split()) for line in block.splitlines() if line.strip().startswith("- ")]
+
+
+def test_the_libtorch_output_has_the_top_level_builds_build_and_host_requirements():
+    # The top-level build packages nothing: libtorch gets its run exports from its own host
+    # requirements, and its script reads the tree the top-level build configured with them.
+    text = meta_text()
+    top_level = text[text.index("\nrequirements:\n") : text.index("\noutputs:\n")]
+    start = text.index("\n  - name: libtorch\n")
+    output = text[start : text.index("\n  - name: ", start + 1)]
+    libtorch = output[output.index("\n    requirements:\n") : output.index("\n      run:\n")]
+    assert _requirement_lines(top_level)
+    assert _requirement_lines(libtorch) == _requirement_lines(top_level)
