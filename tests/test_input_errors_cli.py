@@ -221,6 +221,25 @@ def test_a_pinning_cut_inside_its_zip_keys_is_named_as_incomplete(
     assert "incomplete" in line
 
 
+def test_a_migration_whose_ordering_misses_a_value_is_named_with_the_value(
+    feedstock: Path, pinning_dir: Path
+) -> None:
+    # A maintainer's own Python migration that orders only the new Pythons: conda-smithy
+    # stops on a bare ValueError there; we name the file, the key and the missing value.
+    migration = feedstock / ".ci_support" / "migrations" / "python315.yaml"
+    migration.write_text(
+        "migrator_ts: 1790000000\n"
+        "__migrator:\n  kind: version\n  migration_number: 1\n  use_local: true\n"
+        "  ordering:\n    python:\n      - 3.14.* *_cp314\n      - 3.15.* *_cp315\n"
+        "python:\n  - 3.15.* *_cp315\n"
+    )
+    line = _error_line(_run(feedstock, ["matrix", "--pinning", str(pinning_dir), "--check"]))
+    assert line.startswith(
+        f"error: {migration}: its `__migrator: ordering: python:` does not list "
+    )
+    assert "'3.10.* *_cpython'" in line and "add it to the ordering" in line
+
+
 def test_without_a_pinning_the_error_says_how_to_get_one_without_conda(feedstock: Path) -> None:
     line = _error_line(_run(feedstock, ["matrix", "--check"]))
     assert line.startswith("error: no conda-forge pinning found")

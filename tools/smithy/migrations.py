@@ -98,15 +98,25 @@ def _why_closed(mig: MigrationFile, theirs: MigrationFile | None) -> str:
     )
 
 
-def _version_key(value: Any, ordering: Sequence[str] | None = None) -> Any:
+def _ordered_index(ordering: Sequence[str], value: Any, key: str) -> int:
+    # conda-smithy indexes the ordering the same way and fails with a bare ValueError; a
+    # migration's ordering must list every value the pinning or an earlier migration has.
+    try:
+        return list(ordering).index(value)
+    except ValueError:
+        raise UserError(
+            f"its `__migrator: ordering: {key}:` does not list {value!r}, a value the pinning "
+            "or an earlier migration has; add it to the ordering (conda-forge's migrations list "
+            "every value, oldest first)"
+        ) from None
+
+
+def _version_key(value: Any, ordering: Sequence[str] | None = None, key: str = "") -> Any:
     from rattler import Version
     from rattler.exceptions import InvalidVersionError
 
     if ordering is not None:
-        try:
-            return (0, ordering.index(value))
-        except ValueError as exc:
-            raise UserError(f"migration ordering does not list the value {value!r}") from exc
+        return (0, _ordered_index(ordering, value, key))
     text = str(value).replace(" ", ".").replace("*", "1")
     try:
         return (1, Version(text))
@@ -114,11 +124,11 @@ def _version_key(value: Any, ordering: Sequence[str] | None = None) -> Any:
         return (2, str(value))
 
 
-def _sort_key(ordering: Sequence[str] | None):
-    return lambda v: _version_key(v, ordering)
+def _sort_key(ordering: Sequence[str] | None, key: str):
+    return lambda v: _version_key(v, ordering, key)
 
 
-def _key_add(left: list, right: list, ordering: Sequence[str] | None = None) -> list:
+def _key_add(left: list, right: list, ordering: Sequence[str] | None, key: str) -> list:
     if ordering is None:
         common = min(len(left), len(right))
         out = [
@@ -128,7 +138,7 @@ def _key_add(left: list, right: list, ordering: Sequence[str] | None = None) -> 
         for values in (left, right):
             out.extend(values[common:])
         return out
-    merged = sorted({ordering.index(v) for v in left} | {ordering.index(v) for v in right})
+    merged = sorted({_ordered_index(ordering, v, key) for v in (*left, *right)})
     longer = max(len(left), len(right))
     if len(merged) < longer:
         if len(merged) == 1:
@@ -184,11 +194,11 @@ def _op_key_add(v1: Spec, v2: Spec) -> Spec:
             continue
         pk = group.index(primary)
         rows = sorted(set(existing) | {new}, key=lambda row: _version_key(row, None))
-        rows = sorted(rows, key=lambda row: _version_key(row[pk], ordering.get(primary)))
+        rows = sorted(rows, key=lambda row: _version_key(row[pk], ordering.get(primary), primary))
         for i, key in enumerate(group):
             result[key] = [row[i] for row in rows]
     for key in set(ordering) - new_zip - {primary}:
-        result[key] = _key_add(ensure_list(v1[key]), ensure_list(v2[key]), ordering[key])
+        result[key] = _key_add(ensure_list(v1[key]), ensure_list(v2[key]), ordering[key], key)
     return result
 
 
@@ -201,7 +211,7 @@ def _op_key_remove(v1: Spec, v2: Spec) -> Spec:
     target = ensure_list(v2[primary])[0]
     if target not in v1[primary]:
         return v1
-    keys = sorted(set(v1[primary]), key=_sort_key(ordering))
+    keys = sorted(set(v1[primary]), key=_sort_key(ordering, primary))
     keys.remove(target)
     position = {i: v1[primary].index(v) for i, v in enumerate(keys)}
     result = dict(v1)
@@ -255,7 +265,7 @@ def variant_add(v1: Spec, v2: Spec) -> Spec:
         if pk not in v2:
             continue
         pl, pr = ensure_list(v1[pk]), ensure_list(v2[pk])
-        merged = _key_add(pl, pr, ordering.get(pk))
+        merged = _key_add(pl, pr, ordering.get(pk), pk)
         joint_values[pk] = merged
         group = next((set(g) for g in groups if pk in g), set())
         if not group:
@@ -266,7 +276,9 @@ def variant_add(v1: Spec, v2: Spec) -> Spec:
             joint_values[key] = [v for i, v in enumerate(both) if i in chosen]
         handled |= group
     for key in joint - handled:
-        joint_values[key] = _key_add(ensure_list(v1[key]), ensure_list(v2[key]), ordering.get(key))
+        joint_values[key] = _key_add(
+            ensure_list(v1[key]), ensure_list(v2[key]), ordering.get(key), key
+        )
     return {
         **{k: v for k, v in v1.items() if k in left},
         **{k: v for k, v in v2.items() if k in right},
@@ -285,8 +297,11 @@ def apply_migrations(spec: Spec, migrations: Sequence[tuple[str, Spec]]) -> Spec
             raise UserError(f"{item[0]}: migrator_ts must be a number") from exc
         return ts, item[0]
 
-    for _, migration in sorted(migrations, key=order):
+    for name, migration in sorted(migrations, key=order):
         migration = {k: v for k, v in migration.items() if k != "migrator_ts"}
         if migration:
-            spec = variant_add(spec, migration)
+            try:
+                spec = variant_add(spec, migration)
+            except UserError as exc:
+                raise UserError(f"{name}: {exc}") from None
     return spec
