@@ -1,15 +1,14 @@
 @echo on
 rem Build script for the Windows outputs of this recipe (Linux and macOS: build.sh).
 rem
-rem conda-build runs it once per output in one shared work directory; rattler-build runs
-rem the compile stage once in recipe-v1.yaml's staging output and restores its work
-rem directory for the outputs that inherit it. Like build.sh it dispatches on
-rem CF_TORCH_BUILD_STAGE, which both recipes set, else on PKG_NAME:
-rem   compile   configures and compiles everything once against the megabuild Python the
-rem             recipes name; installs nothing.
-rem   libtorch  the compile stage unless it already ran in this work directory (meta.yaml's
-rem             top-level build), then installs the Python-independent files into
-rem             %LIBRARY_PREFIX%.
+rem Both recipes run the compile stage once (meta.yaml's top-level build, recipe-v1.yaml's
+rem staging output, both named libtorch-build), then one stage per output in the same work
+rem directory: conda-build shares it, rattler-build restores the staging output's. Like
+rem build.sh it dispatches on CF_TORCH_BUILD_STAGE, which both recipes set, else on PKG_NAME:
+rem   compile   (PKG_NAME libtorch-build) configures and compiles everything once against
+rem             the megabuild Python the recipes name; installs nothing.
+rem   libtorch  installs the Python-independent files into %LIBRARY_PREFIX% (after the
+rem             compile stage, when it has not run in this work directory).
 rem   pytorch   once per Python: retargets the configured tree with cmake_cache.py (only
 rem             Python-bound targets rebuild), pip-installs torch, and moves torch_python
 rem             next to libtorch's DLLs.
@@ -115,13 +114,16 @@ rem ######################################################################
 rem #### DISPATCH
 rem ######################################################################
 if "%STAGE%"=="compile" goto :compile
+rem conda-build's PKG_NAME for meta.yaml's top-level build, which runs the compile stage
+if "%STAGE%"=="libtorch-build" goto :compile
 if "%STAGE%"=="libtorch" goto :libtorch
 if "%STAGE%"=="pytorch" goto :pytorch
-echo bld.bat: error: %STAGE_VARIABLE%='%STAGE%' is not a stage %RECIPE_FILE% builds (compile, libtorch, pytorch); add a branch to the dispatch in %RECIPE_FILE% 1>&2
+echo bld.bat: error: %STAGE_VARIABLE%='%STAGE%' is not a stage %RECIPE_FILE% builds (compile or libtorch-build, libtorch, pytorch); add a branch to the dispatch in %RECIPE_FILE% 1>&2
 exit /b 2
 
 :compile
-rem recipe-v1.yaml's staging output: compile only; its libtorch output installs.
+rem meta.yaml's top-level build, recipe-v1.yaml's staging output: compile only; the libtorch
+rem output installs.
 set "COMPILE_ONLY=1"
 :libtorch
 if exist "%COMPILED_MARKER%" goto :libtorch_install

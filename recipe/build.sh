@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # Build script for every output of this recipe on Linux and macOS (Windows: bld.bat).
 #
-# conda-build (meta.yaml) runs it once per output, in one shared work directory
-# ($SRC_DIR), so later outputs reuse what earlier ones compiled; rattler-build
-# (recipe-v1.yaml) runs the `compile` stage once in the staging output and restores its
-# work directory for every output that inherits it. It dispatches on the stage, which
-# both recipes set in CF_TORCH_BUILD_STAGE (rattler-build names no package in a staging
-# output); without it, on PKG_NAME, which conda-build sets to the same output names:
+# Both recipes run the `compile` stage once (meta.yaml's top-level build, recipe-v1.yaml's
+# staging output, both named libtorch-build), then one stage per output in the same work
+# directory ($SRC_DIR): conda-build shares it between the top-level build and the outputs,
+# rattler-build restores the staging output's for every output that inherits it. Every
+# output installs its own files into a $PREFIX holding only its host requirements (conda-build
+# builds the outputs in dependency order and recreates the prefix for each). The script
+# dispatches on the stage, which both recipes set in CF_TORCH_BUILD_STAGE (rattler-build
+# names no package in a staging output); without it, on PKG_NAME, which conda-build sets to
+# the same names (libtorch-build for the compile stage):
 #
-#   compile               (recipe-v1.yaml's staging output) Configures and compiles
-#                         everything once against the single Python the recipes name
-#                         ($PYTHON). On Linux CUDA the tree is configured with MAGMA, and
-#                         patch 0004 adds the nomagma build of libtorch_cuda_linalg to the
-#                         same build; both flavours are stashed under $SRC_DIR/_stage/.
-#                         Installs nothing.
-#   libtorch              The `compile` stage unless it already ran in this work
-#                         directory (meta.yaml's top-level build), then installs the
-#                         Python-independent files into $PREFIX.
+#   compile               Configures and compiles everything once against the single
+#                         Python the recipes name ($PYTHON). On Linux CUDA the tree is
+#                         configured with MAGMA, and patch 0004 adds the nomagma build of
+#                         libtorch_cuda_linalg to the same build; both flavours are stashed
+#                         under $SRC_DIR/_stage/. Installs nothing.
+#   libtorch              Installs the Python-independent files into $PREFIX (after the
+#                         `compile` stage, when it has not run in this work directory).
 #   libtorch-cuda-linalg  Installs the stashed library CF_TORCH_LINALG_FLAVOR names.
 #   pytorch               Once per Python: points the configured tree at $PYTHON with
 #                         cmake_cache.py (only Python-bound targets rebuild), pip-installs
@@ -394,7 +395,7 @@ require_linkage_tool() {
     local tool
     tool="$(linkage_tool)"
     command -v "${tool%% *}" >/dev/null 2>&1 \
-        || die "${tool} is not on PATH; ${RECIPE_FILE} needs it to check that libtorch links no Python library: add the compiler (binutils/cctools) to the build requirements of the top-level build in recipe/meta.yaml, or set READELF/OTOOL"
+        || die "${tool} is not on PATH; ${RECIPE_FILE} needs it to check that libtorch links no Python library: add the compiler (binutils/cctools) to the build requirements of the top-level build and the libtorch output in recipe/meta.yaml, or set READELF/OTOOL"
 }
 
 linked_libraries() {
@@ -487,14 +488,14 @@ install_cuda_linalg() {
     esac
     stash="${STAGE_DIR}/cuda-linalg-${flavour}/lib"
     [[ -d "${stash}" ]] \
-        || die "${stash} does not exist: the top-level libtorch build stashes it (cuda_compiler_version='${CUDA_VERSION_VARIANT}')"
+        || die "${stash} does not exist: the compile stage (the top-level build of recipe/meta.yaml) stashes it (cuda_compiler_version='${CUDA_VERSION_VARIANT}')"
     mkdir -p "${PREFIX}/lib"
     cp -pPR "${stash}/." "${PREFIX}/lib/"
 }
 
 build_pytorch() {
     [[ -f "${CMAKE_CACHE}" ]] \
-        || die "${CMAKE_CACHE} does not exist; the top-level libtorch build configures it before any pytorch output"
+        || die "${CMAKE_CACHE} does not exist; the compile stage (the top-level build of recipe/meta.yaml) configures it before any pytorch output"
     [[ -n "${SP_DIR:-}" ]] || die "SP_DIR is not set; run ${RECIPE_FILE} through conda-build (it sets SP_DIR)"
     python_is PY_VER "${PY_VER:-}"
     check_cached_compiler_cache
@@ -595,10 +596,10 @@ configure_build() {
 }
 
 case "${STAGE}" in
-    compile) configure_build; compile_libtorch ;;
+    compile|libtorch-build) configure_build; compile_libtorch ;;
     libtorch) configure_build; build_libtorch ;;
     # Only copies a stashed file: needs none of the build configuration.
     libtorch-cuda-linalg) install_cuda_linalg ;;
     pytorch) configure_build; build_pytorch ;;
-    *) die "${STAGE_VARIABLE}='${STAGE}' is not a stage ${RECIPE_FILE} builds (compile, libtorch, libtorch-cuda-linalg, pytorch); add a branch to the dispatch in ${RECIPE_FILE}" ;;
+    *) die "${STAGE_VARIABLE}='${STAGE}' is not a stage ${RECIPE_FILE} builds (compile or libtorch-build, libtorch, libtorch-cuda-linalg, pytorch); add a branch to the dispatch in ${RECIPE_FILE}" ;;
 esac

@@ -1,10 +1,10 @@
 """recipe/build.sh, run for real against the miniature torch-like project.
 
 A faked conda-build run builds every output of a Linux CUDA configuration in
-conda-build's order (libtorch top-level, libtorch-cuda-linalg magma and nomagma,
-pytorch for two Pythons) in one shared work directory and one $PREFIX path, and
-each output's package is what the script added to $PREFIX. Bad variant values are
-checked without building.
+conda-build's order (the top-level build libtorch-build, which compiles; then by dependency
+libtorch-cuda-linalg magma and nomagma, libtorch, pytorch for two Pythons) in one shared work
+directory and one $PREFIX path, recreated for each output, and each output's package is what
+the script added to $PREFIX. Bad variant values are checked without building.
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
     install_blas(scratch / "blas", scratch)
     blas = conda.package_from("blas", scratch / "blas")
 
-    libtorch = conda.run_output("libtorch", venvs[0], [magma, blas])
+    # conda-build's PKG_NAME for meta.yaml's top-level build (no CF_TORCH_BUILD_STAGE here)
+    conda.run_output("libtorch-build", venvs[0], [magma, blas])
     libtorch_compiles = compiles(conda.src_dir / "build")
     linalg = {
         "magma": conda.run_output(
@@ -94,6 +95,7 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
             label="linalg-nomagma",
         ),
     }
+    libtorch = conda.run_output("libtorch", venvs[0], [magma, blas])
     host = [magma, blas, libtorch, linalg["magma"]]
     pytorch_first = conda.run_output("pytorch", venvs[0], host, label="pytorch-first")
     before = ninja_log(conda.src_dir / "build")

@@ -165,6 +165,13 @@ def test_without_stage_or_package_name_the_recipes_are_named(tmp_path: Path) -> 
     assert "CF_TORCH_BUILD_STAGE" in line and "recipe/recipe-v1.yaml" in line
 
 
+def test_the_top_level_builds_package_name_runs_the_compile_stage(tmp_path: Path) -> None:
+    # conda-build's PKG_NAME for meta.yaml's top-level build, should CF_TORCH_BUILD_STAGE be
+    # missing: the compile stage starts (and stops at its first requirement here)
+    line = _error_line(_run(tmp_path, PKG_NAME="libtorch-build"))
+    assert "CF_TORCH_MEGABUILD_PYTHON is not set" in line
+
+
 def test_libtorch_stage_without_the_compiled_tree_stops(tmp_path: Path) -> None:
     (tmp_path / "src" / "_stage").mkdir(parents=True)
     (tmp_path / "src" / "_stage" / "compiled").write_text("3.12\n")

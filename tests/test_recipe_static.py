@@ -29,8 +29,11 @@ def patch_header(path: Path) -> str:
 
 
 def script_outputs(script: str) -> set[str]:
-    """Names of the outputs (top-level build included) that run `script`."""
-    names = {"libtorch"}  # the top-level build runs build.sh / bld.bat
+    """The stages `script` runs: `compile` (the top-level build) and the outputs that run it.
+
+    Each output sets CF_TORCH_BUILD_STAGE to its own name (also conda-build's PKG_NAME).
+    """
+    names = {"compile"}  # the top-level build runs build.sh / bld.bat, stage compile
     for match in re.finditer(
         r"^  - name: (\S+)\n(?P<body>(?:    .*\n|\s*\n|\{%.*\n)*)", meta_text(), flags=re.MULTILINE
     ):
@@ -80,8 +83,8 @@ def test_bld_bat_dispatches_every_windows_output():
 def test_bld_bat_rejects_unknown_pkg_name_with_one_line_naming_the_file():
     text = (RECIPE / "bld.bat").read_text()
     dispatch = text[text.index('if "%STAGE%"==') :]
-    # one line per output conda-build runs it for, and the staging output's compile stage
-    error = dispatch.splitlines()[len(script_outputs("bld.bat")) + 1]
+    # after the one line per stage (and the comment beside one)
+    error = next(line for line in dispatch.splitlines() if not line.startswith(("if ", "rem ")))
     assert (
         "%STAGE_VARIABLE%='%STAGE%'" in error
         and "%RECIPE_FILE%" in error
@@ -92,7 +95,8 @@ def test_bld_bat_rejects_unknown_pkg_name_with_one_line_naming_the_file():
 def test_build_sh_dispatches_every_unix_output():
     text = (RECIPE / "build.sh").read_text()
     dispatch = text[text.rindex('case "${STAGE}" in') :]
-    handled = set(re.findall(r"^\s+([\w-]+)\)", dispatch, flags=re.MULTILINE))
+    patterns = re.findall(r"^\s+([\w|-]+)\)", dispatch, flags=re.MULTILINE)
+    handled = {name for pattern in patterns for name in pattern.split("|")}
     assert script_outputs("build.sh") <= handled
 
 
@@ -149,3 +153,34 @@ def test_cmake_test_project_is_shipped_to_the_tests():
     shipped = re.findall(r"^\s+- cmake_test/$", meta_text(), flags=re.MULTILINE)
     assert len(shipped) == 2  # the libtorch and the pytorch tests
     assert (RECIPE / "cmake_test" / "CMakeLists.txt").is_file()
+
+
+def test_the_top_level_build_compiles_and_every_output_names_its_own_stage():
+    text = meta_text()
+    stages = re.findall(r"^\s+- CF_TORCH_BUILD_STAGE=(\S+)$", text, flags=re.MULTILINE)
+    outputs = re.findall(r"^  - name: (\S+)$", text, flags=re.MULTILINE)
+    assert stages[0] == "compile"
+    assert stages[1:] == outputs[: len(stages) - 1]
+
+
+def test_bld_bat_runs_the_compile_stage_for_the_top_level_builds_package_name():
+    # conda-build's PKG_NAME, should CF_TORCH_BUILD_STAGE ever be missing (build.sh:
+    # tests/test_build_sh_stages.py runs it)
+    (name,) = re.findall(r"^package:\n(?:  #.*\n)*  name: (\S+)$", meta_text(), flags=re.MULTILINE)
+    assert f'if "%STAGE%"=="{name}" goto :compile' in (RECIPE / "bld.bat").read_text()
+
+
+def _requirement_lines(block: str) -> list[str]:
+    return [" ".join(line.split()) for line in block.splitlines() if line.strip().startswith("- ")]
+
+
+def test_the_libtorch_output_has_the_top_level_builds_build_and_host_requirements():
+    # The top-level build packages nothing: libtorch gets its run exports from its own host
+    # requirements, and its script reads the tree the top-level build configured with them.
+    text = meta_text()
+    top_level = text[text.index("\nrequirements:\n") : text.index("\noutputs:\n")]
+    start = text.index("\n  - name: libtorch\n")
+    output = text[start : text.index("\n  - name: ", start + 1)]
+    libtorch = output[output.index("\n    requirements:\n") : output.index("\n      run:\n")]
+    assert _requirement_lines(top_level)
+    assert _requirement_lines(libtorch) == _requirement_lines(top_level)

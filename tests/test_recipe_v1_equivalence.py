@@ -161,7 +161,10 @@ CHANGES = {
     ),
     "an ignored run export in meta.yaml": (
         "meta.yaml",
-        ("    - pybind11-abi\n  ignore_run_exports_from:", "  ignore_run_exports_from:"),
+        (
+            "        - pybind11-abi\n      ignore_run_exports_from:",
+            "      ignore_run_exports_from:",
+        ),
         ("libtorch", "ignore_run_exports.by_name", None, "pybind11-abi"),
     ),
     "a test command in recipe-v1.yaml": (
