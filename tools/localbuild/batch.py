@@ -137,14 +137,13 @@ def _menu_marks(
     marks = {}
     for name in pool:
         config = Config(name, options.root / ".ci_support" / f"{name}.yaml")
-        try:
-            read_variant(config.path)
-            plan_build(options, config, engine, host)
-        except UnreadableConfig:
+        result = _not_buildable(options, config, engine, host)
+        if result is None:
+            continue
+        if result.status == FAILED:
             marks[name] = "damaged: cannot be read, rerender"
-        except UserError as exc:
-            # the reason's first clause; the full one comes if the config is chosen anyway
-            marks[name] = _unbuildable(config, exc).split("; ")[0]
+        else:  # the reason's first clause; the full one comes if the config is chosen anyway
+            marks[name] = result.note.split("; ")[0]
     return marks
 
 
@@ -535,21 +534,11 @@ def _plan_all(
     unbuildable: list[ConfigResult] = []
     unreadable: list[ConfigResult] = []
     for config in configs:
-        try:
-            read_variant(config.path)
-        except UnreadableConfig as exc:
-            if config.name in options.requested:
-                raise
-            unreadable.append(ConfigResult(config.name, FAILED, note=str(exc)))
-            continue
-        try:
-            plan_build(options, config, engine, host)
-        except UserError as exc:
-            if config.name in options.requested:
-                raise
-            unbuildable.append(ConfigResult(config.name, SKIPPED, note=_unbuildable(config, exc)))
-        else:
+        result = _not_buildable(options, config, engine, host)
+        if result is None:
             buildable.append(config)
+        else:
+            (unreadable if result.status == FAILED else unbuildable).append(result)
     plans = [
         plan_build(options, c, engine, host, index=i, total=len(buildable))
         for i, c in enumerate(buildable, start=1)
@@ -557,8 +546,26 @@ def _plan_all(
     return plans, unbuildable, unreadable
 
 
-def _unbuildable(config: Config, exc: UserError) -> str:
-    return f"{UNBUILDABLE}: {str(exc).removeprefix(f'{config.name}: ')}"
+def _not_buildable(
+    options: Options, config: Config, engine: ContainerEngine, host: HostFacts
+) -> ConfigResult | None:
+    """``None`` when this machine can build ``config``; else why not, as the result the run
+    records: "failed" for a file that cannot be read, "skipped" for one that needs another
+    machine.  A config the user named exactly raises instead (the run refuses it)."""
+    try:
+        read_variant(config.path)
+    except UnreadableConfig as exc:
+        if config.name in options.requested:
+            raise
+        return ConfigResult(config.name, FAILED, note=str(exc))
+    try:
+        plan_build(options, config, engine, host)
+    except UserError as exc:
+        if config.name in options.requested:
+            raise
+        reason = str(exc).removeprefix(f"{config.name}: ")
+        return ConfigResult(config.name, SKIPPED, note=f"{UNBUILDABLE}: {reason}")
+    return None
 
 
 def _preflight(
