@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from tools.errors import UserError
-from tools.files import yaml_error_message
+from tools.files import load_yaml_text, yaml_error_message
 from tools.recipe.namespace import DEFAULT_NUMPY, DEFAULT_PYTHON, selector_namespace
 from tools.recipe.selectors import select_lines
 
@@ -60,6 +60,10 @@ _DEFAULT_COMPILERS = {
 _BASE_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
+def _load_base(text: str) -> Any:
+    return yaml.load(text, Loader=_BASE_LOADER)
+
+
 def load_variant_yaml(text: str, *, source: str | None = None) -> Any:
     """Parse variant-file YAML the way conda-build does: every scalar stays a string.
 
@@ -67,8 +71,8 @@ def load_variant_yaml(text: str, *, source: str | None = None) -> Any:
     UserError naming the file and line; without it the caller handles ``yaml.YAMLError``.
     """
     if source is None:
-        return yaml.load(text, Loader=_BASE_LOADER)
-    return load_variant_yaml_or_error(text, source)
+        return _load_base(text)
+    return load_yaml_text(text, source, _load_base)
 
 
 RERENDER = "rerender the feedstock (python -m tools matrix --pinning PATH --write)"
@@ -78,20 +82,12 @@ def parse_variant_file(text: str, source: str) -> dict[str, Any]:
     """A CI job's variant file (``.ci_support/<config>.yaml``), which a rerender writes:
     a non-empty mapping of keys to value lists.  An empty, truncated or damaged one is
     blamed on the file itself, with what to do: rerender."""
-    data = load_variant_yaml_or_error(text, source, hint=RERENDER)
+    data = load_yaml_text(text, source, _load_base, hint=RERENDER)
     if data is None:
         raise UserError(f"{source}: empty variant file; {RERENDER}")
     if not isinstance(data, dict):
         raise UserError(f"{source}: not a mapping of variant keys; {RERENDER}")
     return data
-
-
-def load_variant_yaml_or_error(text: str, source: str, *, hint: str = "") -> Any:
-    """:func:`load_variant_yaml`, a YAML error becoming ``file:line: not valid YAML (...)``."""
-    try:
-        return yaml.load(text, Loader=_BASE_LOADER)
-    except yaml.YAMLError as exc:
-        raise UserError(yaml_error_message(source, exc, text, hint=hint)) from None
 
 
 def trim_empty(spec: dict[str, Any]) -> dict[str, Any]:
