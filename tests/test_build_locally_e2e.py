@@ -638,12 +638,14 @@ def test_conda_smithy_style_scripts_work_through_the_same_interface(feedstock: F
     assert "simulated-1.0-" in (feedstock.artifacts / "SHA256SUMS").read_text()
 
 
-def test_no_config_on_a_terminal_offers_conda_smithys_numbered_menu(feedstock: Feedstock) -> None:
+def _answer_menu(feedstock: Feedstock, answer: bytes, *args: str) -> tuple[int, str, str]:
+    """Run build-locally.py with a terminal as stdin (so it shows its menu), answer it, and
+    return the exit status, stdout and stderr."""
     import pty
 
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        feedstock.command(),
+        feedstock.command(*args),
         cwd=feedstock.root,
         env=feedstock.env,
         stdin=slave,
@@ -653,11 +655,16 @@ def test_no_config_on_a_terminal_offers_conda_smithys_numbered_menu(feedstock: F
     )
     os.close(slave)
     try:
-        os.write(master, b"2\n")
+        os.write(master, answer)
         stdout, stderr = proc.communicate(timeout=60)
     finally:
         os.close(master)
-    assert proc.returncode == 0, stderr
+    return proc.returncode, stdout, stderr
+
+
+def test_no_config_on_a_terminal_offers_conda_smithys_numbered_menu(feedstock: Feedstock) -> None:
+    returncode, stdout, stderr = _answer_menu(feedstock, b"2\n")
+    assert returncode == 0, stderr
     assert f"  1. linux-64 cuda12.9  {CUDA}\n" in stdout
     assert f"  2. linux-64 cpu       {CPU}\n" in stdout
     assert f"  3. linux-aarch64 cpu  {ARM}\n" in stdout
@@ -794,28 +801,11 @@ def test_a_refused_command_line_is_an_error_line_then_the_usage(feedstock: Feeds
 
 
 def test_the_menu_marks_the_configs_this_machine_cannot_build(feedstock: Feedstock) -> None:
-    import pty
-
     win = "win_64_cuda_compiler_versionNone"
     (feedstock.root / ".ci_support" / f"{win}.yaml").write_text("target_platform:\n- win-64\n")
     _damage(feedstock, ARM)
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        feedstock.command("--dry-run"),
-        cwd=feedstock.root,
-        env=feedstock.env,
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    os.close(slave)
-    try:
-        os.write(master, b"2\n")
-        stdout, stderr = proc.communicate(timeout=60)
-    finally:
-        os.close(master)
-    assert proc.returncode == 0, stderr
+    returncode, stdout, stderr = _answer_menu(feedstock, b"2\n", "--dry-run")
+    assert returncode == 0, stderr
     menu = [line.split(". ", 1)[1] for line in stdout.splitlines() if ". " in line[:6]]
     # sorted, label then name; the ones this machine builds are unmarked
     assert [line.split() for line in menu[:2]] == [
