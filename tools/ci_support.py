@@ -119,35 +119,36 @@ def read_pinning(pinning: Pinning) -> str:
     return read_user_file(pinning.cbc, max_bytes=_PINNING_MAX_BYTES)
 
 
-def check_pinning_complete(
-    source: str,
-    pinning: Mapping[str, Any],
-    recipe: Mapping[str, Any],
-    migrations: Sequence[tuple[str, Mapping[str, Any]]] = (),
-) -> None:
-    """A truncated pinning is named as such, before conda-build's defaults fill its gaps and
-    a later step fails on a value it never set (``python: 3.11``, the running Python's).
+# A truncated pinning is named as such, before conda-build's defaults fill its gaps and a later
+# step fails on a value it never set (``python: 3.11``, the running Python's).
+_INCOMPLETE = "; the pinning looks incomplete (truncated?): use a complete copy; " + GET_PINNING
 
-    Gaps: a key its own ``zip_keys`` names but the file does not set, and a key that an
-    applied migration orders but neither the pinning nor the recipe sets."""
-    incomplete = "; the pinning looks incomplete (truncated?): use a complete copy; "
+
+def check_pinning_zip_keys(source: str, pinning: Mapping[str, Any]) -> None:
+    """A gap in a truncated pinning: a key its own ``zip_keys`` names but the file does not set."""
     for group in pinning.get("zip_keys") or []:
         for key in group if isinstance(group, list) else [group]:
             if key not in pinning:
                 raise UserError(
-                    f"{source}: zip_keys names {key!r}, which the file never sets"
-                    + incomplete
-                    + GET_PINNING
+                    f"{source}: zip_keys names {key!r}, which the file never sets" + _INCOMPLETE
                 )
+
+
+def check_pinning_has_migrated_keys(
+    source: str,
+    pinning: Mapping[str, Any],
+    recipe: Mapping[str, Any],
+    migrations: Sequence[tuple[str, Mapping[str, Any]]],
+) -> None:
+    """A gap in a truncated pinning: a key that an applied migration orders but neither the
+    pinning nor the recipe sets."""
     for migration, spec in migrations:
         migrator = spec.get("__migrator") or {}
         ordering = migrator.get("ordering") if isinstance(migrator, Mapping) else None
         for key in ordering or {}:
             if key in spec and key not in pinning and key not in recipe:
                 raise UserError(
-                    f"{source}: no {key!r}, which the migration {migration} orders"
-                    + incomplete
-                    + GET_PINNING
+                    f"{source}: no {key!r}, which the migration {migration} orders" + _INCOMPLETE
                 )
 
 
@@ -208,8 +209,7 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
                     parse_cbc(recipe_cbc, subdir, source=str(cbc_path), environ=environ),
                 )
             )
-        recipe_spec = specs[2][1] if len(specs) > 2 else {}
-        check_pinning_complete(str(pinning.cbc), specs[1][1], recipe_spec)
+        check_pinning_zip_keys(str(pinning.cbc), specs[1][1])
         for name, spec in specs:
             validate_spec(name, spec)
         combined = combine_specs(specs)
@@ -217,7 +217,8 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
             (str(p), parse_cbc(read_user_file(p), subdir, source=str(p), environ=environ))
             for p in plan.apply
         ]
-        check_pinning_complete(str(pinning.cbc), specs[1][1], recipe_spec, migrations)
+        recipe_spec = specs[2][1] if len(specs) > 2 else {}
+        check_pinning_has_migrated_keys(str(pinning.cbc), specs[1][1], recipe_spec, migrations)
         migrated = apply_migrations(combined, migrations)
         # conda-smithy renders with the migrated spec only (the recipe cbc is moved aside),
         # on top of conda-build's defaults again.
