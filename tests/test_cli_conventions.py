@@ -358,3 +358,105 @@ def test_matrix_check_with_a_stale_file_ends_in_a_problems_line(
 
 def _with_toolkit_on_path() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+# ------------------------------------------------------------------ conda-forge.yml, one loader
+
+
+def _feedstock(tmp_path: Path) -> Path:
+    """This repository's recipe, variant files, conda-forge.yml and build-locally.py, to damage
+    (the toolkit stays where it is, on PYTHONPATH)."""
+    root = tmp_path / "feedstock"
+    for name in ("recipe", ".ci_support"):
+        shutil.copytree(ROOT / name, root / name)
+    for name in ("conda-forge.yml", "build-locally.py", "README.md"):
+        shutil.copy2(ROOT / name, root / name)
+    return root
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def _in(root: Path, *argv: str | Path) -> subprocess.CompletedProcess[str]:
+    if argv[0] == "build-locally.py":
+        return subprocess.run(
+            [sys.executable, str(root / "build-locally.py"), *map(str, argv[1:])],
+            cwd=root,
+            env=_with_toolkit_on_path(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    return run_tools(*argv, cwd=root, env=_with_toolkit_on_path())
+
+
+def _one_error_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+FORGE_READERS = {
+    "render": ["render", "osx_arm64"],
+    "explain": ["explain"],
+    "matrix-check": ["matrix", "--pinning", "PINNING", "--check"],
+    "runners": ["runners"],
+    "build-locally-list": ["build-locally.py", "--list"],
+}
+
+
+@pytest.mark.parametrize("argv", FORGE_READERS.values(), ids=FORGE_READERS)
+def test_every_command_refuses_a_conda_forge_yml_typo_the_same_way(
+    tmp_path: Path, pinning_dir: Path, argv: list[str]
+) -> None:
+    root = _feedstock(tmp_path)
+    forge = root / "conda-forge.yml"
+    _edit(forge, "conda_build_tool: conda-build", "conda_build_tool: rattler_build")
+    number = forge.read_text().splitlines().index("conda_build_tool: rattler_build") + 1
+    result = _in(root, *[str(pinning_dir) if a == "PINNING" else a for a in argv])
+    assert _one_error_line(result) == (
+        f"error: {forge}:{number}: conda_build_tool: 'rattler_build' is not a valid value; "
+        "did you mean 'rattler-build'?"
+    )
+
+
+def test_matrix_write_with_a_build_platform_typo_writes_and_deletes_nothing(
+    tmp_path: Path, pinning_dir: Path
+) -> None:
+    root = _feedstock(tmp_path)
+    _edit(root / "conda-forge.yml", "linux_aarch64: linux_64", "linux_aarch64: linux64")
+    before = sorted(p.name for p in (root / ".ci_support").iterdir())
+    result = _in(root, "matrix", "--pinning", pinning_dir, "--write")
+    line = _one_error_line(result)
+    assert "build_platform.linux_aarch64: 'linux64' is not a valid value; did you mean" in line
+    assert "'linux_64'" in line and "linux-64" not in line
+    assert sorted(p.name for p in (root / ".ci_support").iterdir()) == before
+
+
+def test_version_of_a_recipe_whose_version_cannot_be_read_names_the_line(tmp_path: Path) -> None:
+    root = _feedstock(tmp_path)
+    meta = root / "recipe" / "meta.yaml"
+    _edit(meta, '{% set version = "', "{% set version = ")  # the quotes and the jinja broken
+    number = next(
+        n for n, line in enumerate(meta.read_text().splitlines(), 1) if "set version" in line
+    )
+    _edit(meta, "%}", "%")
+    result = _by_path(str(ROOT / "tools"), "--version", cwd=root)
+    assert _one_error_line(result) == (
+        f"error: {meta}:{number}: cannot read the version here; write it as "
+        '{% set version = "..." %}'
+    )
+    assert result.stdout == ""
+
+
+def test_a_variant_file_path_that_does_not_exist_is_no_such_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.yaml"
+    result = _tools("render", str(missing))
+    assert _one_error_line(result).startswith(f"error: {missing}: no such file; ")
+    assert "closest" not in result.stderr

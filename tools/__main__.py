@@ -94,8 +94,8 @@ class _Version(argparse.Action):
             feedstock = find_root()
         except ToolError:
             feedstock = None
-        print(describe(feedstock, PACKAGE_ROOT))
-        parser.exit()
+        # a recipe whose version cannot be read is an error line and exit 2, as in any command
+        parser.exit(exit_code_of(lambda: print(describe(feedstock, PACKAGE_ROOT))))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -37,8 +37,9 @@ from tools.recipe.variant_config import (
     parse_cbc,
     validate_spec,
 )
-from tools.render import load_forge_yml, load_recipe_source
+from tools.render import load_recipe_source
 from tools.smithy.forge import RATTLER_BUILD, read_forge_settings
+from tools.smithy.forge_yml import load_forge_yml
 from tools.smithy.jobs import CiJob, collapse, finalize_config, job_name, prune_spec
 from tools.smithy.migrations import (
     MigrationPlan,

@@ -26,7 +26,7 @@ import yaml
 
 from tools import selection
 from tools.errors import UserError
-from tools.files import load_yaml_text, read_user_file, safe_yaml
+from tools.files import read_user_file
 from tools.recipe.errors import UndefinedName
 from tools.recipe.evaluate import RecipeSource, Target
 from tools.recipe.model import OutputVariant
@@ -46,8 +46,9 @@ from tools.recipe.variant_config import (
 from tools.rendered import REQUIREMENT_KINDS, RenderedOutput
 from tools.repo import find_root
 from tools.smithy.forge import uses_rattler_build
+from tools.smithy.forge_yml import load_forge_yml
 
-__all__ = ["REQUIREMENT_KINDS", "RenderedOutput", "render_config"]
+__all__ = ["REQUIREMENT_KINDS", "RenderedOutput", "load_forge_yml", "render_config"]
 
 # -- reading the recipe ------------------------------------------------------------------------
 
@@ -78,21 +79,6 @@ def v1_recipe_file(recipe_dir: Path) -> Path:
             "rattler-build') or set conda_build_tool: conda-build"
         )
     return path
-
-
-def load_forge_yml(root: Path) -> dict[str, Any]:
-    path = root / "conda-forge.yml"
-    if not path.is_file():
-        return {}
-    return dict(_parse_forge_yml(str(path), read_user_file(path)))
-
-
-@lru_cache(maxsize=8)
-def _parse_forge_yml(path: str, text: str) -> dict[str, Any]:
-    data = load_yaml_text(text, path, safe_yaml) or {}
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: must be a mapping")
-    return data
 
 
 def build_platform_for(forge: Mapping[str, Any], subdir: str) -> str:
@@ -136,12 +122,30 @@ def is_variant_file(config: str | Path) -> bool:
     return candidate.suffix in (".yaml", ".yml") and candidate.is_file()
 
 
+def check_not_missing_file(text: str | Path, available: Sequence[str]) -> None:
+    """A YAML path with a folder (``/tmp/nope.yaml``) that names no file and no config is a
+    mistyped variant-file path: "no such file", not the closest config names."""
+    path = Path(text)
+    if (
+        path.suffix in (".yaml", ".yml")
+        and len(path.parts) > 1
+        and not any(c in str(text) for c in "*?[")
+        and not path.exists()
+        and selection.normalize(str(text)) not in available
+    ):
+        raise UserError(
+            f"{text}: no such file; give the path of a variant file, or a config name "
+            "(`python -m tools explain` lists them)"
+        )
+
+
 def resolve_config(config: str | Path, root: Path) -> Path:
     """The variant file of one config: a path to a YAML file, or a name as
     tools/selection.py reads it (full name, NAME.yaml, label, unique prefix, glob)."""
     if is_variant_file(config):
         return Path(config)
     available = list_configs(root)
+    check_not_missing_file(config, available)
     name = selection.normalize(str(config))
     if name not in available:  # the labels cost a read of every config; a full name needs none
         name = selection.select_one(available, str(config), labels=config_labels(root, available))
@@ -159,6 +163,7 @@ def select_configs(
         return list(selection.select_many(available, (), filter_glob=filter_glob, labels=labels))
     chosen: list[str | Path] = []
     for text in texts:
+        check_not_missing_file(text, available)
         if is_variant_file(text):
             found: Sequence[str | Path] = [Path(text)]
         else:
