@@ -274,6 +274,24 @@ def test_check_reports_a_stale_readme_table_and_exits_1(pytorch_feedstock, pinni
     ]
 
 
+def test_check_diff_shows_the_readme_tables_diff(pytorch_feedstock, pinning_dir):
+    readme = pytorch_feedstock / "README.md"
+    text = readme.read_text()
+    stale = text.replace("| 3.10, 3.11, 3.12, 3.13, 3.14 |", "| 3.10 |", 1)
+    readme.write_text(stale)
+    result = tools(
+        "matrix", "--pinning", str(pinning_dir), "--check", "--diff", cwd=pytorch_feedstock
+    )
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[1:3] == ["--- a/README.md", "+++ b/README.md"]
+    removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
+    assert len(removed) == len(added) == 1 and "| 3.10 |" in removed[0]
+    assert added[0] in text.splitlines()
+    assert readme.read_text() == stale  # --check writes nothing
+
+
 def test_closed_migration_says_why_it_goes_and_how_to_keep_it(feedstock):
     unknown = feedstock / ".ci_support" / "migrations" / "python315.yaml"
     unknown.write_text("migrator_ts: 1790000000\n__migrator:\n  migration_number: 1\n")

@@ -70,3 +70,18 @@ def test_output_missing_from_one_of_the_named_configs_is_an_error() -> None:
     assert line.startswith("error: linux_64_blas_implmklc_compiler_version15c_stdlib_version2.17")
     assert "no output named 'pytorch-gpu' in this config (its outputs: libtorch," in line
     assert result.stdout == ""
+
+
+def test_a_python_range_skip_shows_the_py_value_it_read(tmp_path) -> None:
+    # pyext builds for Python >= 3.12 (`skip: true  # [py<312]`); a config for 3.11, as a
+    # Python-range change leaves behind, is skipped, and the reason shows what py was.
+    root = tmp_path / "pyext"
+    shutil.copytree(REPO / "tests" / "fixtures" / "recipes" / "pyext", root)
+    source = root / ".ci_support" / "linux_64_python3.12.____cpython.yaml"
+    config = root / ".ci_support" / "linux_64_python3.11.____cpython.yaml"
+    config.write_text(source.read_text().replace("3.12", "3.11"))
+    result = _render_in(root, config.stem, "--json")
+    assert result.returncode == 0, result.stderr
+    (output,) = json.loads(result.stdout)
+    assert output["skip"] is True
+    assert output["skip_reason"].endswith("skip: true # [py<312]; py=311")

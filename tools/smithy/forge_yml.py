@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tools import diskcache
 from tools.errors import UserError
 from tools.files import load_yaml_text, read_user_file, safe_yaml
 
@@ -35,7 +36,7 @@ NAME = "conda-forge.yml"
 class Problem:
     """One thing wrong in conda-forge.yml: where (a key path) and what."""
 
-    path: tuple[str | int, ...]
+    path: tuple[Any, ...]  # keys as loaded, list indexes
     message: str
     at_key: bool = False  # the line of the key itself (an unknown key), not of its value
 
@@ -51,6 +52,17 @@ def load_forge_yml(root: Path) -> dict[str, Any]:
 
 @lru_cache(maxsize=8)
 def _load(path: str, text: str) -> dict[str, Any]:
+    # a file checked once is not checked again while it is unchanged (tools/diskcache.py)
+    key = diskcache.Key("conda-forge-yml").add("path", path).add("text", text)
+    cached = diskcache.load(key)
+    if cached is not None:
+        return cached
+    data = _checked(path, text)
+    diskcache.store(key, data)
+    return data
+
+
+def _checked(path: str, text: str) -> dict[str, Any]:
     data = load_yaml_text(text, path, safe_yaml)
     if data is None:
         return {}
@@ -69,8 +81,13 @@ def _load(path: str, text: str) -> dict[str, Any]:
 def problems(data: Mapping[str, Any]) -> list[Problem]:
     """Every problem of ``data`` against conda-smithy's schema, plus the platform-key checks."""
     import jsonschema
+    from referencing import Registry, Resource
 
-    validator = jsonschema.Draft202012Validator(_schema())
+    # The schema points the bot settings at conda-forge's bot schema on the web; offline, and
+    # since the toolkit never reads them, those are checked no further.
+    anything = Resource.from_contents({"$schema": "https://json-schema.org/draft/2020-12/schema"})
+    registry: Registry = Registry(retrieve=lambda uri: anything)
+    validator = jsonschema.Draft202012Validator(_schema(), registry=registry)
     found = [_problem(error) for error in validator.iter_errors(dict(data))]
     found.extend(_platform_key_problems(data))
     return sorted(found, key=lambda p: [str(part) for part in p.path])
@@ -96,16 +113,36 @@ def _problem(error: Any) -> Problem:
     for leaf in leaves:
         if leaf.validator == "additionalProperties":
             known = sorted(leaf.schema.get("properties", {}))
-            extra = sorted(set(leaf.instance) - set(known))
-            key = str(extra[0])
-            return Problem((*path, key), _unknown_key(path, key, known), at_key=True)
+            extra = sorted(set(leaf.instance) - set(known), key=str)
+            key = extra[0]  # as loaded (an int key stays one, to find its line)
+            return Problem((*path, key), _unknown_key(path, str(key), known), at_key=True)
     allowed = [v for leaf in leaves if leaf.validator == "enum" for v in leaf.validator_value]
     if allowed:
         return Problem(path, _bad_value(path, leaves[0].instance, allowed))
+    types = [t for lf in leaves if lf.validator == "type" for t in _listed(lf.validator_value)]
+    if types:
+        expected = " or ".join(_TYPE_WORDS.get(t, t) for t in dict.fromkeys(types))
+        value = leaves[0].instance
+        return Problem(path, f"{_dotted(path)}: {value!r} is not valid here; expected {expected}")
     import jsonschema
 
     best = jsonschema.exceptions.best_match([error])
     return Problem(tuple(best.absolute_path), f"{_dotted(best.absolute_path)}: {best.message}")
+
+
+_TYPE_WORDS = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "a string",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "nothing (null)",
+}
+
+
+def _listed(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
 
 
 def _leaves(error: Any) -> Iterable[Any]:
@@ -166,7 +203,10 @@ def _line_of(text: str, problem: Problem) -> int | None:
     (read only when there is a problem to report)."""
     from ruamel.yaml import YAML
 
-    node: Any = YAML(typ="rt", pure=True).load(text)
+    try:
+        node: Any = YAML(typ="rt", pure=True).load(text)
+    except Exception:  # the safe loader took it; without positions the message has no line
+        return None
     line = None
     for depth, part in enumerate(problem.path):
         lc = getattr(node, "lc", None)
