@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from fixtures.cli import run_tools
 
+from tools.check import check
 from tools.check.requires_dist import marker_environment
 
 WHEEL_NAME = "torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl"
@@ -82,9 +83,15 @@ def _wheel(folder: Path, library: bytes, requires: tuple[str, ...], name: str = 
 
 
 def _needed(wheel: Path) -> tuple[int, list[dict]]:
+    """``python -m tools check --only elf.needed --json WHEEL``: exit status and findings."""
     result = run_tools("check", "--only", "elf.needed", "--json", str(wheel))
     assert result.returncode in (0, 1), result.stderr
     return result.returncode, json.loads(result.stdout)
+
+
+def _needed_in_process(wheel: Path) -> list[dict]:
+    """The same findings without a new interpreter (the quick loop runs several)."""
+    return [f.to_json() for f in check([wheel], only={"elf.needed"})]
 
 
 def _failing(findings: list[dict]) -> list[str]:
@@ -106,16 +113,16 @@ def test_libraries_the_wheels_requirements_install_are_satisfied_and_named(
 def test_without_its_requirements_every_cuda_library_fails(
     tmp_path: Path, cuda_library: bytes
 ) -> None:
-    code, findings = _needed(_wheel(tmp_path, cuda_library, ()))
-    assert code == 1 and _failing(findings) == sorted(NEEDED_215)
+    findings = _needed_in_process(_wheel(tmp_path, cuda_library, ()))
+    assert _failing(findings) == sorted(NEEDED_215)
 
 
 def test_a_cuda_toolkit_extra_not_asked_for_provides_nothing(
     tmp_path: Path, cuda_library: bytes
 ) -> None:
     without_cudart = (REQUIRES_215[0].replace("cudart,", ""), *REQUIRES_215[1:])
-    code, findings = _needed(_wheel(tmp_path, cuda_library, without_cudart))
-    assert code == 1 and _failing(findings) == ["libcudart.so.13"]
+    findings = _needed_in_process(_wheel(tmp_path, cuda_library, without_cudart))
+    assert _failing(findings) == ["libcudart.so.13"]
     [named] = [f for f in findings if f["status"] == "pass"]
     assert "libcublas.so.13 by cuda-toolkit[cublas]==13.2.2" in named["detail"]
 
@@ -127,15 +134,15 @@ def test_a_requirement_for_another_platform_or_an_extra_provides_nothing(
         'nvidia-cuda-runtime==13.2.86; platform_system == "Windows"',
         'nvidia-nccl-cu13==2.30.7; extra == "distributed"',
     )
-    code, findings = _needed(_wheel(tmp_path, cuda_library, requires))
-    assert code == 1 and {"libcudart.so.13", "libnccl.so.2"} <= set(_failing(findings))
+    findings = _needed_in_process(_wheel(tmp_path, cuda_library, requires))
+    assert {"libcudart.so.13", "libnccl.so.2"} <= set(_failing(findings))
 
 
 def test_a_wheel_of_another_cuda_major_does_not_provide_the_library(
     tmp_path: Path, cuda_library: bytes
 ) -> None:
     # The CUDA 12 runtime wheel ships libcudart.so.12, not the .so.13 the library needs.
-    _, findings = _needed(_wheel(tmp_path, cuda_library, ("nvidia-cuda-runtime-cu12",)))
+    findings = _needed_in_process(_wheel(tmp_path, cuda_library, ("nvidia-cuda-runtime-cu12",)))
     assert "libcudart.so.13" in _failing(findings)
 
 
