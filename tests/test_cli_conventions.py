@@ -460,3 +460,16 @@ def test_a_variant_file_path_that_does_not_exist_is_no_such_file(tmp_path: Path)
     result = _tools("render", str(missing))
     assert _one_error_line(result).startswith(f"error: {missing}: no such file; ")
     assert "closest" not in result.stderr
+
+
+def test_version_of_a_switched_recipe_that_is_not_yaml_names_the_line(tmp_path: Path) -> None:
+    root = _feedstock(tmp_path)
+    (root / "recipe" / "meta.yaml").unlink()
+    recipe = root / "recipe" / "recipe.yaml"
+    (root / "recipe" / "recipe-v1.yaml").rename(recipe)
+    lines = recipe.read_text().splitlines(keepends=True)
+    lines[3] = "context: [\n"
+    recipe.write_text("".join(lines))
+    result = _by_path(str(ROOT / "tools"), "--version", cwd=root)
+    assert _one_error_line(result).startswith(f"error: {recipe}:")
+    assert "not valid YAML" in result.stderr

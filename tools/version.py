@@ -46,9 +46,10 @@ def v1_recipe_version(
     return plain(version), plain(build)
 
 
-def _unreadable(recipe: Path, text: str, key: str) -> str:
+def _unreadable(recipe: Path, text: str, key: str) -> str | None:
     """Where the recipe's ``key`` should be and is not readable: the line that mentions it,
-    else the file's first line."""
+    else the file's first line; None for a build number the recipe does not set that way
+    (``build: number: 0`` written out is no mistake)."""
     if recipe.name == "recipe.yaml":
         mention = re.compile(rf"^\s+{key}\s*:")
         expected = f"context: {key}: a plain value"
@@ -58,6 +59,8 @@ def _unreadable(recipe: Path, text: str, key: str) -> str:
     lines = text.splitlines()
     line = next((n for n, body in enumerate(lines, 1) if mention.search(body)), None)
     if line is None:
+        if key == "build":
+            return None
         return f"{recipe}:1: no {expected}, which --version (and conda-forge's bots) read"
     return f"{recipe}:{line}: cannot read the {key} here; write it as {expected}"
 
@@ -125,8 +128,10 @@ def describe(feedstock: Path | None, toolkit: Path) -> str:
         except (OSError, UnicodeDecodeError) as exc:
             raise UserError(f"{meta}: cannot read the recipe ({exc})") from None
         version, build = read(text, str(meta))
-        if version is None or build is None:
-            raise UserError(_unreadable(meta, text, "version" if version is None else "build"))
+        for key, value in (("version", version), ("build", build)):
+            problem = _unreadable(meta, text, key) if value is None else None
+            if problem:
+                raise UserError(problem)
         recipe_line = f"recipe: pytorch {version or 'unknown'}, build {build or 'unknown'} ({meta})"
     revision = git_revision(toolkit)
     toolkit_line = f"toolkit: git {revision}" if revision else "toolkit: git revision unknown"
