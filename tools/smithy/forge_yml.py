@@ -111,9 +111,11 @@ def _problem(error: Any) -> Problem:
     leaves = [leaf for leaf in leaves if len(leaf.absolute_path) == deepest]
     path = tuple(leaves[0].absolute_path)
     for leaf in leaves:
-        if leaf.validator == "additionalProperties":
-            known = sorted(leaf.schema.get("properties", {}))
-            extra = sorted(set(leaf.instance) - set(known), key=str)
+        if leaf.validator != "additionalProperties":
+            continue
+        known = sorted(leaf.schema.get("properties", {}))
+        extra = sorted(set(leaf.instance) - set(known), key=str)
+        if extra:
             key = extra[0]  # as loaded (an int key stays one, to find its line)
             return Problem((*path, key), _unknown_key(path, str(key), known), at_key=True)
     allowed = [v for leaf in leaves if leaf.validator == "enum" for v in leaf.validator_value]
