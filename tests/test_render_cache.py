@@ -213,3 +213,24 @@ def test_two_processes_storing_one_entry_never_read_half_of_it(cache: Path) -> N
         _, err = racer.communicate(timeout=120)
         assert racer.returncode == 0, err
     assert [p.suffix for p in (cache / "race").iterdir()] == [".pickle"]  # no temporary left
+
+
+def test_an_environment_variable_a_v1_recipe_reads_is_part_of_the_key(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("rattler_build", reason="py-rattler-build is not installed")
+    root = tmp_path / "v1"
+    shutil.copytree(FIXTURES / "v1-staging", root)
+    _edit(
+        root / "recipe" / "recipe.yaml",
+        "context:\n",
+        'context:\n  note: ${{ env.get("FEEDSTOCK_NOTE", default="none") }}\n',
+    )
+    config = "linux_64_cuda_compiler_versionNone"
+    monkeypatch.setenv("FEEDSTOCK_NOTE", "one")
+    render_config(config, root=root)
+    render_config(config, root=root)
+    assert _entries(cache) == 1
+    monkeypatch.setenv("FEEDSTOCK_NOTE", "two")
+    render_config(config, root=root)
+    assert _entries(cache) == 2

@@ -15,6 +15,7 @@ conda-build's final render resolves it (``exact=True`` -> ``name version build_s
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,8 @@ def build_platform_for(forge: Mapping[str, Any], subdir: str) -> str:
         return subdir
     return checked_subdir(str(value).replace("_", "-"), "conda-forge.yml build_platform")
 
+
+_ENV_READ = re.compile(r"""env\.(?:get|exists)\(\s*["']([^"']+)["']""")
 
 _SUBDIR = re.compile(r"^[a-z0-9]+-[a-z0-9_]+$")
 
@@ -197,6 +200,13 @@ def render_config_text(
         .add("config-path", str(path))
         .add("config", config_text)
     )
+    if uses_rattler_build(forge):
+        # rattler-build lets a v1 recipe read the environment (env.get("NAME")): those values
+        # are inputs too
+        recipe = recipe_dir / "recipe.yaml"
+        text = recipe.read_text(encoding="utf-8", errors="replace") if recipe.is_file() else ""
+        for name in sorted(set(_ENV_READ.findall(text))):
+            key.add(f"env:{name}", os.environ.get(name))
     rendered = diskcache.load(key)
     if rendered is None:
         rendered = _render_uncached(path, config_text, forge, root, recipe_dir)
