@@ -193,20 +193,7 @@ def render_config_text(
     root = root or find_root()
     recipe_dir = recipe_dir or root / "recipe"
     forge = load_forge_yml(root)
-    key = (
-        diskcache.Key("render")
-        .add_files("forge", [root / "conda-forge.yml"])
-        .add_tree("recipe", recipe_dir)
-        .add("config-path", str(path))
-        .add("config", config_text)
-    )
-    if uses_rattler_build(forge):
-        # rattler-build lets a v1 recipe read the environment (env.get("NAME")): those values
-        # are inputs too
-        recipe = recipe_dir / "recipe.yaml"
-        text = recipe.read_text(encoding="utf-8", errors="replace") if recipe.is_file() else ""
-        for name in sorted(set(_ENV_READ.findall(text))):
-            key.add(f"env:{name}", os.environ.get(name))
+    key = _render_key(path, config_text, root, recipe_dir, uses_rattler_build(forge))
     rendered = diskcache.load(key)
     if rendered is None:
         rendered = _render_uncached(path, config_text, forge, root, recipe_dir)
@@ -214,6 +201,28 @@ def render_config_text(
     if warnings is not None:
         warnings.extend(w for w in rendered.warnings if w not in warnings)
     return list(rendered.outputs)
+
+
+def _render_key(
+    path: Path, config_text: str, root: Path, recipe_dir: Path, v1: bool
+) -> diskcache.Key:
+    """What a config's render is computed from: conda-forge.yml, every file of the recipe
+    folder, the variant file (the toolkit and the engine are in every key)."""
+    key = (
+        diskcache.Key("render")
+        .add_files("forge", [root / "conda-forge.yml"])
+        .add_tree("recipe", recipe_dir)
+        .add("config-path", str(path))
+        .add("config", config_text)
+    )
+    if v1:
+        # rattler-build lets a v1 recipe read the environment (env.get("NAME")): those values
+        # are inputs too; the toolkit's render of meta.yaml reads none
+        recipe = recipe_dir / "recipe.yaml"
+        text = recipe.read_text(encoding="utf-8", errors="replace") if recipe.is_file() else ""
+        for name in sorted(set(_ENV_READ.findall(text))):
+            key.add(f"env:{name}", os.environ.get(name))
+    return key
 
 
 def _render_uncached(
