@@ -52,6 +52,8 @@ status (conda version semantics, py-rattler):
    "hidden": [str]}
 
 problems (printed as warnings and after the table; --check exits 1 on them):
+  meta.yaml and the v1 recipe (recipe-v1.yaml or recipe.yaml) stating another version, build
+  number or source sha256 (they build one release; python -m tools bump writes both);
   a --wheel whose version (without its +local label) is not the version the recipe builds;
   a recipe whose version differs from git HEAD's while a source sha256 is the same as HEAD's
   (both revisions of meta.yaml rendered with the first configuration's first variant)

@@ -120,23 +120,29 @@ def release_of(recipe: RecipeFile) -> Release:
 
 
 def disagreements(recipes: tuple[RecipeFile, ...]) -> list[str]:
-    """One line per release field on which the recipes differ (drift --check fails on them)."""
-    if len(recipes) < 2:
-        return []
+    """One line per release field on which the recipes differ (drift --check fails on them).
+    A field a recipe does not state as one line (a build number set some other way) is not
+    compared."""
     problems = []
-    releases = [(r, release_of(r)) for r in recipes]
-    first, release = releases[0]
-    for other, other_release in releases[1:]:
-        for key in ("version", "build", "sha256"):
-            mine, theirs = getattr(release, key), getattr(other_release, key)
-            if mine != theirs:
-                problems.append(
-                    f"recipes disagree on the {'build number' if key == 'build' else key}: "
-                    f"{first.path.name}:{first.line_of(key)} has {mine}, "
-                    f"{other.path.name}:{other.line_of(key)} has {theirs}; "
-                    "both recipes build one release (python -m tools bump writes both)"
-                )
+    first, *others = recipes
+    for other in others:
+        for key, name in (("version", "version"), ("build", "build number"), ("sha256", "sha256")):
+            mine, theirs = _stated(first, key), _stated(other, key)
+            if mine is None or theirs is None or mine == theirs:
+                continue
+            problems.append(
+                f"the recipes disagree on the {name}: {first.path.name}:{first.line_of(key)} "
+                f"has {mine}, {other.path.name}:{other.line_of(key)} has {theirs}; both build "
+                "one release (python -m tools bump writes both)"
+            )
     return problems
+
+
+def _stated(recipe: RecipeFile, key: str) -> str | None:
+    try:
+        return recipe.field(key)
+    except UserError:
+        return None
 
 
 def patches_of(recipe: RecipeFile) -> tuple[str, ...]:
