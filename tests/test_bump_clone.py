@@ -59,8 +59,17 @@ def test_the_recipe_reading_tests_pass_in_a_bumped_clone(tmp_path: Path) -> None
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider"]
-        + list(RECIPE_READING),
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-m",
+            "not slow",
+            "-p",
+            "no:cacheprovider",
+            *RECIPE_READING,
+        ],
         cwd=clone,
         env=env,
         capture_output=True,
