@@ -128,7 +128,7 @@ def test_a_patch_that_no_longer_applies_is_named_with_its_rejected_files(bumped)
 def test_the_patch_of_setup_py_is_one_to_drop_on_a_scikit_build_core_source(bumped) -> None:
     out = bumped.second.stdout
     assert "backend: scikit-build-core (scikit_build_core.build;" in out
-    assert "drop patches/0002-setup-pass-CMAKE_ARGS.patch: it patches only setup.py" in out
+    assert "drop patches/0002-setup-pass-CMAKE_ARGS.patch: it patches only setup.py (" in out
     assert "patch    patches/0003-c10-a-note.patch: applies" in out
 
 
@@ -171,12 +171,14 @@ def test_the_cuda_release_and_the_pins_that_moved_are_on_the_checklist(bumped) -
     assert "pin libnvshmem3:" in out and "no libnvshmem-dev in host" in out
 
 
-def test_the_readme_tables_are_regenerated(bumped) -> None:
+def test_the_ci_job_table_and_the_drift_table_are_regenerated(bumped) -> None:
     readme = (bumped.feedstock / "README.md").read_text()
     assert readme != bumped.readme_before
     assert "changed: README.md (CI-job table)" in bumped.second.stdout
     assert "3.11, 3.12, 3.13, 3.14 | libtorch" in readme and "pytorch (x4)" in readme
-    assert f"torch-{bumped.newer} wheel METADATA" in readme  # the drift table
+    assert "changed: docs/drift.md (drift table)" in bumped.second.stdout
+    drift_page = (bumped.feedstock / "docs" / "drift.md").read_text()
+    assert f"torch-{bumped.newer} wheel METADATA" in drift_page
 
 
 # -- refusals: nothing is written -------------------------------------------------------------
@@ -251,3 +253,15 @@ def test_with_a_pinning_ci_support_is_rerendered_and_matrix_check_agrees(
         check=False,
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_patch_of_setup_helpers_is_one_to_drop_even_where_it_still_applies() -> None:
+    from tools.bump.backend import Backend
+    from tools.bump.checklist import patch_items
+    from tools.bump.patches import PatchResult
+
+    applies = PatchResult("patches/0003-setup.patch", ("tools/setup_helpers/cmake.py",))
+    skbuild = Backend("scikit-build-core", "scikit_build_core.build", "pyproject.toml")
+    setuptools = Backend("setuptools", "setuptools.build_meta", "pyproject.toml")
+    assert patch_items([applies], skbuild)[0].startswith("drop patches/0003-setup.patch")
+    assert patch_items([applies], setuptools) == []

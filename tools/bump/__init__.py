@@ -2,8 +2,9 @@
 
 archive (fetch, sha256, the files the later stages read) -> patches (each tried on the new
 source) -> backend (recipe/build_backend.py on the new source) -> wheel (Requires-Python,
-CUDA, pins, from the release's wheel) -> recipes (version, sha256, build number and Python
-skips written into meta.yaml and the v1 recipe) -> tables (README's generated tables, and
-.ci_support with --pinning) -> checklist (what only a person can decide).
-:mod:`tools.bump.pipeline` runs them in that order; ``tools/commands/bump.py`` prints.
+CUDA, pins, from the release's wheel) -> write (version, sha256, build number and Python
+skips into meta.yaml and the v1 recipe; tools.recipe.release makes the edits) -> tables
+(README's CI-job table, docs/drift.md's drift table, .ci_support with --pinning) ->
+checklist (what only a person can decide).  :mod:`tools.bump.pipeline` runs them in that
+order; ``tools/commands/bump.py`` prints.
 """

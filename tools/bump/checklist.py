@@ -25,17 +25,26 @@ def new_options(cmakelists: Path, scripts: Sequence[Path]) -> list[str]:
     return [name for name in declared if not re.search(rf"\b{name}\b", named)]
 
 
+def setuptools_only(result: PatchResult) -> bool:
+    """The patch changes only setup.py's build machinery (setup.py, tools/setup_helpers/),
+    which a scikit-build-core build never runs: PyTorch's 0003 (CMAKE_ARGS to the first
+    configure) is one."""
+    return bool(result.targets) and all(
+        t == "setup.py" or t.startswith("tools/setup_helpers/") for t in result.targets
+    )
+
+
 def patch_items(results: Sequence[PatchResult], backend: Backend) -> list[str]:
     items = []
     for result in results:
-        if result.applies:
-            continue
-        only_setup_py = set(result.missing) == set(result.targets) == {"setup.py"}
-        if only_setup_py and backend.kind == "scikit-build-core":
+        if setuptools_only(result) and backend.kind == "scikit-build-core":
             items.append(
-                f"drop {result.name}: it patches only setup.py, which a scikit-build-core "
-                "source no longer has (the build scripts need nothing from it there)"
+                f"drop {result.name}: it patches only {', '.join(result.targets)} (setup.py's "
+                "build), which a scikit-build-core source does not run; the build scripts "
+                "need nothing from it there"
             )
+        elif result.applies:
+            continue
         elif result.already_applied:
             items.append(f"drop {result.name}: the new source already carries it")
         else:

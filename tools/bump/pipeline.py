@@ -104,7 +104,7 @@ def bump(request: BumpRequest) -> BumpResult:
             result.written.append(str(recipe.path.relative_to(request.root)))
 
     moved: list[str] = []
-    with step("README tables" + (" and .ci_support" if request.pinning else "")):
+    with step("generated tables" + (" and .ci_support" if request.pinning else "")):
         if request.readme_table is not None:
             result.written += tables.rerender(
                 request.root, request.recipe_dir, request.pinning, request.readme_table

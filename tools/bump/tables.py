@@ -1,6 +1,7 @@
-"""Stage 6: README's generated tables (the CI-job table, and the drift table when a wheel was
-given) and, with ``--pinning``, ``.ci_support`` itself: the same code as ``matrix --write``
-and ``drift --update-readme``, so the bump's tables are the ones those commands check."""
+"""Stage 6: the generated tables (README's CI-job table, and docs/drift.md's drift table when
+a wheel was given) and, with ``--pinning``, ``.ci_support`` itself: the same code as
+``matrix --write`` and ``drift --update-readme``, so the bump's tables are the ones those
+commands check."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def rerender(root: Path, recipe: Path, pinning: str | None, table_of: TableOf) -
 
 
 def drift_table(root: Path, markdown: str) -> list[str]:
-    readme_path = root / "README.md"
-    if readme.section_of(readme_path, readme.DRIFT_TABLE) is None:
+    """The drift table on its page (docs/drift.md), as ``drift --update-readme`` writes it."""
+    page = root / readme.DRIFT_PAGE
+    if readme.section_of(page, readme.DRIFT_TABLE) is None:
         return []
-    return ["README.md (drift table)"] if readme.update_readme(readme_path, markdown) else []
+    return [f"{readme.DRIFT_PAGE} (drift table)"] if readme.update_readme(page, markdown) else []

@@ -19,7 +19,8 @@ stages, in order (docs/bump.md is the manual):
      release (cuda-toolkit[...]==X or nvidia-cuda-runtime), the pins that moved (as drift).
   5. write version, sha256 and build number 0 (kept when VERSION is the recipe's version) into
      meta.yaml and the v1 recipe, each atomically; nothing is written when a stage refuses.
-  6. rewrite README.md's generated tables; with --pinning, .ci_support too (matrix --write).
+  6. rewrite README.md's CI-job table and (with --wheel) docs/drift.md's drift table; with
+     --pinning, .ci_support too (as matrix --write).
   7. print the checklist of what only a person can decide.
 
 exit status: 0 bumped; 1 bumped, but a patch no longer applies (refresh or drop it, then run
