@@ -265,3 +265,13 @@ def test_a_patch_of_setup_helpers_is_one_to_drop_even_where_it_still_applies() -
     setuptools = Backend("setuptools", "setuptools.build_meta", "pyproject.toml")
     assert patch_items([applies], skbuild)[0].startswith("drop patches/0003-setup.patch")
     assert patch_items([applies], setuptools) == []
+
+
+def test_without_a_python_list_in_ci_support_the_skip_is_left_alone() -> None:
+    from tools.bump.wheel import python_range
+
+    assert not python_range(">=3.11", []).known
+    assert not python_range(None, ["3.10", "3.11"]).known
+    kept = python_range(">=3.11", ["3.10", "3.11", "3.12"])
+    assert (kept.known, kept.floor, kept.dropped) == (True, "3.11", ("3.10",))
+    assert python_range(">=3.10", ["3.10", "3.11"]).floor is None  # nothing dropped: no skip

@@ -70,6 +70,11 @@ def wheel_items(
             "run `python -m tools drift --wheel torch-VERSION-....whl` once the wheel is out"
         ]
     items = []
+    if not pythons.known and not pythons.rejected_above:
+        items.append(
+            f"Python: the recipes' skips were left as they are (Requires-Python "
+            f"{facts.requires_python or 'absent'}, and no python list in .ci_support/)"
+        )
     if pythons.rejected_above:
         items.append(
             f"Python {', '.join(pythons.rejected_above)}: upstream's Requires-Python "

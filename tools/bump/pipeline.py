@@ -14,6 +14,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from tools.bump import archive, backend, checklist, patches, tables, wheel, write
+from tools.drift import present
 from tools.errors import UserError
 from tools.log import step
 from tools.recipe import release as recipes
@@ -58,51 +59,54 @@ def _check_version(version: str, previous: str, where: str) -> None:
         )
 
 
-def bump(request: BumpRequest) -> BumpResult:
-    found = write.load(request.recipe_dir)
-    for problem in recipes.disagreements(found):
-        raise UserError(problem)
-    previous = recipes.release_of(found[0])
-    _check_version(request.version, previous.version, str(found[0].path))
-    listed = tuple(dict.fromkeys(p for r in found for p in recipes.patches_of(r)))
-    texts = patches.read(request.recipe_dir, listed)
-    facts = wheel.read(request.wheel, request.version) if request.wheel else None
+@dataclass(frozen=True)
+class SourceFacts:
+    """What the new archive says: its hash, backend, options and how the patches fare."""
 
+    archive: archive.Archive
+    backend: backend.Backend
+    options: list[str]
+    patches: list[patches.PatchResult]
+
+
+def inspect_source(request: BumpRequest, source: str, texts: dict[str, str]) -> SourceFacts:
+    """Stages 1-3 in a scratch folder that is gone afterwards (only the facts are kept)."""
     with tempfile.TemporaryDirectory(prefix="bump-") as scratch_name:
         scratch = Path(scratch_name)
-        source = request.source or archive.release_url(
-            previous.url, request.version, str(found[0].path)
-        )
         with step(f"fetch and hash {source}"):
             fetched = archive.fetch(source, scratch, request.version)
         tree = scratch / "src"
         wanted = {t for text in texts.values() for t in sum(patches.targets(text), ())}
         present = archive.extract(fetched, tree, wanted | set(backend.FILES))
         tree.mkdir(exist_ok=True)
-        found_backend = backend.detect(request.recipe_dir, tree, fetched.origin)
-        options = checklist.new_options(
-            tree / "CMakeLists.txt",
-            [request.recipe_dir / n for n in ("build.sh", "bld.bat", "cmake_cache.py")],
-        )
+        found = backend.detect(request.recipe_dir, tree, fetched.origin)
+        scripts = [request.recipe_dir / n for n in ("build.sh", "bld.bat", "cmake_cache.py")]
+        options = checklist.new_options(tree / "CMakeLists.txt", scripts)
         with step(f"try {len(texts)} patches on the new source"):
             tried = patches.try_all(request.recipe_dir, texts, tree, present)
+    return SourceFacts(fetched, found, options, tried)
 
+
+def bump(request: BumpRequest) -> BumpResult:
+    found = write.load(request.recipe_dir)
+    disagreements = recipes.disagreements(found)
+    if disagreements:
+        raise UserError(disagreements[0])
+    previous = recipes.release_of(found[0])
+    _check_version(request.version, previous.version, str(found[0].path))
+    listed = tuple(dict.fromkeys(p for r in found for p in recipes.patches_of(r)))
+    texts = patches.read(request.recipe_dir, listed)
+    facts = wheel.read(request.wheel, request.version) if request.wheel else None
+    source = request.source or archive.release_url(
+        previous.url, request.version, str(found[0].path)
+    )
+    new = inspect_source(request, source, texts)
     pythons = wheel.python_range(
         facts.requires_python if facts else None, wheel.recipe_pythons(request.root / ".ci_support")
     )
-    result = BumpResult(previous, fetched, tried, found_backend, facts, pythons)
-    new_build = previous.build if request.version == previous.version else 0
-    for recipe in found:
-        updated = (
-            recipe.with_field("version", request.version)
-            .with_field("sha256", fetched.sha256)
-            .with_field("build", str(new_build))
-        )
-        if facts is not None:
-            updated = recipes.with_python_floor(updated, pythons.floor)
-        if write.write(updated):
-            result.written.append(str(recipe.path.relative_to(request.root)))
-
+    # Everything that can refuse has run: from here on the feedstock is written.
+    result = BumpResult(previous, new.archive, new.patches, new.backend, facts, pythons)
+    result.written += _write_recipes(request, found, previous, new.archive.sha256, pythons)
     moved: list[str] = []
     with step("generated tables" + (" and .ci_support" if request.pinning else "")):
         if request.readme_table is not None:
@@ -112,15 +116,14 @@ def bump(request: BumpRequest) -> BumpResult:
         if request.wheel is not None:
             report = _drift(request)
             moved = wheel.moved_pins(report.rows)
-            from tools.drift import present
-
             result.written += tables.drift_table(request.root, present.markdown(report))
-    cuda_versions = wheel.cuda_majors(request.root / ".ci_support")
     result.checklist = [
-        *checklist.patch_items(tried, found_backend),
-        *checklist.backend_items(found_backend),
-        *checklist.option_items(options),
-        *checklist.wheel_items(facts, pythons, cuda_versions, moved),
+        *checklist.patch_items(new.patches, new.backend),
+        *checklist.backend_items(new.backend),
+        *checklist.option_items(new.options),
+        *checklist.wheel_items(
+            facts, pythons, wheel.cuda_majors(request.root / ".ci_support"), moved
+        ),
     ]
     if request.pinning is None:
         result.checklist.append(
@@ -129,7 +132,32 @@ def bump(request: BumpRequest) -> BumpResult:
     return result
 
 
+def _write_recipes(
+    request: BumpRequest,
+    found: tuple[recipes.RecipeFile, ...],
+    previous: recipes.Release,
+    sha256: str,
+    pythons: wheel.PythonRange,
+) -> list[str]:
+    """Version, sha256, build number (0 for a new version) and, when the wheel and the CI
+    configs tell the Python range, the skip; each recipe written atomically."""
+    build = previous.build if request.version == previous.version else 0
+    written = []
+    for recipe in found:
+        updated = (
+            recipe.with_field("version", request.version)
+            .with_field("sha256", sha256)
+            .with_field("build", str(build))
+        )
+        if pythons.known:
+            updated = recipes.with_python_floor(updated, pythons.floor)
+        if write.write(updated):
+            written.append(str(recipe.path.relative_to(request.root)))
+    return written
+
+
 def _drift(request: BumpRequest):
+    """drift's report on the written recipe against the release's wheel, offline."""
     from tools.drift.pipeline import DriftRequest, drift_report
 
     return drift_report(

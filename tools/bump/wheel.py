@@ -67,19 +67,25 @@ class PythonRange:
     floor: str | None  # the oldest Python kept, when older ones are dropped (the skip)
     dropped: tuple[str, ...]  # below the floor: skipped by the bump
     rejected_above: tuple[str, ...]  # rejected for an upper bound: a person decides
+    # The wheel and the CI configs both told: the skip is written (added, moved or removed).
+    # Without either, the recipes' skip is left as it is.
+    known: bool = True
+
+
+UNKNOWN_RANGE = PythonRange(None, (), (), known=False)
 
 
 def python_range(requires_python: str | None, pythons: Iterable[str]) -> PythonRange:
     pythons = sorted(pythons, key=_key)
-    if not requires_python:
-        return PythonRange(None, (), ())
+    if not requires_python or not pythons:
+        return UNKNOWN_RANGE
     try:
         spec = SpecifierSet(requires_python)
     except InvalidSpecifier:
         raise UserError(f"the wheel's Requires-Python {requires_python!r} is not valid") from None
     admitted = [p for p in pythons if spec.contains(f"{p}.0", prereleases=True)]
-    if not admitted:
-        return PythonRange(None, (), tuple(pythons))
+    if not admitted:  # a person decides what a feedstock without a Python builds
+        return PythonRange(None, (), tuple(pythons), known=False)
     lowest = _key(admitted[0])
     dropped = tuple(p for p in pythons if p not in admitted and _key(p) < lowest)
     above = tuple(p for p in pythons if p not in admitted and _key(p) > lowest)
