@@ -299,7 +299,10 @@ def test_an_unknown_command_is_an_error_line_then_the_top_level_usage() -> None:
         (["two.fifteen"], "VERSION 'two.fifteen' is not a version (like 2.15.0)"),
         (["0.1"], "bump does not go back to 0.1"),
         (["99.0.0", "--source", "/nonexistent/pytorch.tar.gz"], "no such file"),
-        (["99.0.0", "--source", "http://127.0.0.1:9/p.tar.gz"], "curl -fL -o pytorch-v99.0.0"),
+        (
+            ["99.0.0", "--source", "http://127.0.0.1:9/p.tar.gz", "--pinning", "/p"],
+            "then run python -m tools bump 99.0.0 --source pytorch-v99.0.0.tar.gz --pinning /p",
+        ),
         (["99.0.0", "--source", "{tmp}/pytorch-v99.0.0.tar.gz"], "not a readable tar archive"),
         (["99.0.0", "--wheel", "/nonexistent.whl"], "no such wheel file"),
     ],

@@ -39,8 +39,9 @@ def release_url(template: str, version: str, where: str) -> str:
     return url
 
 
-def fetch(source: str, scratch: Path, version: str) -> Archive:
-    """``source``: an archive path, or a URL to download into ``scratch``."""
+def fetch(source: str, scratch: Path, version: str, other_args: str = "") -> Archive:
+    """``source``: an archive path, or a URL to download into ``scratch``; ``other_args``:
+    the bump's other options, repeated in the command a refusal suggests."""
     if "://" not in source:
         path = Path(source).expanduser()
         if not path.is_file():
@@ -62,6 +63,7 @@ def fetch(source: str, scratch: Path, version: str) -> Archive:
             f"cannot fetch {source} ({reason}); with no archive and no network the sha256 "
             f"cannot be computed: fetch it where there is one (curl -fL -o {local} "
             f"{shlex.quote(source)}), then run python -m tools bump {version} --source {local}"
+            f"{other_args}"
         ) from None
     return Archive(target, source, sha256_of(target))
 

@@ -7,6 +7,7 @@ be fetched or read, a wheel of another release): a refused bump leaves the feeds
 
 from __future__ import annotations
 
+import shlex
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,7 +75,7 @@ def inspect_source(request: BumpRequest, source: str, texts: dict[str, str]) -> 
     with tempfile.TemporaryDirectory(prefix="bump-") as scratch_name:
         scratch = Path(scratch_name)
         with step(f"fetch and hash {source}"):
-            fetched = archive.fetch(source, scratch, request.version)
+            fetched = archive.fetch(source, scratch, request.version, _other_args(request))
         tree = scratch / "src"
         wanted = {t for text in texts.values() for t in sum(patches.targets(text), ())}
         present = archive.extract(fetched, tree, wanted | set(backend.FILES))
@@ -154,6 +155,12 @@ def _write_recipes(
         if write.write(updated):
             written.append(str(recipe.path.relative_to(request.root)))
     return written
+
+
+def _other_args(request: BumpRequest) -> str:
+    """The options besides --source, as a refusal repeats them in the command it suggests."""
+    parts = [("--wheel", request.wheel), ("--pinning", request.pinning)]
+    return "".join(f" {flag} {shlex.quote(str(value))}" for flag, value in parts if value)
 
 
 def _drift(request: BumpRequest):
