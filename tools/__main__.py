@@ -57,9 +57,10 @@ EPILOG = (
     + """
 
 exit status: 0 done; 1 checked and found problems (check, matrix --check, drift --check,
-emulate), summed up in a last line starting `problems:`; 2 bad input or a failed external
-command, in one line starting `error:` (lists of config names follow one per line, a
-command's usage follows a refused command line); 130 interrupted.
+emulate, bump with a patch that no longer applies), summed up in a last line starting
+`problems:`; 2 bad input or a failed external command, in one line starting `error:` (lists
+of config names follow one per line, a command's usage follows a refused command line); 130
+interrupted.
 """
 )
 
