@@ -88,3 +88,19 @@ def test_a_python_range_skip_shows_the_py_value_it_read(tmp_path) -> None:
     (output,) = json.loads(result.stdout)
     assert output["skip"] is True
     assert output["skip_reason"].endswith("skip: true # [py<312]; py=311")
+
+
+def test_after_bump_drops_python_3_10_the_skip_reason_shows_py(tmp_path) -> None:
+    from tools.recipe.release import parse, with_python_floor
+
+    root = tmp_path / "pytorch-feedstock"
+    for name in ("recipe", ".ci_support"):
+        shutil.copytree(REPO / name, root / name)
+    shutil.copy(REPO / "conda-forge.yml", root / "conda-forge.yml")
+    meta = root / "recipe" / "meta.yaml"
+    meta.write_text(with_python_floor(parse(meta, meta.read_text()), "3.11").text)  # as bump does
+    result = _render_in(root, "osx_arm64", "--output", "pytorch", "--json")
+    assert result.returncode == 0, result.stderr
+    skipped = [o for o in json.loads(result.stdout) if o["skip"]]
+    assert [o["variant"]["python"].split(".*")[0] for o in skipped] == ["3.10"]
+    assert skipped[0]["skip_reason"].endswith("skip: true # [py<311]; py=310")
