@@ -12,7 +12,6 @@ import pytest
 
 from tools.errors import UserError
 from tools.localbuild import artifacts as art
-from tools.localbuild.batch import ConfigResult, classify, summary_table
 from tools.localbuild.ccache import CcacheStats, parse_stats
 from tools.localbuild.cfep3 import read_sums, request_yaml
 from tools.localbuild.configs import (
@@ -27,6 +26,8 @@ from tools.localbuild.logtee import LineSplitter, LogSink, clean, ninja_progress
 from tools.localbuild.options import build_parser, from_args
 from tools.localbuild.plan import HostFacts, describe, plan_build
 from tools.localbuild.progress import Progress
+from tools.localbuild.record import ConfigResult, classify
+from tools.localbuild.summary import summary_table
 
 CONFIGS = (
     "linux_64_blas_implgenericcuda_compiler_version12.9",
