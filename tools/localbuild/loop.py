@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from tools.localbuild.options import Options
 from tools.localbuild.plan import BuildPlan
 from tools.localbuild.preflight import BatchPlan
 from tools.localbuild.progress import Progress, format_duration
+from tools.localbuild.provenance import DIRTY_WARNING, Provenance, machine
 from tools.localbuild.record import (
     DONE,
     FAILED,
@@ -66,10 +66,15 @@ def debug(plan: BuildPlan) -> int:
 
 
 def _header(
-    plan: BuildPlan, engine: ContainerEngine, secrets: Sequence[str]
+    plan: BuildPlan,
+    engine: ContainerEngine,
+    secrets: Sequence[str],
+    provenance: Provenance | None = None,
 ) -> list[tuple[str, str]]:
-    fields = [
-        ("config", plan.config),
+    fields = [("config", plan.config)]
+    if provenance is not None:
+        fields += _provenance_fields(provenance)
+    fields += [
         ("command", format_command(plan.argv)),
         ("where", plan.dispatch),
     ]
@@ -81,6 +86,23 @@ def _header(
     return fields
 
 
+def _provenance_fields(p: Provenance) -> list[tuple[str, str]]:
+    """The log's head names where the build came from, as summary.json records it."""
+    tree = f"DIRTY: uncommitted changes, diff sha256 {p.diff_sha256}" if p.dirty else "clean"
+    fields = [
+        ("commit", p.commit or "none (not a git checkout)"),
+        ("tree", tree),
+        ("recipe", f"version {p.recipe_version or '?'}, build number {p.build_number}"),
+        ("ci_support sha256", p.ci_support_sha256 or "?"),
+        ("toolkit", p.toolkit),
+        ("engine version", p.engine or "?"),
+        ("machine", p.machine),
+    ]
+    if p.dirty:
+        fields.insert(0, ("warning", DIRTY_WARNING))
+    return fields
+
+
 def build_one(
     plan: BuildPlan,
     options: Options,
@@ -89,6 +111,7 @@ def build_one(
     *,
     label: str = "",
     expected: tuple[float, float, str] | None = None,
+    provenance: Provenance | None = None,
 ) -> ConfigResult:
     artifacts = options.artifacts
     plan.marker.unlink(missing_ok=True)  # --force, or a stale marker the script would drop anyway
@@ -99,7 +122,7 @@ def build_one(
     sink = LogSink(plan.log, options.secrets)
     progress.start(plan.index, plan.total, plan.config, label=label, expected=expected)
     try:
-        sink.header(_header(plan, engine, options.secrets))
+        sink.header(_header(plan, engine, options.secrets, provenance))
         outcome = run(plan, sink, progress, engine if plan.dispatch == "docker" else None)
         if outcome.returncode == 0 and not outcome.interrupted and not plan.script_writes_marker:
             # run_osx_build.sh / run_win_build.bat leave none (as conda-smithy's)
@@ -115,6 +138,8 @@ def build_one(
             sink.note(f"package {package.path} sha256 {package.sha256} ({package.size} bytes)")
         if stats is not None:
             sink.note(f"ccache: {stats.hits} hits, {stats.misses} misses ({stats.describe()})")
+        # The last line, always: --verify reads a log that does not end so as cut short.
+        sink.note(end_line(status, plan.marker.exists()))
     finally:
         sink.close()
     detail = f"{len(packages)} package(s)" if status == DONE else f"{note}; log: {plan.log.name}"
@@ -131,7 +156,8 @@ def build_one(
         ccache=stats,
         note=note,
         log=plan.log.relative_to(options.root).as_posix(),
-        machine=options.env.get("BUILD_MACHINE") or socket.gethostname(),
+        machine=machine(options.env),
+        provenance=provenance,
     )
 
 
@@ -176,16 +202,22 @@ def run_all(
     engine: ContainerEngine,
     console: Console,
     label_of: Mapping[str, str] | None = None,
+    provenance: Mapping[str, Provenance] | None = None,
 ) -> RunOutcome:
     label_of = label_of or {}
+    provenance = provenance or {}
+
+    def name(config: str) -> str:
+        return label_of.get(config, config)
+
     plans, unbuildable, unreadable = batch.plans, batch.unbuildable, batch.unreadable
     previous = art.read_summary(options.artifacts)
     progress = Progress(console.err, is_tty=console.err.isatty())
     expected = _estimate(options, plans, measured_seconds(options.durations), progress)
     for result in unbuildable:
-        progress.message(f"[-] {result.config}: skipped, {result.note}")
+        progress.message(f"[-] {name(result.config)}: skipped, {result.note}")
     for result in unreadable:
-        progress.message(f"[!] {result.config}: FAILED, {result.note}")
+        progress.message(f"[!] {name(result.config)}: FAILED, {result.note}")
     results: list[ConfigResult] = []
     stop_reason = ""
     if unreadable and options.fail_fast:
@@ -197,8 +229,12 @@ def run_all(
             continue
         try:
             if plan.marker.exists() and not options.force:
-                progress.message(f"[{plan.index}/{plan.total}] {plan.config}: done before, skipped")
-                results.append(built_earlier(plan, previous.get(plan.config, {}), options.root))
+                kept = built_earlier(plan, previous.get(plan.config, {}), options.root)
+                progress.message(
+                    f"[{plan.index}/{plan.total}] {name(plan.config)}: "
+                    + resume_line(kept, provenance.get(plan.config))
+                )
+                results.append(kept)
                 continue
             work_before = art.work_dirs(options.artifacts)
             window = (time.time(), 0.0)
@@ -209,6 +245,7 @@ def run_all(
                 progress,
                 label=label_of.get(plan.config, ""),
                 expected=_expected_for(plan, plans, expected, options),
+                provenance=provenance.get(plan.config),
             )
             window = (window[0], time.time())
             results.append(result)
@@ -227,6 +264,24 @@ def run_all(
     results.extend(unreadable)
     results.extend(unbuildable)
     return RunOutcome(results, interrupted)
+
+
+def end_line(status: str, marker: bool) -> str:
+    return f"end: {status}; done marker {'present' if marker else 'absent'}"
+
+
+def resume_line(kept: ConfigResult, now: Provenance | None) -> str:
+    """What the resume keeps of an earlier build, and whether it came from another commit."""
+    if kept.provenance is None:
+        where = "no record of it" if not kept.machine else f"on {kept.machine}"
+    else:
+        when = (kept.started or "").replace("T", " ").removesuffix("Z")
+        where = f"on {kept.machine}" + (f" at {when} UTC" if when else "")
+    line = f"done by an earlier run ({where}), kept; --force rebuilds"
+    before = kept.provenance.commit if kept.provenance else None
+    if now is not None and before and now.commit and before != now.commit:
+        line += f"; WARNING: built from commit {before[:12]}, the tree is at {now.commit[:12]}"
+    return line
 
 
 def _estimate(

@@ -10,6 +10,7 @@ from tools.localbuild.configs import discover, labels
 from tools.localbuild.console import Console
 from tools.localbuild.merge import merge
 from tools.localbuild.options import Options
+from tools.localbuild.provenance import dirty_warning
 from tools.localbuild.record import DONE, SKIPPED
 
 
@@ -18,7 +19,11 @@ def cfep3_request(options: Options, console: Console) -> None:
     cfep3.check_channel(channel)
     sums = cfep3.read_sums(options.artifacts / "SHA256SUMS")
     label = cfep3.target_label(options.root, sums)
-    console.out.write(cfep3.request_yaml(channel, sums, label=label))
+    comment = cfep3.provenance_comment(options.root)
+    console.out.write(cfep3.request_yaml(channel, sums, label=label, comment=comment))
+    warning = dirty_warning(art.read_summary(options.artifacts))
+    if warning:
+        console.note(f"{warning}; a copy request for it should not be approved")
 
 
 def merge_folders(options: Options, console: Console) -> int:
@@ -26,13 +31,17 @@ def merge_folders(options: Options, console: Console) -> int:
         cfep3.check_channel(options.cfep3_channel)
     with lock.exclusive(options.artifacts):  # a batch building there would mix with it
         result = merge(options.root, options.merge_dirs, say=console.note)
+    warning = dirty_warning(result.configs)
+    tail = f"; {warning}" if warning else ""
     statuses = [str(r.get("status")) for r in result.configs.values()]
     counts = ", ".join(f"{statuses.count(s)} {s}" for s in dict.fromkeys(statuses))
     console.note(
         f"merged {result.sources} folder(s) into build_artifacts/: {len(statuses)} configs "
-        f"({counts or 'none'}), {result.copied_packages} package(s) copied",
+        f"({counts or 'none'}), {result.copied_packages} package(s) copied{tail}",
     )
-    console.note(f"summary, SHA256SUMS and log_files.zip written in {result.files.summary.parent}")
+    console.note(
+        f"summary, SHA256SUMS and log_files.zip written in {result.files.summary.parent}{tail}"
+    )
     if options.cfep3_channel is not None:
         cfep3_request(options, console)
     if result.failed:

@@ -4,7 +4,7 @@ and everything the run refuses before it starts a container (the same for --dry-
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tools.errors import CommandError, ProblemsFound, UserError
@@ -14,7 +14,14 @@ from tools.localbuild.console import Console
 from tools.localbuild.engine import ContainerEngine
 from tools.localbuild.options import Options
 from tools.localbuild.plan import BuildPlan, HostFacts, describe, plan_build
-from tools.localbuild.record import FAILED, SKIPPED, UNBUILDABLE, ConfigResult
+from tools.localbuild.provenance import engine_version
+from tools.localbuild.record import (
+    FAILED,
+    SKIPPED,
+    UNBUILDABLE,
+    ConfigResult,
+    cannot_build_here,
+)
 from tools.proc import call
 
 
@@ -64,12 +71,25 @@ def not_buildable(
     except UserError as exc:
         if config.name in options.requested:
             raise
-        reason = str(exc).removeprefix(f"{config.name}: ")
-        return ConfigResult(config.name, SKIPPED, note=f"{UNBUILDABLE}: {reason}")
+        why = str(exc).removeprefix(f"{config.name}: ")
+        return ConfigResult(
+            config.name,
+            SKIPPED,
+            note=f"{UNBUILDABLE}: {why}",
+            reason=cannot_build_here(config.os),
+        )
     return None
 
 
-def preflight(options: Options, batch: BatchPlan, engine: ContainerEngine) -> None:
+@dataclass(frozen=True)
+class Checked:
+    """What the checks before the run learnt, for the records (provenance.py)."""
+
+    engine_version: str | None  # the container engine's, when a config runs in one
+    recipes: Mapping[str, tuple[str, int]]  # per config: the rendered version, build number
+
+
+def preflight(options: Options, batch: BatchPlan, engine: ContainerEngine) -> Checked:
     """What the run refuses before it starts a container, in the order it finds out."""
     if not batch.plans and not batch.unreadable:
         first = batch.unbuildable[0]
@@ -77,20 +97,30 @@ def preflight(options: Options, batch: BatchPlan, engine: ContainerEngine) -> No
             f"none of the {len(batch.unbuildable)} selected config(s) builds on this machine: "
             f"{first.config}: {first.note}"
         )
-    # conda-build renders the recipe first thing in the container; a recipe that does not
-    # render is refused here, before hours of image pulls and environment solves.
-    if renders_here(options):
-        from tools.render import render_config
+    # The engine renders the recipe first thing in the container; a recipe that does not
+    # render is refused here, before hours of image pulls and environment solves.  The
+    # toolkit renders it as the run will: meta.yaml as conda-build, recipe.yaml (a feedstock
+    # switched to rattler-build, by conda-forge.yml) with rattler-build's own renderer.
+    from tools.render import render_config
 
-        for plan in batch.plans:
-            render_config(options.root / ".ci_support" / f"{plan.config}.yaml", root=options.root)
+    recipes = {}
+    for plan in batch.plans:
+        outputs = render_config(
+            options.root / ".ci_support" / f"{plan.config}.yaml", root=options.root
+        )
+        built = [o for o in outputs if not o.skip] or outputs
+        if built:
+            recipes[plan.config] = (built[0].version, built[0].build_number)
+    version = None
     if any(p.dispatch == "docker" for p in batch.plans):
-        _check_engine(engine, options.env)
+        version = _check_engine(engine, options.env)
     if any(p.dispatch == "native" for p in batch.plans):
         _check_native(options.env)
+    return Checked(version, recipes)
 
 
-def _check_engine(engine: ContainerEngine, env) -> None:
+def _check_engine(engine: ContainerEngine, env) -> str | None:
+    """Refuse an engine that does not answer; else its version, as `info` prints it."""
     engine.resolve(env)
     try:
         result = call(
@@ -101,6 +131,7 @@ def _check_engine(engine: ContainerEngine, env) -> None:
     if result.returncode != 0:
         detail = (result.stderr.strip().splitlines() or [""])[-1]
         raise engine.not_running(detail[:200])
+    return engine_version(result.stdout)
 
 
 def _check_native(env) -> None:
@@ -111,29 +142,29 @@ def _check_native(env) -> None:
         )
 
 
-def renders_here(options: Options) -> bool:
-    """Whether the toolkit's renderer (meta.yaml) can check the recipe: a feedstock switched
-    to rattler-build (README) has only recipe/recipe.yaml, which rattler-build renders."""
-    recipe = options.root / "recipe"
-    return (recipe / "meta.yaml").is_file() or not (recipe / "recipe.yaml").is_file()
-
-
-def dry_run(options: Options, batch: BatchPlan, engine: ContainerEngine, console: Console) -> int:
+def dry_run(
+    options: Options,
+    batch: BatchPlan,
+    engine: ContainerEngine,
+    console: Console,
+    label_of: Mapping[str, str],
+) -> int:
     lock.check_free(options.artifacts)  # the run would be refused here, so the dry run is
     console.say(f"dry run: {len(batch.plans)} config(s); nothing is started, written or deleted")
-    if not renders_here(options):
-        console.say("recipe/recipe.yaml: not rendered here; rattler-build renders it in the build")
     for plan in batch.plans:
         status = (
             "would skip: done marker exists (--force rebuilds)"
             if plan.marker.exists() and not options.force
             else "would build"
         )
-        console.say(describe(plan, status=status, engine=engine, secrets=options.secrets))
+        label = label_of.get(plan.config, "")
+        console.say(
+            describe(plan, status=status, engine=engine, secrets=options.secrets, label=label)
+        )
     for result in batch.unbuildable:
-        console.say(f"[-] {result.config}: would skip: {result.note}")
+        console.say(f"[-] {label_of.get(result.config, result.config)}: would skip: {result.note}")
     for result in batch.unreadable:
-        console.say(f"[!] {result.config}: would fail: {result.note}")
+        console.say(f"[!] {label_of.get(result.config, result.config)}: would fail: {result.note}")
     if batch.unreadable:
         raise ProblemsFound(
             f"{len(batch.unreadable)} selected config(s) cannot be read and would fail: "
