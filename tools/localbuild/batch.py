@@ -28,6 +28,10 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
         from tools.localbuild.report import write_report
 
         return write_report(options, console.say, console.note)
+    if options.verify_dir is not None:
+        from tools.localbuild.verify import verify
+
+        return verify(options.root, options.verify_dir, options.commit, say=console.say)
     if options.merge_dirs:
         return modes.merge_folders(options, console)
     if options.cfep3_channel is not None:

@@ -69,6 +69,17 @@ class Checkout:
     diff_sha256: str | None
 
 
+# What build-locally itself writes into the checkout (conda-smithy's .gitignore lists them,
+# a feedstock may not): never a change to the sources.
+_SOURCES = (
+    "--",
+    ".",
+    ":(exclude)build_artifacts",
+    ":(exclude)miniforge3",
+    ":(exclude)recipe/recipe-scripts-license.txt",
+)
+
+
 def _git(root: Path, *args: str) -> str | None:
     try:
         result = call("git", "-C", str(root), *args, capture=True, check=False, quiet=True)
@@ -82,11 +93,11 @@ def checkout(root: Path) -> Checkout:
     head = _git(root, "rev-parse", "--verify", "HEAD")
     if head is None:
         return Checkout(None, False, None)
-    status = _git(root, "status", "--porcelain", "--untracked-files=all") or ""
+    status = _git(root, "status", "--porcelain", "--untracked-files=all", *_SOURCES) or ""
     if not status.strip():
         return Checkout(head.strip(), False, None)
-    digest = hashlib.sha256((_git(root, "diff", "HEAD", "--binary") or "").encode())
-    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z") or ""
+    digest = hashlib.sha256((_git(root, "diff", "HEAD", "--binary", *_SOURCES) or "").encode())
+    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z", *_SOURCES) or ""
     for name in sorted(n for n in untracked.split("\0") if n):
         digest.update(b"\0untracked " + name.encode())
         path = root / name
