@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --verify: the commit every record and package must come from (the PR's "
         "head); without it the records' own commit is used, and said so",
     )
-    spread = parser.add_argument_group("a release over several machines (README, CFEP-03)")
+    spread = parser.add_argument_group("a release over several machines (docs/build-locally.md)")
     spread.add_argument(
         "--shard",
         metavar="K/N",
