@@ -44,11 +44,14 @@ class Provenance:
         """A record's provenance, or None for one written before provenance existed."""
         if not isinstance(data, Mapping) or not isinstance(data.get("machine"), str):
             return None
-        fields = {k: data.get(k) for k in cls.__dataclass_fields__}
-        fields["dirty"] = bool(fields["dirty"])
-        fields["toolkit"] = str(fields["toolkit"] or "")
-        number = fields["build_number"]
-        fields["build_number"] = number if isinstance(number, int) else None
+        # A file someone handed over (--merge, --report, --verify): text fields are text.
+        fields = {
+            k: v if isinstance(v := data.get(k), str) else None for k in cls.__dataclass_fields__
+        }
+        fields["dirty"] = data.get("dirty") is True
+        fields["toolkit"] = fields["toolkit"] or ""
+        number = data.get("build_number")
+        fields["build_number"] = number if type(number) is int else None
         return cls(**fields)
 
     def describe(self) -> str:

@@ -20,6 +20,7 @@ absolute path, ``..``, a folder, a link) is refused before anything is written.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -39,6 +40,8 @@ from tools.localbuild.provenance import Provenance
 from tools.localbuild.record import DONE, SKIPPED
 from tools.proc import call
 
+# SHA256SUMS' own rule for a package's path (cfep3.read_sums): a channel subdir and a file.
+_PACKAGE_PATH = re.compile(r"^(?:noarch|(?:linux|osx|win)-[a-z0-9]+)/[^/\\]+$")
 Checker = Callable[[str, list[Path]], str | None]  # (config, packages) -> problem or None
 
 
@@ -163,8 +166,13 @@ def verify(
 
 
 def _packages(record: Mapping[str, object]) -> list[Mapping[str, object]]:
+    """A record's packages whose path is ``<subdir>/<file>``: nothing else is read."""
     entries = record.get("packages")
-    return [p for p in (entries if isinstance(entries, list) else []) if isinstance(p, dict)]
+    return [
+        p
+        for p in (entries if isinstance(entries, list) else [])
+        if isinstance(p, dict) and _PACKAGE_PATH.match(str(p.get("path")))
+    ]
 
 
 def _expected_commit(
