@@ -292,7 +292,11 @@ def test_an_unknown_command_is_an_error_line_then_the_top_level_usage() -> None:
     assert usage.startswith("usage: python -m tools [-h] [--version] COMMAND")
 
 
-@pytest.mark.parametrize("argv", [["--bogus"], ["--merge"]], ids=["unknown", "merge-no-dir"])
+@pytest.mark.parametrize(
+    "argv",
+    [["--bogus"], ["--merge"], ["--commit", "abc1234"], ["--verify", ".", "--commit", "HEAD"]],
+    ids=["unknown", "merge-no-dir", "commit-without-verify", "commit-not-a-sha"],
+)
 def test_build_locally_refuses_a_command_line_with_an_error_line(argv: list[str]) -> None:
     result = _build_locally(*argv)
     assert result.returncode == 2
