@@ -18,6 +18,9 @@ One module per concern:
 - ``record``: each config's result, kept in summary.json across runs;
 - ``summary`` (report): the table on the terminal and the exit code;
 - ``modes``: --why, --merge and --cfep3-request, which read earlier batches;
+- ``provenance``: where a config's packages came from (commit, dirty tree, recipe, engine),
+  recorded once per config; ``embedded``: the commit a package carries in info/about.json;
+- ``verify``: ``--verify DIR [--commit SHA]``, the CFEP-03 reviewer's check of an upload;
 - ``console``: stdout, stderr and the menu's input;
 - ``facts``: what a config says about its cost and its runners (CUDA, Pythons, labels);
 - ``shard``: ``--shard K/N``, the selection split over machines by expected build time;
