@@ -26,7 +26,7 @@ from pathlib import Path
 from tools.errors import UserError
 from tools.files import atomic_write_text
 from tools.localbuild.configs import discover, labels
-from tools.localbuild.embedded import read_embedded
+from tools.localbuild.embedded import NOT_CHECKED, read_embedded
 from tools.localbuild.merge import artifacts_dir, choose_records, load_source
 from tools.localbuild.progress import format_duration
 from tools.localbuild.provenance import DIRTY_WARNING, Provenance
@@ -115,6 +115,8 @@ def commit_check(
         if path is None:
             continue
         embedded = read_embedded(path)
+        if embedded.error == NOT_CHECKED:
+            return NOT_CHECKED
         found[name] = embedded.commit if not embedded.error else f"unreadable: {embedded.error}"
     if not found:
         return "not checked (no package here)"
