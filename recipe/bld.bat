@@ -151,9 +151,11 @@ if "%BUILD_BACKEND%"=="setuptools" (
     "%PYTHON%" setup.py build
     if errorlevel 1 exit /b 1
 ) else (
-    rem The wheel is not shipped: each pytorch output builds its own from the kept tree.
+    rem The wheel is neither shipped (each pytorch output builds its own from the kept tree)
+    rem nor kept (rattler-build would carry it from the staging output to every output).
     "%PYTHON%" -m pip wheel . --no-deps --no-build-isolation --config-settings=build-dir="%BUILD_DIR%" --wheel-dir "%SRC_DIR%\_stage\megabuild-wheel" -v
     if errorlevel 1 exit /b 1
+    rmdir /s /q "%SRC_DIR%\_stage\megabuild-wheel"
     if exist "%INSTALL_STAGE%" rmdir /s /q "%INSTALL_STAGE%"
     cmake --install "%BUILD_DIR%" --prefix "%INSTALL_STAGE%"
     if errorlevel 1 exit /b 1

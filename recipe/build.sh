@@ -44,11 +44,12 @@
 # The seam: the script drives the source tree only through those commands and
 # build/CMakeCache.txt (+ .skbuild-info.json), the install tree, and the install component
 # patch 0004 defines (`cmake --install build --component cuda_linalg_nomagma`). It needs
-# no knowledge of PyTorch's internal files. tests/test_build_sh.py runs this very script against a miniature torch-shaped
-# project (tests/fixtures/minitorch, both layouts) in a faked conda-build environment; the
-# PyTorch-only variables exported below are inert there, while the ones the miniature
-# shares with PyTorch (USE_CUDA, USE_MAGMA, MAGMA_HOME, BUILD_CUDA_LINALG_NOMAGMA,
-# CMAKE_ARGS, MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER, LDFLAGS) behave the same way.
+# no knowledge of PyTorch's internal files. tests/test_build_sh.py runs this very script
+# against a miniature torch-shaped project (tests/fixtures/minitorch, both layouts) in a
+# faked conda-build environment; the PyTorch-only variables exported below are inert
+# there, while the ones the miniature shares with PyTorch (USE_CUDA, USE_MAGMA, MAGMA_HOME,
+# BUILD_CUDA_LINALG_NOMAGMA, CMAKE_ARGS, MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER, LDFLAGS)
+# behave the same way.
 set -euo pipefail
 
 RECIPE_FILE="recipe/build.sh"
@@ -355,10 +356,11 @@ compile_tree() {
             (cd "${SRC_DIR}" && "${PYTHON}" setup.py build)
             ;;
         scikit-build-core)
-            # The wheel itself is not shipped: each pytorch output builds its own.
+            # The wheel itself is not shipped (each pytorch output builds its own), and not
+            # kept: rattler-build would carry it from the staging output to every output.
             (cd "${SRC_DIR}" && "${PYTHON}" -m pip wheel . --no-deps --no-build-isolation \
                 "${SKBUILD_ARGS[@]}" --wheel-dir "${STAGE_DIR}/megabuild-wheel" -v)
-            rm -rf "${INSTALL_STAGE}"
+            rm -rf "${STAGE_DIR}/megabuild-wheel" "${INSTALL_STAGE}"
             cmake --install "${BUILD_DIR}" --prefix "${INSTALL_STAGE}"
             ;;
         *) die "BUILD_BACKEND='${BUILD_BACKEND}' has no compile step in ${RECIPE_FILE}" ;;
