@@ -19,16 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.minitorch.fake_conda_build import FakeCondaBuild, Package, assemble
 from fixtures.minitorch.support import (
     LAYOUTS,
     PYTHON_INDEPENDENT,
     RECIPE_DIR,
     SETUPTOOLS,
     Compile,
-    FakeCondaBuild,
     Interpreter,
-    Package,
-    assemble,
     base_venv,
     binds_now,
     clean_env,
