@@ -306,3 +306,14 @@ def test_each_linalg_flavour_checks_its_own_magma_linkage_and_has_magma(config):
         magma = linalg.variant["cuda_linalg_flavor"] == "magma"
         assert ("nomagma flavour" in commands) != magma
         assert ("magma flavour, but" in commands.replace("nomagma flavour, but", "")) == magma
+
+
+def test_windows_cuda_configs_avoid_cuda_12_9():
+    # nvcc 12.9 crashes compiling SegmentReduce.cu on Windows (pytorch#156181): win-64 builds
+    # CUDA 12.8 (recipe/conda_build_config.yaml) and 13.0.
+    windows = {
+        config_values(c)["cuda_compiler_version"][0]
+        for c in CONFIGS
+        if config_values(c)["target_platform"][0] == "win-64"
+    }
+    assert windows == {"None", "12.8", "13.0"}
