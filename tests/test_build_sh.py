@@ -4,7 +4,9 @@ A faked conda-build run builds every output of a Linux CUDA configuration in
 conda-build's order (the top-level build libtorch-build, which compiles; then by dependency
 libtorch-cuda-linalg magma and nomagma, libtorch, pytorch for two Pythons) in one shared work
 directory and one $PREFIX path, recreated for each output, and each output's package is what
-the script added to $PREFIX. Bad variant values are checked without building.
+the script added to $PREFIX. That flow runs once per build layout of the miniature: setup.py
+(PyTorch <= 2.13) and scikit-build-core (>= 2.14), whose host environments each hold their
+own scikit-build-core. Bad variant values are checked without building.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from pathlib import Path
 
 import pytest
 from fixtures.minitorch.support import (
+    LAYOUTS,
+    PYTHON_INDEPENDENT,
     RECIPE_DIR,
+    SETUPTOOLS,
     Compile,
     FakeCondaBuild,
     Interpreter,
@@ -59,17 +64,23 @@ class Flow:
     pytorch: tuple[Package, Package]
     ran_for_second_python: set[str]
     compiler_cache_calls_for_second_python: list[str]
+    every_compile: list[Compile]
 
 
-@pytest.fixture(scope="module")
-def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
+@pytest.fixture(scope="module", params=LAYOUTS)
+def flow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Flow:
+    layout = request.param
     first, second = two_interpreters()
-    venvs = (base_venv(first), base_venv(second, flavour="a" if second != first else "b"))
+    venvs = (
+        base_venv(first, layout=layout),
+        base_venv(second, flavour="a" if second != first else "b", layout=layout),
+    )
     scratch = tmp_path_factory.mktemp("conda-bld")
     conda = FakeCondaBuild(
         scratch,
         {"cuda_compiler_version": "12.9", "blas_impl": "generic"},
         megabuild_python=first.tag,
+        layout=layout,
     )
     install_magma(scratch / "libmagma", scratch)
     magma = conda.package_from("libmagma", scratch / "libmagma")
@@ -114,6 +125,7 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
         (pytorch_first, pytorch_second),
         ran,
         conda.compiler_cache_calls()[calls_before:],
+        compiles(conda.src_dir / "build"),
     )
 
 
@@ -146,13 +158,16 @@ def test_libtorch_libraries_bind_lazily_despite_z_now_in_ldflags(flow: Flow) -> 
 
 
 @pytest.mark.slow
-def test_top_level_build_installs_into_the_source_tree_not_prefix(flow: Flow) -> None:
-    # conda's CMAKE_ARGS carry -DCMAKE_INSTALL_PREFIX=$PREFIX; build.sh drops it.
+def test_top_level_build_never_installs_into_prefix(flow: Flow) -> None:
+    # conda's CMAKE_ARGS carry -DCMAKE_INSTALL_PREFIX=$PREFIX; build.sh drops it. setup.py
+    # installs into the source's torch/, scikit-build-core into its wheel directory.
     cache = flow.conda.src_dir / "build" / "CMakeCache.txt"
     value = run(
         [sys.executable, RECIPE_DIR / "cmake_cache.py", "get", cache, "CMAKE_INSTALL_PREFIX"]
     ).stdout.strip()
-    assert value == str(flow.conda.src_dir / "torch")
+    assert value != str(flow.conda.prefix)
+    if flow.conda.layout == SETUPTOOLS:
+        assert value == str(flow.conda.src_dir / "torch")
 
 
 @pytest.mark.slow
@@ -294,6 +309,18 @@ def test_second_python_rebuilds_only_python_bound_targets(flow: Flow) -> None:
     assert flow.ran_for_second_python.isdisjoint(python_independent)
     if flow.pythons[0].version != flow.pythons[1].version:
         assert "libtorch_python.so" in flow.ran_for_second_python
+
+
+@pytest.mark.slow
+def test_every_python_independent_object_is_compiled_once_for_all_outputs(flow: Flow) -> None:
+    # The megabuild's promise, from .ninja_log after every output ran: the backend did not
+    # throw the tree away for the second Python (scikit-build-core would, unaided).
+    python_independent = {
+        name.removeprefix("lib").removesuffix(".so") for name in PYTHON_INDEPENDENT
+    }
+    core = [c for c in flow.every_compile if c.target in python_independent]
+    assert {c.target for c in core} >= {"c10", "torch_cpu", "torch", "torch_cuda"}
+    assert len(core) == len(set(core)), sorted(c.source for c in core)
 
 
 @pytest.mark.slow
@@ -485,7 +512,7 @@ def test_libtorch_stops_when_the_tree_builds_no_nomagma_linalg(
     conda = FakeCondaBuild(
         scratch, {"cuda_compiler_version": "12.9", "blas_impl": "mkl"}, first.tag
     )
-    cmake_lists = conda.src_dir / "CMakeLists.txt"
+    cmake_lists = conda.src_dir / "cmake" / "Targets.cmake"
     text = cmake_lists.read_text()
     assert "if(USE_MAGMA AND BUILD_CUDA_LINALG_NOMAGMA)" in text
     cmake_lists.write_text(text.replace("AND BUILD_CUDA_LINALG_NOMAGMA)", "AND FALSE)"))
