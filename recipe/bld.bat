@@ -199,8 +199,16 @@ robocopy "%TORCH_TREE%\lib" "%LIBRARY_BIN%" *.dll /XF torch_python.dll /NFL /NDL
 if %ERRORLEVEL% GEQ 8 exit /b 1
 robocopy "%TORCH_TREE%\lib" "%LIBRARY_LIB%" *.lib /XF torch_python.lib /NFL /NDL /NJH /NJS
 if %ERRORLEVEL% GEQ 8 exit /b 1
-robocopy "%TORCH_TREE%\include" "%LIBRARY_INC%" /E /NFL /NDL /NJH /NJS
-if %ERRORLEVEL% GEQ 8 exit /b 1
+rem PyTorch's own headers only: the rest of upstream's include\ is copies of vendored
+rem libraries (oneDNN's dnnl*.h and oneapi\, cpuinfo.h, pthreadpool.h ...) whose paths
+rem conda-forge packages own (build.sh: libtorch_file; python -m tools check:
+rem layout.dependency-owned).
+for %%d in (ATen c10 caffe2 torch tensorpipe) do (
+    if exist "%TORCH_TREE%\include\%%d" (
+        robocopy "%TORCH_TREE%\include\%%d" "%LIBRARY_INC%\%%d" /E /NFL /NDL /NJH /NJS
+        if !ERRORLEVEL! GEQ 8 exit /b 1
+    )
+)
 robocopy "%TORCH_TREE%\share" "%LIBRARY_PREFIX%\share" /E /NFL /NDL /NJH /NJS
 if %ERRORLEVEL% GEQ 8 exit /b 1
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import Path
 
@@ -71,3 +72,15 @@ def test_the_real_2_13_wheel_include_tree_holds_the_vendored_headers_the_rule_kn
     own = [h for h in headers if h.split("/")[1] in OWN_HEADER_TREES]
     assert own and not any(owner_by_pattern(h) for h in own)
     assert set(owners) <= set(OWNERS)
+
+
+def test_build_sh_and_bld_bat_install_exactly_pytorchs_own_header_trees():
+    # Before issue 30 both copied upstream's whole include/ into libtorch.
+    recipe = Path(__file__).resolve().parent.parent / "recipe"
+    sh = (recipe / "build.sh").read_text()
+    shipped = set(re.findall(r"include/(\w+)/\*", sh.split("libtorch_file() {")[1].split("}")[0]))
+    assert shipped == set(OWN_HEADER_TREES)
+    bat = (recipe / "bld.bat").read_text()
+    (listed,) = re.findall(r"^for %%d in \(([\w ]*)\) do \($", bat, flags=re.M)
+    assert set(listed.split()) == set(OWN_HEADER_TREES)
+    assert 'robocopy "%TORCH_TREE%\\include" ' not in bat
