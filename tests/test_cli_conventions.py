@@ -71,7 +71,7 @@ def test_emulate_usage_line_names_every_option_it_has() -> None:
     assert [o for o in sorted(options) if o not in usage] == []
 
 
-@pytest.mark.parametrize("command", ["render", "matrix", "explain", "check", "drift"])
+@pytest.mark.parametrize("command", ["render", "matrix", "explain", "check", "drift", "bump"])
 def test_every_command_that_reads_the_recipe_takes_recipe_dir(command: str) -> None:
     assert "--recipe-dir DIR" in _tools(command, "--help").stdout
 
@@ -272,6 +272,7 @@ def test_an_unknown_option_is_an_error_line_then_that_commands_usage(command: st
         "error: unrecognized arguments: --bogus",
         "error: the following arguments are required: PATH",
         "error: the following arguments are required: --arch",
+        "error: the following arguments are required: VERSION",
     )
     assert usage.startswith(f"usage: python -m tools {command} [-h]")
 
@@ -290,6 +291,35 @@ def test_an_unknown_command_is_an_error_line_then_the_top_level_usage() -> None:
     first, usage = result.stderr.splitlines()
     assert first.startswith("error: argument COMMAND: invalid choice: 'bogus'")
     assert usage.startswith("usage: python -m tools [-h] [--version] COMMAND")
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["two.fifteen"], "VERSION 'two.fifteen' is not a version (like 2.15.0)"),
+        (["0.1"], "bump does not go back to 0.1"),
+        (["99.0.0", "--source", "/nonexistent/pytorch.tar.gz"], "no such file"),
+        (
+            ["99.0.0", "--source", "http://127.0.0.1:9/p.tar.gz", "--pinning", "/p"],
+            "then run python -m tools bump 99.0.0 --source pytorch-v99.0.0.tar.gz --pinning /p",
+        ),
+        (["99.0.0", "--source", "{tmp}/pytorch-v99.0.0.tar.gz"], "not a readable tar archive"),
+        (["99.0.0", "--wheel", "/nonexistent.whl"], "no such wheel file"),
+    ],
+    ids=["not-a-version", "backwards", "no-source", "no-network", "not-an-archive", "no-wheel"],
+)
+def test_bump_refuses_bad_input_with_one_error_line(
+    argv: list[str], fragment: str, tmp_path: Path
+) -> None:
+    # Every refusal comes before a write: the repository's recipe is the one on trial.
+    before = (ROOT / "recipe" / "meta.yaml").read_bytes()
+    (tmp_path / "pytorch-v99.0.0.tar.gz").write_text("not an archive\n")
+    result = _tools("bump", *(a.replace("{tmp}", str(tmp_path)) for a in argv))
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and fragment in errors[0], result.stderr
+    assert "Traceback" not in result.stderr
+    assert (ROOT / "recipe" / "meta.yaml").read_bytes() == before
 
 
 @pytest.mark.parametrize("argv", [["--bogus"], ["--merge"]], ids=["unknown", "merge-no-dir"])

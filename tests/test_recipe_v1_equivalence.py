@@ -26,6 +26,7 @@ from fixtures.recipe_equivalence import (
     from_meta,
     from_v1,
 )
+from fixtures.recipe_release import current, next_minor
 from rattler import MatchSpec, Version, VersionSpec
 from ruamel.yaml import YAML
 
@@ -41,6 +42,8 @@ rattler_build = pytest.importorskip("rattler_build", reason="py-rattler-build is
 
 REPO = Path(__file__).resolve().parent.parent
 RECIPE_DIR = REPO / "recipe"
+VERSION = current().version
+BUILD = current().build
 # recipe-v1.yaml while conda-build builds the feedstock, recipe.yaml once it has switched.
 V1_RECIPE = RECIPE_DIR / (
     "recipe.yaml" if (RECIPE_DIR / "recipe.yaml").is_file() else "recipe-v1.yaml"
@@ -152,14 +155,19 @@ CHANGES = {
         (
             "pytorch python=3.11.* *_cpython",
             "run_exports.weak",
-            "pytorch >=2.13.0,<2.14.0a0",
-            "pytorch >=2.13.0,<3.0a0",
+            f"pytorch >={VERSION},<{next_minor(VERSION)}.0a0",
+            f"pytorch >={VERSION},<{int(VERSION.split('.')[0]) + 1}.0a0",
         ),
     ),
     "the magma build number offset in recipe-v1.yaml": (
         V1_RECIPE.name,
         ("(50 if (cuda_linalg_flavor", "(60 if (cuda_linalg_flavor"),
-        ("libtorch-cuda-linalg cuda_linalg_flavor=magma", "build_number", "253", "263"),
+        (
+            "libtorch-cuda-linalg cuda_linalg_flavor=magma",
+            "build_number",
+            str(BUILD + 250),
+            str(BUILD + 260),
+        ),
     ),
     "an ignored run export in meta.yaml": (
         "meta.yaml",
