@@ -222,6 +222,12 @@ configure_cmake_args() {
         # named _C.so, which setup.py does not package (pytorch#189388). Patch 0007 takes
         # the target's SOABI from here; cross-python's interpreter answers for the target.
         kept+=("-DTORCH_PYTHON_SOABI=$(target_soabi)")
+        # Cross-compiling, FindPython takes only the version from the interpreter and
+        # looks for the headers through whichever pythonX.Y-config PATH offers first
+        # (the build machine's, or another Python's), so name the target's. cmake_cache
+        # retarget-python moves this entry to each pytorch output's Python.
+        # https://gitlab.kitware.com/cmake/cmake/-/blob/v4.4.5/Modules/FindPython/Support.cmake
+        kept+=("-DPython_INCLUDE_DIR=$(target_include_dir)")
     fi
     CMAKE_ARGS="${kept[*]:-}"
     export CMAKE_ARGS
@@ -246,6 +252,14 @@ target_soabi() {
     [[ -n "${soabi}" ]] \
         || die "PYTHON='${PYTHON}' reports no SOABI; a cross build needs the target's (cross-python_${target_platform} in the build requirements of recipe/meta.yaml)"
     echo "${soabi}"
+}
+
+target_include_dir() {
+    local include
+    include="$("${PYTHON}" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+    [[ -f "${include}/Python.h" ]] \
+        || die "PYTHON='${PYTHON}' names '${include}' as its include directory, which has no Python.h; a cross build needs the target's headers (python in the host requirements of recipe/meta.yaml)"
+    echo "${include}"
 }
 
 ########################################################################
