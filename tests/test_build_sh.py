@@ -68,7 +68,7 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
     scratch = tmp_path_factory.mktemp("conda-bld")
     conda = FakeCondaBuild(
         scratch,
-        {"cuda_compiler_version": "12.9", "blas_impl": "generic"},
+        {"cuda_compiler_version": "13.0", "blas_impl": "generic"},
         megabuild_python=first.tag,
     )
     install_magma(scratch / "libmagma", scratch)
@@ -483,7 +483,7 @@ def test_libtorch_stops_when_the_tree_builds_no_nomagma_linalg(
     first, _ = two_interpreters()
     scratch = tmp_path_factory.mktemp("conda-bld-unpatched")
     conda = FakeCondaBuild(
-        scratch, {"cuda_compiler_version": "12.9", "blas_impl": "mkl"}, first.tag
+        scratch, {"cuda_compiler_version": "13.0", "blas_impl": "mkl"}, first.tag
     )
     cmake_lists = conda.src_dir / "CMakeLists.txt"
     text = cmake_lists.read_text()
@@ -588,7 +588,10 @@ def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
             {"blas_impl": "mkl", "target_platform": "linux-aarch64"},
             ["blas_impl='mkl'", "linux-aarch64", "recipe/conda_build_config.yaml"],
         ),
-        ({"cuda_compiler_version": "11.8"}, ["cuda_compiler_version='11.8'", "recipe/build.sh"]),
+        (
+            {"cuda_compiler_version": "11.8"},
+            ["cuda_compiler_version='11.8'", "recipe/cuda_arch_lists.txt"],
+        ),
         (
             {"cuda_compiler_version": "12.9", "target_platform": "osx-arm64"},
             ["cuda_compiler_version='12.9'", "osx-arm64"],

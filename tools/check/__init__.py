@@ -49,6 +49,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
     ("layout.build-prefix", layout.check_build_prefix),
     ("cuda.runtime", cuda.check_cuda_runtime),
     ("cuda.magma", cuda.check_magma),
+    ("cuda.fatbin", cuda.check_fatbins),
     (
         "metadata.depends / metadata.constrains / metadata.run-exports / metadata.output",
         metadata.check_metadata,
