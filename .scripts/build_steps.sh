@@ -96,7 +96,7 @@ case "${BUILD_TOOL}" in
     mambabuild)
         BUILD_CMD=(conda-mambabuild); TOOL_PACKAGES=(boa) ;;
     rattler-build)
-        # The v1 recipe: recipe/recipe.yaml once the feedstock is switched (README,
+        # The v1 recipe: recipe/recipe.yaml once the feedstock is switched (docs/rattler-build.md,
         # "Building with rattler-build"), recipe/recipe-v1.yaml beside meta.yaml before.
         BUILD_CMD=(rattler-build build); TOOL_PACKAGES=(rattler-build)
         if [[ -f "${RECIPE_ROOT}/recipe.yaml" ]]; then

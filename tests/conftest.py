@@ -12,12 +12,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from fixtures.cache import tests_cache_root
+from fixtures.cache import CacheError, pip_download, tests_cache_root
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = REPO_ROOT.parent / "shared"
@@ -54,29 +52,12 @@ def tests_cache_dir() -> Path:
 @pytest.fixture(scope="session")
 def torch_wheel(tests_cache_dir: Path) -> Path:
     """The real torch 2.13.0 wheel for this Python, or skip when pip cannot get it."""
-    dest = tests_cache_dir / "wheels"
-    dest.mkdir(exist_ok=True)
-    found = sorted(dest.glob(f"torch-{TORCH_VERSION}*.whl"))
-    if not found:
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                f"torch=={TORCH_VERSION}",
-                "--no-deps",
-                "--only-binary=:all:",
-                "-d",
-                str(dest),
-            ],
-            capture_output=True,
-            text=True,
+    try:
+        return pip_download(
+            tests_cache_dir / "wheels",
+            f"torch-{TORCH_VERSION}*.whl",
+            [f"torch=={TORCH_VERSION}", "--no-deps", "--only-binary=:all:"],
             timeout=1800,
-            check=False,
         )
-        found = sorted(dest.glob(f"torch-{TORCH_VERSION}*.whl"))
-        if result.returncode != 0 or not found:
-            tail = (result.stderr.strip().splitlines() or ["no output"])[-1]
-            pytest.skip(f"pip download torch=={TORCH_VERSION} failed: {tail}")
-    return found[0]
+    except CacheError as error:
+        pytest.skip(str(error))

@@ -46,8 +46,9 @@ def _empty_channel(path: Path) -> Path:
 def _rattler_feedstock(
     tmp_path: Path, *, test_passes: bool = True, switched: bool = True
 ) -> Feedstock:
-    """Switched: recipe.yaml alone and conda_build_tool: rattler-build (README); else
-    recipe-v1.yaml beside meta.yaml, conda-build in conda-forge.yml."""
+    """Switched: recipe.yaml alone and conda_build_tool: rattler-build
+    (docs/rattler-build.md); else recipe-v1.yaml beside meta.yaml, conda-build in
+    conda-forge.yml."""
     fs = Feedstock(tmp_path)
     recipe = RECIPE.format(test_line="true" if test_passes else "exit 3")
     if switched:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.cache import CacheError, pip_download
 from fixtures.debian import apt_install
 
 from tools.emulate import host, rootfs
@@ -59,40 +60,19 @@ def qemu_aarch64() -> None:
 
 @pytest.fixture(scope="session")
 def torch_aarch64_wheel(qemu_aarch64, tests_cache_dir: Path) -> Path:
-    dest = tests_cache_dir / "wheels-aarch64"
-    dest.mkdir(exist_ok=True)
-    found = sorted(dest.glob("torch-2.9.1-cp311-*aarch64.whl"))
-    if not found:
-        result = subprocess.run(
+    try:
+        return pip_download(
+            tests_cache_dir / "wheels-aarch64",
+            "torch-2.9.1-cp311-*aarch64.whl",
             [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
                 TORCH_AARCH64,
-                "--no-deps",
-                "--only-binary=:all:",
-                "--platform",
-                "manylinux_2_28_aarch64",
-                "--python-version",
-                "3.11",
-                "--implementation",
-                "cp",
-                "--abi",
-                "cp311",
-                "-d",
-                str(dest),
+                *("--no-deps", "--only-binary=:all:", "--platform", "manylinux_2_28_aarch64"),
+                *("--python-version", "3.11", "--implementation", "cp", "--abi", "cp311"),
             ],
-            capture_output=True,
-            text=True,
             timeout=1200,
-            check=False,
         )
-        found = sorted(dest.glob("torch-2.9.1-cp311-*aarch64.whl"))
-        if result.returncode != 0 or not found:
-            tail = (result.stderr.strip().splitlines() or ["no output"])[-1]
-            pytest.skip(f"pip download {TORCH_AARCH64} for aarch64 failed: {tail}")
-    return found[0]
+    except CacheError as error:
+        pytest.skip(f"for aarch64: {error}")
 
 
 @pytest.fixture(scope="session")

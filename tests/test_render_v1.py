@@ -347,7 +347,7 @@ V1_RECIPE = REPO / "recipe" / "recipe-v1.yaml"
 
 @pytest.fixture(scope="module")
 def switched(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of this feedstock switched as the README says: meta.yaml removed,
+    """A copy of this feedstock switched as docs/rattler-build.md says: meta.yaml removed,
     recipe-v1.yaml renamed recipe.yaml, conda_build_tool: rattler-build."""
     if not V1_RECIPE.is_file():
         pytest.skip(f"{V1_RECIPE} is absent (the v1 recipe has not landed on this branch)")

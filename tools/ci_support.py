@@ -52,8 +52,8 @@ These files are generated: each YAML file here is one CI job's variant configura
 computed from recipe/conda_build_config.yaml, conda-forge's global pinning and the
 migrations in .ci_support/migrations/.  Do not edit them by hand.  To change the build
 matrix, edit recipe/conda_build_config.yaml (or the recipe) and regenerate them with
-`python -m tools matrix --pinning PATH --write`, PATH being conda-forge's pinning (the
-top-level README, "conda-forge's pinning", says where to get it), or with
+`python -m tools matrix --pinning PATH --write`, PATH being conda-forge's pinning
+(docs/matrix.md, "conda-forge's pinning", says where to get it), or with
 `conda smithy rerender`.  If a configuration you expect is missing, check that the recipe
 does not skip it and that its dependencies are satisfiable.
 """
@@ -68,7 +68,8 @@ class Pinning:
     migrations_dir: Path | None
 
 
-# Where a newcomer without conda gets conda-forge's pinning (README, "conda-forge's pinning").
+# Where a newcomer without conda gets conda-forge's pinning
+# (docs/matrix.md, "conda-forge's pinning").
 GET_PINNING = (
     "without conda, `git clone --depth 1 "
     "https://github.com/conda-forge/conda-forge-pinning-feedstock` and pass "

@@ -1,7 +1,7 @@
 """Generated README sections between ``<!-- NAME:start -->`` / ``<!-- NAME:end -->`` markers.
 
-The drift table and the build-matrix table live in README.md; their commands rewrite only the
-text between their own pair of markers, atomically.
+The build-matrix (CI-job) table lives in README.md, the drift table in docs/drift.md (the drift
+manual); their commands rewrite only the text between their own pair of markers, atomically.
 """
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ from tools.files import atomic_write_text
 
 DRIFT_TABLE = "drift-table"
 MATRIX_TABLE = "matrix-table"
+
+# The page, relative to the feedstock, that carries the drift table by default.
+DRIFT_PAGE = "docs/drift.md"
 
 
 def markers(section: str) -> tuple[str, str]:

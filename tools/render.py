@@ -74,8 +74,9 @@ def v1_recipe_file(recipe_dir: Path) -> Path:
     if not path.is_file():
         raise UserError(
             f"{recipe_dir}: conda-forge.yml says conda_build_tool: rattler-build, but there is "
-            "no recipe.yaml here; move the v1 recipe there (README, 'Building with "
-            "rattler-build') or set conda_build_tool: conda-build"
+            "no recipe.yaml here; move the v1 recipe there "
+            '(docs/rattler-build.md, "Building with rattler-build") '
+            "or set conda_build_tool: conda-build"
         )
     return path
 

@@ -219,7 +219,8 @@ class _Collector:
 
 
 def _wants_text(path: str) -> bool:
-    return path.endswith("TorchConfig.cmake")
+    # A wheel's METADATA: its Requires-Dist provides libraries (requires_dist.py).
+    return path.endswith("TorchConfig.cmake") or bool(_WHEEL_METADATA.fullmatch(path))
 
 
 # ---------------------------------------------------------------- conda packages
@@ -309,6 +310,8 @@ def _take_member(tar, entry, members, unsafe, info, collector) -> None:
 
 
 # ---------------------------------------------------------------- wheels
+
+_WHEEL_METADATA = re.compile(r"[^/]+\.dist-info/METADATA")
 
 _WHEEL_NAME = re.compile(
     r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-(?P<plat>[^-]+)\.whl$"

@@ -14,6 +14,7 @@ from tools.check.archive import Package
 from tools.check.context import Context
 from tools.check.elf import ElfInfo
 from tools.check.findings import Finding, failed, member_path, passed, warned
+from tools.check.requires_dist import provided_libraries
 
 # Provided by the system's C library on every Linux target conda-forge supports.
 GLIBC_FAMILY = (
@@ -138,6 +139,8 @@ def check_needed(ctx: Context) -> list[Finding]:
             continue
         tree = ctx.tree_for(package)
         deps = _dep_names(package)
+        from_wheels = provided_libraries(package)
+        used_wheels: dict[str, str] = {}
         allowed = (
             GLIBC_FAMILY + DRIVER_LIBRARIES + (MANYLINUX_EXTRA if package.kind == "wheel" else ())
         )
@@ -158,6 +161,9 @@ def check_needed(ctx: Context) -> list[Finding]:
                 provided_by = sorted(deps.intersection(providers))
                 if provided_by:
                     used_deps.update(provided_by)
+                    continue
+                if needed in from_wheels:
+                    used_wheels[needed] = from_wheels[needed]
                     continue
                 elsewhere = [p for p in tree.named(needed) if tree.resolve(p)]
                 where = member_path(package.label, path)
@@ -191,8 +197,10 @@ def check_needed(ctx: Context) -> list[Finding]:
                             "no known provider among the run dependencies",
                         )
                     )
+        wheels = ", ".join(f"{lib} by {req}" for lib, req in sorted(used_wheels.items()))
         if not problems:
             via = f"; from run dependencies: {', '.join(sorted(used_deps))}" if used_deps else ""
+            via += f"; from Requires-Dist: {wheels}" if wheels else ""
             findings.append(
                 passed(
                     "elf.needed",
@@ -200,6 +208,8 @@ def check_needed(ctx: Context) -> list[Finding]:
                     f"all NEEDED of {len(package.elves)} ELF files resolve{via}",
                 )
             )
+        elif wheels:
+            findings.append(passed("elf.needed", package.label, f"from Requires-Dist: {wheels}"))
     return findings
 
 

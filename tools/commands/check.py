@@ -18,6 +18,7 @@ checks (the "check" field of each finding):
   elf.machine             ELF files match the package's subdir (x86_64, aarch64 ...)
   elf.needed              NEEDED resolves via RUNPATH in the packages, to glibc/driver
                           libraries, or to a known provider among the run dependencies
+                          (for a wheel: a library a wheel of its Requires-Dist ships)
   elf.runpath             RUNPATH/RPATH entries are $ORIGIN-relative, inside the prefix
   elf.glibc, elf.glibcxx, elf.cxxabi
                           highest symbol versions required, against the config's

@@ -116,7 +116,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="rewrite the table between <!-- drift-table:start --> and <!-- drift-table:end -->",
     )
     parser.add_argument(
-        "--readme", metavar="PATH", help="README to update (default: <feedstock>/README.md)"
+        "--readme", metavar="PATH", help="page to update (default: <feedstock>/docs/drift.md)"
     )
 
 
@@ -157,7 +157,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(present.text_table(report))
 
     if args.update_readme:
-        readme = Path(args.readme) if args.readme else (root or repo.find_root()) / "README.md"
+        readme = (
+            Path(args.readme) if args.readme else (root or repo.find_root()) / readme_io.DRIFT_PAGE
+        )
         changed = readme_io.update_readme(readme, present.markdown(report))
         print(
             f"{readme}: drift table {'updated' if changed else 'already up to date'} "

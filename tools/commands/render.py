@@ -21,8 +21,8 @@ With several configs, the text output puts a "== CONFIG ==" line above each.
 Build strings carry conda-build's real hash (sha1 of the used variant keys, see
 hash_input); pin_subpackage() is resolved against the sibling outputs.  When
 conda-forge.yml says conda_build_tool: rattler-build, recipe/recipe.yaml is rendered by
-rattler-build instead: its hash, and only the outputs the config builds (README, "On a
-feedstock switched to rattler-build").
+rattler-build instead: its hash, and only the outputs the config builds (docs/rattler-build.md,
+"On a feedstock switched to rattler-build").
 
 --json prints a list, one object per output variant, sorted as rendered:
   {"name", "version", "build_string", "build_number", "subdir", "build_platform",

@@ -596,7 +596,8 @@ def _preflight(
 
 def _renders_here(options: Options) -> bool:
     """Whether the toolkit's renderer (meta.yaml) can check the recipe: a feedstock switched
-    to rattler-build (README) has only recipe/recipe.yaml, which rattler-build renders."""
+    to rattler-build (docs/rattler-build.md) has only recipe/recipe.yaml, which rattler-build
+    renders."""
     recipe = options.root / "recipe"
     return (recipe / "meta.yaml").is_file() or not (recipe / "recipe.yaml").is_file()
 

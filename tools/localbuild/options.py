@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write build_artifacts/report.md (the CFEP-03 comment, also printed) and "
         "build_artifacts/timeline.svg from build_artifacts/ or the given folders",
     )
-    spread = parser.add_argument_group("a release over several machines (README, CFEP-03)")
+    spread = parser.add_argument_group("a release over several machines (docs/build-locally.md)")
     spread.add_argument(
         "--shard",
         metavar="K/N",
