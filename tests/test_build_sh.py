@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.cuda_build import link_cuda_runtime
 from fixtures.minitorch.support import (
     RECIPE_DIR,
     Compile,
@@ -40,8 +41,9 @@ from fixtures.minitorch.support import (
     venv_python,
 )
 
+from tools.cuda_archs import read_rows
+
 BUILD_SH = RECIPE_DIR / "build.sh"
-ARCH_LIST_129 = "5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX"
 LIBTORCH_LIBS = ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_global_deps.so")
 CUDA_LIBTORCH_LIBS = (*LIBTORCH_LIBS, "libtorch_cuda.so")
 
@@ -185,7 +187,9 @@ def _source_activation(script: str, preset: str | None) -> str:
 def test_activation_exports_the_arch_list_the_build_used(flow: Flow) -> None:
     activate = flow.libtorch.root / "etc/conda/activate.d/libtorch_activate.sh"
     out = _source_activation(f'. "{activate}"; printf %s "$CF_TORCH_CUDA_ARCH_LIST"', None)
-    assert out == ARCH_LIST_129
+    # The row build.sh read (FakeCondaBuild's recipe copy cuts the list to its last entry).
+    rows = read_rows(flow.conda.recipe_dir / "cuda_arch_lists.txt")
+    assert out == rows[("13.0", "linux-64")] == "12.0+PTX"
 
 
 @pytest.mark.slow
@@ -321,6 +325,13 @@ def test_no_file_belongs_to_two_packages_that_install_together(flow: Flow) -> No
             assert not one.files & other.files, (one.name, other.name, one.files & other.files)
 
 
+def cuda_runtime(flow: Flow) -> Package:
+    """cuda-cudart, libcublas, libcusolver ...: what the CUDA build's run requirements bring."""
+    assert flow.conda.cuda_toolkit is not None
+    root = link_cuda_runtime(flow.conda.cuda_toolkit, flow.conda.scratch / "cuda-runtime")
+    return flow.conda.package_from("cuda-runtime", root)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("which", [0, 1], ids=["first-python", "second-python"])
 def test_installed_environment_symlinks_resolve_and_torch_imports(
@@ -330,7 +341,14 @@ def test_installed_environment_symlinks_resolve_and_torch_imports(
     env = assemble(
         tmp_path / "env",
         flow.venvs[which],
-        [flow.magma, flow.blas, flow.libtorch, flow.linalg["nomagma"], flow.pytorch[which]],
+        [
+            flow.magma,
+            flow.blas,
+            flow.libtorch,
+            flow.linalg["nomagma"],
+            flow.pytorch[which],
+            cuda_runtime(flow),
+        ],
     )
     torch_dir = env / site_packages_of(flow.pytorch[which]) / "torch"
     links = [p for p in torch_dir.rglob("*") if p.is_symlink()]
@@ -364,7 +382,14 @@ def test_has_magma_tells_the_truth_for_the_installed_linalg_flavour(
     env = assemble(
         tmp_path / "env",
         flow.venvs[0],
-        [*magma, flow.blas, flow.libtorch, flow.linalg[flavour], flow.pytorch[0]],
+        [
+            *magma,
+            flow.blas,
+            flow.libtorch,
+            flow.linalg[flavour],
+            flow.pytorch[0],
+            cuda_runtime(flow),
+        ],
     )
     probe = run(
         [venv_python(env), "-c", "import torch; print(torch.has_magma())"],
@@ -383,7 +408,14 @@ def test_extensions_link_libtorch_python_from_prefix_lib_and_torch_lib(
     env = assemble(
         tmp_path / "env",
         flow.venvs[0],
-        [flow.magma, flow.blas, flow.libtorch, flow.linalg["magma"], flow.pytorch[0]],
+        [
+            flow.magma,
+            flow.blas,
+            flow.libtorch,
+            flow.linalg["magma"],
+            flow.pytorch[0],
+            cuda_runtime(flow),
+        ],
     )
     lib_dir = (
         env / "lib" if where == "lib" else env / site_packages_of(flow.pytorch[0]) / "torch" / "lib"

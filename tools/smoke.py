@@ -70,6 +70,11 @@ def install(
     )
     if not any(p.name.startswith("pytorch-") for p in built):
         raise UserError(f"{artifacts / subdir} holds no pytorch package; build a config first")
+    if cuda is None:
+        # pytorch-2.13.0-cuda130_generic_py312_h…_200.conda: the CUDA version it was built for
+        builds = {p.name.rsplit("-", 1)[-1] for p in built if p.name.startswith("pytorch-2")}
+        found = {cuda_of_build(b) for b in builds} - {None}
+        cuda = found.pop() if len(found) == 1 else None
     specs = ["pytorch"] + ([f"python {python}.*"] if python else [])
     if any(p.name.startswith(LINALG + "-") for p in built):
         specs.append(LINALG)
@@ -83,14 +88,14 @@ def install(
             )
         )
     except SolverError as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else "no solution"
-        raise UserError(f"cannot install {' '.join(specs)} from {artifacts}: {first}") from None
+        why = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+        raise UserError(f"cannot install {' '.join(specs)} from {artifacts}: {why}") from None
     asyncio.run(rattler.install(records, prefix, show_progress=False))
     [torch] = [r for r in records if r.name.normalized == "pytorch"]
     return Installed(
         prefix,
         tuple(sorted(f"{r.name.normalized} {r.version} {r.build}" for r in records)),
-        cuda or cuda_of_build(str(torch.build)),
+        cuda_of_build(str(torch.build)),
     )
 
 

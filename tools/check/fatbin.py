@@ -21,7 +21,7 @@ _ARCH_SPECIFIC = 0x100000
 _FAMILY = 0x200000
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class DeviceCode:
     kind: str  # "sass" or "ptx"
     arch: int  # 90 for sm_90 / compute_90
@@ -56,4 +56,5 @@ def read_fatbin(stream: BinaryIO, offset: int, size: int) -> tuple[DeviceCode, .
             entry += entry_header + entry_payload
         # Containers follow each other, 8-byte aligned.
         offset = last + (-last % 8)
-    return tuple(sorted(found))
+    # SASS first, then PTX, each by architecture: sm_75 sm_80 ... compute_120
+    return tuple(sorted(found, key=lambda code: (code.kind != "sass", code.arch, code.suffix)))
