@@ -5,7 +5,8 @@ rattler-build, and meta.yaml with real conda-build when present.
     python benchmarks/bench_render.py [--repeat N] [--oracle /tmp/oracle]
 
 Ours: ``tools.render.render_config`` for every config, in a fresh process per repeat
-(cold caches), best of N.  The v1 recipe (recipe/recipe-v1.yaml, or recipe/recipe.yaml once
+(cold caches, the disk cache off: benchmarks/bench_commands.py times the commands with it),
+best of N.  The v1 recipe (recipe/recipe-v1.yaml, or recipe/recipe.yaml once
 the feedstock is switched): the same call on a copy of the feedstock switched to rattler-build
 (``conda_build_tool: rattler-build``), so py-rattler-build renders it and tools/render_v1.py
 makes the records; beside it, py-rattler-build's render alone (no records), to show what the
@@ -92,9 +93,11 @@ def switched_copy(repo: Path, into: Path) -> Path:
 def ours(repeat: int, root: Path = REPO, script: str = ONE_RUN) -> tuple[float, float, int, int]:
     """Best wall-clock and CPU seconds over ``repeat`` cold processes (imports included)."""
     walls, cpus = [], []
+    env = {**os.environ, "PYTORCH_FEEDSTOCK_CACHE": "off"}  # time renders, not cache reads
     for _ in range(repeat):
         out = subprocess.run(
             [sys.executable, "-c", script.format(repo=str(root))],
+            env=env,
             capture_output=True,
             text=True,
             check=True,

@@ -8,10 +8,14 @@
   and root file systems that outlive one run.
 - ``torch_wheel``: the real PyTorch 2.13.0 CPU wheel, fetched once per machine
   with ``pip download`` into that cache.
+- renders the toolkit keeps on disk (tools/diskcache.py) go to a folder of the session's
+  own, for the commands the tests run too: a test sees the renders of the code under test,
+  and the user's ~/.cache/pytorch-feedstock is left alone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +24,17 @@ from fixtures.cache import CacheError, pip_download, tests_cache_root
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = REPO_ROOT.parent / "shared"
 TORCH_VERSION = "2.13.0"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_render_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    from tools.diskcache import ENV
+
+    path = tmp_path_factory.mktemp("render-cache")
+    patch = pytest.MonkeyPatch()
+    patch.setenv(ENV, str(path))
+    yield path
+    patch.undo()
 
 
 @pytest.fixture(scope="session")

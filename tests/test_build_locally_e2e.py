@@ -421,16 +421,17 @@ def test_mambabuild_tool_from_conda_forge_yml_is_honoured(feedstock: Feedstock) 
 
 
 def test_libmamba_tool_selects_the_solver(feedstock: Feedstock) -> None:
-    feedstock.set_forge_config("conda-build+libmamba")
+    feedstock.set_forge_config("conda-build+conda-libmamba-solver")  # conda-smithy's spelling
     assert feedstock.run(CPU).returncode == 0
     [build] = feedstock.builds()
     assert (build["tool"], build["env"]["CONDA_SOLVER"]) == ("conda-build", "libmamba")
 
 
 def test_unknown_build_tool_fails_the_config_with_a_clear_line(feedstock: Feedstock) -> None:
-    # not rattler-build: the toolkit renders a feedstock set to it from recipe/recipe.yaml
-    feedstock.set_forge_config("boa")
-    assert feedstock.run(CPU).returncode == 1
+    # not rattler-build: the toolkit renders a feedstock set to it from recipe/recipe.yaml.
+    # In conda-forge.yml the toolkit refuses it up front (conda-smithy's schema); the local
+    # override reaches the build scripts, which must refuse it too.
+    assert feedstock.run(CPU, CONDA_BUILD_TOOL="boa").returncode == 1
     log = (feedstock.artifacts / f"{CPU}-log.txt").read_text()
     assert "conda_build_tool 'boa' is not supported" in log
 

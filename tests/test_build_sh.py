@@ -517,7 +517,7 @@ def test_libtorch_stops_when_the_tree_builds_no_nomagma_linalg(
     conda = FakeCondaBuild(
         scratch, {"cuda_compiler_version": "13.0", "blas_impl": "mkl"}, first.tag
     )
-    cmake_lists = conda.src_dir / "CMakeLists.txt"
+    cmake_lists = conda.src_dir / "cmake" / "Targets.cmake"
     text = cmake_lists.read_text()
     assert "if(USE_MAGMA AND BUILD_CUDA_LINALG_NOMAGMA)" in text
     cmake_lists.write_text(text.replace("AND BUILD_CUDA_LINALG_NOMAGMA)", "AND FALSE)"))

@@ -258,3 +258,32 @@ def test_readme_without_markers(tmp_path: Path) -> None:
 
 def test_nothing_to_compare() -> None:
     _assert_one_line_error(_cli("--no-recipe", "--offline"), "nothing to compare")
+
+
+# -- Ctrl-C ------------------------------------------------------------------------------------
+
+
+def test_ctrl_c_while_rendering_prints_interrupted_and_exits_130(tmp_path: Path) -> None:
+    """SIGINT to the real command while it renders the recipe: `interrupted`, exit 130, and
+    no `FAILED:` step line (an interrupt is not a failed render)."""
+    import signal
+    import sys
+
+    wheel = _wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tools", "drift", "--offline", "--wheel", str(wheel)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = process.stderr.readline()
+        assert first.startswith("==> render"), first
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, first + err
+    assert err.strip().splitlines()[-1] == "interrupted", err
+    assert "FAILED" not in err and "Traceback" not in err, err

@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 from fixtures.cli import REPO, run_tools
 
+from tools.recipe import release
+
 CONFIG = "osx_arm64"  # one configuration renders in well under a second
+# What the recipe builds, read from it: a bump changes these and no test.
+RELEASE = release.release_of(
+    release.parse(REPO / "recipe" / "meta.yaml", (REPO / "recipe" / "meta.yaml").read_text())
+)
+VERSION = RELEASE.version
+NEXT = ".".join([*VERSION.split(".")[:2], str(int(VERSION.split(".")[2]) + 1)])
 
 
 def _wheel(tmp_path: Path, version: str, requires: str = "") -> Path:
@@ -61,13 +69,15 @@ def _feedstock(tmp_path: Path, *, commit: bool) -> Path:
     return root
 
 
+def _edit(root: Path, key: str, value: str, names=("meta.yaml", "recipe-v1.yaml")) -> None:
+    """One release field of the named recipes (both: a bump), as bump edits it."""
+    for name in names:
+        path = root / "recipe" / name
+        path.write_text(release.parse(path, path.read_text()).with_field(key, value).text)
+
+
 def _bump(root: Path, version: str) -> None:
-    meta = root / "recipe" / "meta.yaml"
-    text = meta.read_text()
-    assert '{% set version = "2.13.0" %}' in text
-    meta.write_text(
-        text.replace('{% set version = "2.13.0" %}', f'{{% set version = "{version}" %}}')
-    )
+    _edit(root, "version", version)
 
 
 def _rows(result: subprocess.CompletedProcess) -> dict[str, dict]:
@@ -79,7 +89,7 @@ def _rows(result: subprocess.CompletedProcess) -> dict[str, dict]:
 
 
 def test_one_config_step_line_says_one_configuration(tmp_path: Path) -> None:
-    result = _drift("--wheel", _wheel(tmp_path, "2.13.0+cpu"))
+    result = _drift("--wheel", _wheel(tmp_path, f"{VERSION}+cpu"))
     assert result.returncode == 0, result.stderr
     assert "==> render one configuration (osx_arm64_" in result.stderr
     assert "every" not in result.stderr
@@ -87,7 +97,7 @@ def test_one_config_step_line_says_one_configuration(tmp_path: Path) -> None:
 
 def test_misspelt_config_is_bad_input_not_a_failed_render(tmp_path: Path) -> None:
     result = run_tools(
-        "drift", "--offline", "--config", "osx_amr64", "--wheel", _wheel(tmp_path, "2.13.0")
+        "drift", "--offline", "--config", "osx_amr64", "--wheel", _wheel(tmp_path, VERSION)
     )
     assert result.returncode == 2
     assert result.stderr.startswith("error: no config named 'osx_amr64'"), result.stderr
@@ -100,7 +110,7 @@ OPTREE_EXTRA = 'Provides-Extra: optree\nRequires-Dist: optree>=0.13.0; extra == 
 
 
 def test_an_extra_the_recipe_constrains_is_compared_with_run_constrained(tmp_path: Path) -> None:
-    rows = _rows(_drift("--json", "--wheel", _wheel(tmp_path, "2.13.0+cpu", OPTREE_EXTRA)))
+    rows = _rows(_drift("--json", "--wheel", _wheel(tmp_path, f"{VERSION}+cpu", OPTREE_EXTRA)))
     optree = rows["optree"]
     assert optree["status"] == "ok"
     assert optree["recipe"][0]["spec"] == ">=0.13.0" and optree["recipe"][0]["constrained"]
@@ -110,7 +120,7 @@ def test_an_extra_the_recipe_constrains_is_compared_with_run_constrained(tmp_pat
 def test_an_extra_looser_than_run_constrained_is_not_ok(tmp_path: Path) -> None:
     wheel = _wheel(
         tmp_path,
-        "2.13.0+cpu",
+        f"{VERSION}+cpu",
         'Provides-Extra: optree\nRequires-Dist: optree>=0.14.0; extra == "optree"\n',
     )
     rows = _rows(_drift("--json", "--wheel", wheel))
@@ -118,13 +128,13 @@ def test_an_extra_looser_than_run_constrained_is_not_ok(tmp_path: Path) -> None:
 
 
 def test_a_required_package_only_constrained_is_looser(tmp_path: Path) -> None:
-    rows = _rows(_drift("--json", "--wheel", _wheel(tmp_path, "2.13.0", "Requires-Dist: optree\n")))
+    rows = _rows(_drift("--json", "--wheel", _wheel(tmp_path, VERSION, "Requires-Dist: optree\n")))
     assert rows["optree"]["status"] == "looser"
     assert "only constrains it (run_constrained)" in rows["optree"]["reason"]
 
 
 def test_text_table_marks_the_constrained_spec(tmp_path: Path) -> None:
-    result = _drift("--wheel", _wheel(tmp_path, "2.13.0+cpu", OPTREE_EXTRA))
+    result = _drift("--wheel", _wheel(tmp_path, f"{VERSION}+cpu", OPTREE_EXTRA))
     line = next(x for x in result.stdout.splitlines() if x.startswith("optree"))
     assert ">=0.13.0 (run_constrained)" in line and "absent" not in line
 
@@ -134,25 +144,25 @@ def test_text_table_marks_the_constrained_spec(tmp_path: Path) -> None:
 
 def test_wheel_of_another_version_is_a_problem(tmp_path: Path) -> None:
     root = _feedstock(tmp_path, commit=False)
-    _bump(root, "2.13.1")
-    result = _drift("--json", "--wheel", _wheel(tmp_path, "2.13.0+cpu"), cwd=root)
+    _bump(root, NEXT)
+    result = _drift("--json", "--wheel", _wheel(tmp_path, f"{VERSION}+cpu"), cwd=root)
     assert result.returncode == 0, result.stderr
     (problem,) = json.loads(result.stdout)["problems"]
-    assert "is 2.13.0, the recipe builds pytorch 2.13.1" in problem
+    assert f"is {VERSION}, the recipe builds pytorch {NEXT}" in problem
     assert "warning: version mismatch:" in result.stderr
 
 
 def test_check_exits_1_on_a_version_mismatch(tmp_path: Path) -> None:
     root = _feedstock(tmp_path, commit=False)
-    _bump(root, "2.13.1")
-    result = _drift("--check", "--wheel", _wheel(tmp_path, "2.13.0+cpu"), cwd=root)
+    _bump(root, NEXT)
+    result = _drift("--check", "--wheel", _wheel(tmp_path, f"{VERSION}+cpu"), cwd=root)
     assert result.returncode == 1, result.stderr
     assert "problem: version mismatch" in result.stdout
     assert "1 problem(s) with the comparison" in result.stderr
 
 
 def test_the_wheel_of_the_recipe_version_is_no_problem(tmp_path: Path) -> None:
-    result = _drift("--json", "--check", "--wheel", _wheel(tmp_path, "2.13.0+cpu"))
+    result = _drift("--json", "--check", "--wheel", _wheel(tmp_path, f"{VERSION}+cpu"))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["problems"] == []
 
@@ -162,18 +172,52 @@ def test_the_wheel_of_the_recipe_version_is_no_problem(tmp_path: Path) -> None:
 
 def test_version_bump_keeping_heads_sha256_is_a_problem(tmp_path: Path) -> None:
     root = _feedstock(tmp_path, commit=True)
-    _bump(root, "2.13.1")
-    result = _drift("--json", "--wheel", _wheel(tmp_path, "2.13.1"), cwd=root)
+    _bump(root, NEXT)
+    result = _drift("--json", "--wheel", _wheel(tmp_path, NEXT), cwd=root)
     assert result.returncode == 0, result.stderr
     (problem,) = json.loads(result.stdout)["problems"]
-    assert "version changed from 2.13.0 to 2.13.1 (git HEAD to now)" in problem
-    assert "sha256 66614a19060f... did not" in problem
+    assert f"version changed from {VERSION} to {NEXT} (git HEAD to now)" in problem
+    assert f"sha256 {RELEASE.sha256[:12]}... did not" in problem
 
 
 def test_version_bump_with_a_new_sha256_is_no_problem(tmp_path: Path) -> None:
     root = _feedstock(tmp_path, commit=True)
-    _bump(root, "2.13.1")
-    meta = root / "recipe" / "meta.yaml"
-    meta.write_text(meta.read_text().replace("66614a19060f", "0123456789ab"))
-    result = _drift("--json", "--wheel", _wheel(tmp_path, "2.13.1"), cwd=root)
+    _bump(root, NEXT)
+    _edit(root, "sha256", "0123456789ab" + RELEASE.sha256[12:])
+    result = _drift("--json", "--wheel", _wheel(tmp_path, NEXT), cwd=root)
+    assert json.loads(result.stdout)["problems"] == []
+
+
+# -- meta.yaml against the v1 recipe ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "named"),
+    [
+        ("version", "99.0.0", "version"),
+        ("build", str(RELEASE.build + 1), "build number"),
+        ("sha256", "f" * 64, "sha256"),
+    ],
+)
+def test_check_fails_when_the_recipes_disagree(
+    tmp_path: Path, key: str, value: str, named: str
+) -> None:
+    root = _feedstock(tmp_path, commit=False)
+    _edit(root, key, value, names=("meta.yaml",))
+    result = _drift("--check", "--json", "--wheel", _wheel(tmp_path, VERSION), cwd=root)
+    assert result.returncode == 1, result.stderr
+    problems = json.loads(result.stdout)["problems"]
+    assert any(
+        p.startswith(f"the recipes disagree on the {named}: meta.yaml:")
+        and f"has {value}, recipe-v1.yaml:" in p
+        for p in problems
+    ), problems
+    assert result.stderr.splitlines()[-1].startswith("problems: ")
+
+
+def test_recipes_that_agree_are_no_problem(tmp_path: Path) -> None:
+    root = _feedstock(tmp_path, commit=False)
+    _edit(root, "build", str(RELEASE.build + 1))  # both: a rebuild
+    result = _drift("--check", "--json", "--wheel", _wheel(tmp_path, VERSION), cwd=root)
+    assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["problems"] == []

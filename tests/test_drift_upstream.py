@@ -179,7 +179,8 @@ def test_unlabelled_wheel_takes_its_cuda_series_from_the_runtime_it_requires() -
         'Requires-Dist: nvidia-cuda-runtime-cu12==12.8.90; platform_system == "Linux"\n'
         'Requires-Dist: nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux"\n'
     )
-    _runtime, cudnn = claims_from_metadata(text, "x.whl")
+    _runtime, cudnn, cuda = claims_from_metadata(text, "x.whl")
+    assert (cuda.package, cuda.spec) == ("cuda", "==12.8.90")  # the CUDA release row
     assert cudnn.condition.label == 'CUDA 12.8 platform_system == "Linux"'
     assert cudnn.condition.matches_variant({"cuda_compiler_version": "12.8"})
     assert not cudnn.condition.matches_variant({"cuda_compiler_version": "12.9"})

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.e2e_feedstock import PYTHONS, REPO, E2EFeedstock, narrowed_config
+from fixtures.recipe_release import current
 
 pytestmark = [
     pytest.mark.slow,
@@ -35,7 +36,7 @@ pytestmark = [
 
 CPU = "linux_64_blas_implgenericc_compiler_version15c_stdlib_version2.17*"
 CUDA = "linux_64_blas_implgenericc_compiler_version15c_stdlib_version2.28*"
-VERSION = "2.13.0"
+VERSION = current().version  # the recipe's: PKG_VERSION reaches torch.__version__
 #: Objects of the Python-independent core: compiled once per config, in the staging output.
 CORE_OBJECTS = (
     "c10/c10.cpp.o",

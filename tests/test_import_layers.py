@@ -25,8 +25,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("conda-build semantics", ("tools.recipe.variant_config", "tools.recipe.evaluate",
                                "tools.recipe.metadata", "tools.recipe.model")),
     ("conda-smithy semantics", ("tools.smithy",)),
-    ("pipelines", ("tools.render", "tools.render_v1", "tools.rendered", "tools.ci_support",
-                   "tools.drift", "tools.check", "tools.localbuild", "tools.emulate")),
+    ("pipelines", ("tools.render", "tools.render_meta", "tools.render_v1", "tools.rendered",
+                   "tools.ci_support", "tools.drift", "tools.check", "tools.localbuild",
+                   "tools.emulate")),
+    ("release bump", ("tools.bump",)),
     ("commands", ("tools.__main__", "tools.commands", "tools.localbuild.cli")),
 )  # fmt: skip
 COMMANDS = LAYERS[-1][0]

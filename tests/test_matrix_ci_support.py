@@ -244,15 +244,26 @@ def pytorch_feedstock(repo_root: Path, tmp_path: Path) -> Path:
     return dest
 
 
+def _python_cell(readme: Path) -> str:
+    """The Python column of the README's first CI job: the Pythons the recipe builds (read,
+    never assumed: a bump can skip one)."""
+    header, _rule, first = (
+        readme.read_text().split("<!-- matrix-table:start -->")[1].split("\n")[1:4]
+    )
+    column = [c.strip() for c in header.split("|")].index("Python")
+    return [c.strip() for c in first.split("|")][column]
+
+
 def test_write_after_a_new_python_migration_updates_the_readme_table(
     pytorch_feedstock, pinning_dir
 ):
+    pythons = _python_cell(pytorch_feedstock / "README.md")
     (pytorch_feedstock / ".ci_support" / "migrations" / "python315.yaml").write_text(PYTHON_315)
     result = tools("matrix", "--pinning", str(pinning_dir), "--write", cwd=pytorch_feedstock)
     assert result.returncode == 0, result.stderr
     assert "changed: README.md (CI-job table between the matrix-table markers)" in result.stdout
     table = (pytorch_feedstock / "README.md").read_text().split("<!-- matrix-table:start -->")[1]
-    assert "| 3.10, 3.11, 3.12, 3.13, 3.14, 3.15 |" in table
+    assert f"| {pythons}, 3.15 |" in table
     again = tools("matrix", "--pinning", str(pinning_dir), "--check", cwd=pytorch_feedstock)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "README.md's CI-job table are up to date" in again.stdout
@@ -260,7 +271,9 @@ def test_write_after_a_new_python_migration_updates_the_readme_table(
 
 def test_check_reports_a_stale_readme_table_and_exits_1(pytorch_feedstock, pinning_dir):
     readme = pytorch_feedstock / "README.md"
-    readme.write_text(readme.read_text().replace("| 3.10, 3.11, 3.12, 3.13, 3.14 |", "| 3.10 |"))
+    stale = readme.read_text().replace(f"| {_python_cell(readme)} |", "| 2.7 |")
+    assert stale != readme.read_text()
+    readme.write_text(stale)
     result = tools("matrix", "--pinning", str(pinning_dir), "--check", cwd=pytorch_feedstock)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
@@ -272,6 +285,24 @@ def test_check_reports_a_stale_readme_table_and_exits_1(pytorch_feedstock, pinni
     assert json.loads(as_json.stdout)["differences"] == [
         {"path": "README.md", "kind": "readme-table"}
     ]
+
+
+def test_check_diff_shows_the_readme_tables_diff(pytorch_feedstock, pinning_dir):
+    readme = pytorch_feedstock / "README.md"
+    text = readme.read_text()
+    stale = text.replace("| 3.10, 3.11, 3.12, 3.13, 3.14 |", "| 3.10 |", 1)
+    readme.write_text(stale)
+    result = tools(
+        "matrix", "--pinning", str(pinning_dir), "--check", "--diff", cwd=pytorch_feedstock
+    )
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[1:3] == ["--- a/README.md", "+++ b/README.md"]
+    removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
+    assert len(removed) == len(added) == 1 and "| 3.10 |" in removed[0]
+    assert added[0] in text.splitlines()
+    assert readme.read_text() == stale  # --check writes nothing
 
 
 def test_closed_migration_says_why_it_goes_and_how_to_keep_it(feedstock):

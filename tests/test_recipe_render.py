@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 import rattler
+from fixtures.recipe_release import current
 from ruamel.yaml import YAML
 
 from tools.render import RenderedOutput, list_configs, render_config
 
-VERSION = "2.13.0"
+VERSION = current().version
+BUILD = current().build  # the recipe's own build number, under every offset
 MEGABUILD_PYTHON = "3.12"
 CONFIGS = list_configs()
 
@@ -44,7 +46,7 @@ def blas(config: str) -> str:
 
 
 def base_number(config: str) -> int:
-    return 200 * is_cuda(config) + 100 * (blas(config) == "mkl")
+    return BUILD + 200 * is_cuda(config) + 100 * (blas(config) == "mkl")
 
 
 def has_linalg(config: str) -> bool:

@@ -25,6 +25,7 @@ from fixtures.recipe_equivalence import (
     from_meta,
     from_v1,
 )
+from fixtures.recipe_release import current, next_minor
 from ruamel.yaml import YAML
 
 from tools.render import (
@@ -39,6 +40,8 @@ rattler_build = pytest.importorskip("rattler_build", reason="py-rattler-build is
 
 REPO = Path(__file__).resolve().parent.parent
 RECIPE_DIR = REPO / "recipe"
+VERSION = current().version
+BUILD = current().build
 # recipe-v1.yaml while conda-build builds the feedstock, recipe.yaml once it has switched.
 V1_RECIPE = RECIPE_DIR / (
     "recipe.yaml" if (RECIPE_DIR / "recipe.yaml").is_file() else "recipe-v1.yaml"
@@ -150,14 +153,19 @@ CHANGES = {
         (
             "pytorch python=3.11.* *_cpython",
             "run_exports.weak",
-            "pytorch >=2.13.0,<2.14.0a0",
-            "pytorch >=2.13.0,<3.0a0",
+            f"pytorch >={VERSION},<{next_minor(VERSION)}.0a0",
+            f"pytorch >={VERSION},<{int(VERSION.split('.')[0]) + 1}.0a0",
         ),
     ),
     "the magma build number offset in recipe-v1.yaml": (
         V1_RECIPE.name,
         ("(50 if (cuda_linalg_flavor", "(60 if (cuda_linalg_flavor"),
-        ("libtorch-cuda-linalg cuda_linalg_flavor=magma", "build_number", "250", "260"),
+        (
+            "libtorch-cuda-linalg cuda_linalg_flavor=magma",
+            "build_number",
+            str(BUILD + 250),
+            str(BUILD + 260),
+        ),
     ),
     "an ignored run export in meta.yaml": (
         "meta.yaml",

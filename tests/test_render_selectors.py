@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 import pytest
+from fixtures.cli import REPO, run_tools
 
 from tools.recipe.errors import RecipeError, UnsupportedConstruct
-from tools.recipe.namespace import python_int, selector_namespace
-from tools.recipe.selectors import evaluate, select_lines
+from tools.recipe.namespace import known_names, python_int, selector_namespace
+from tools.recipe.selectors import (
+    evaluate,
+    select_lines,
+    top_level_keys,
+    unknown_selector_names,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "recipes"
+
+
+def _toolkit() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO)}
 
 
 def names(subdir="linux-64", build=None, environ=None, **variant):
@@ -121,3 +137,78 @@ def test_a_python_variant_that_is_no_version_is_one_recipe_error() -> None:
     # Found by benchmarks/fuzz_report.py: a damaged .ci_support python value was a ValueError.
     with pytest.raises(RecipeError, match=r"python 'x\.y' is not a Python version"):
         python_int("x.y")
+
+
+# ------------------------------------------------------------------ names nothing defines
+
+
+def test_a_selector_name_nothing_defines_is_found_with_the_closest_known_name() -> None:
+    text = '{% set flavour = "x" %}\na  # [cuda_compiler_verison != "None"]\nb  # [flavour]\n'
+    (found,) = unknown_selector_names(text, {"cuda_compiler_version", "linux"})
+    assert (found.line, found.name, found.closest) == (
+        2,
+        "cuda_compiler_verison",
+        "cuda_compiler_version",
+    )
+
+
+def test_conda_builds_own_names_and_the_variant_keys_are_known() -> None:
+    text = "a  # [py >= 312 and win and np > 1 and int(blas_impl == 'mkl') and target_platform]\n"
+    assert (
+        unknown_selector_names(
+            text, known_names("linux-64", [{"blas_impl": "mkl", "target_platform": "linux-64"}])
+        )
+        == ()
+    )
+
+
+def _typo_feedstock(tmp_path: Path) -> tuple[Path, int]:
+    root = tmp_path / "torchlike"
+    shutil.copytree(FIXTURES / "torchlike", root)
+    meta = root / "recipe" / "meta.yaml"
+    lines = meta.read_text().splitlines(keepends=True)
+    number = next(
+        n for n, line in enumerate(lines, 1) if "libmagma-devel  # [cuda_compiler_version" in line
+    )
+    lines[number - 1] = lines[number - 1].replace("cuda_compiler_version", "cuda_compiler_verison")
+    meta.write_text("".join(lines))
+    return root, number
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["render", "osx_arm64"], ["explain"], ["matrix", "--pinning", "PINNING", "--check"]],
+    ids=["render", "explain", "matrix-check"],
+)
+def test_render_explain_and_matrix_warn_of_a_selector_typo(tmp_path: Path, argv) -> None:
+    root, number = _typo_feedstock(tmp_path)
+    pinning = str(FIXTURES / "pinning-mini")
+    result = run_tools(*[pinning if a == "PINNING" else a for a in argv], cwd=root, env=_toolkit())
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings == [
+        f"warning: {root / 'recipe' / 'meta.yaml'}:{number}: selector "
+        "[cuda_compiler_verison != \"None\"] reads 'cuda_compiler_verison', which no variant "
+        "key, conda-build name or {% set %} defines (conda-build reads it as False without a "
+        "word); did you mean 'cuda_compiler_version'?"
+    ]
+
+
+@pytest.mark.parametrize("fixture", ["torchlike", "pyext", "v1-staging"])
+def test_the_fixture_recipes_read_no_unknown_name(fixture: str) -> None:
+    root = FIXTURES / fixture
+    source = (root / "recipe" / "meta.yaml").read_text()
+    configs = (
+        sorted((root / ".ci_support").glob("*.yaml")) if (root / ".ci_support").is_dir() else []
+    )
+    known = set(known_names("linux-64", []))
+    for path in [*configs, root / "recipe" / "conda_build_config.yaml"]:
+        if path.is_file():
+            known |= top_level_keys(path.read_text())
+    assert unknown_selector_names(source, known) == ()
+
+
+def test_the_feedstocks_own_explain_warns_of_nothing() -> None:
+    result = run_tools("explain")
+    assert result.returncode == 0, result.stderr
+    assert "warning:" not in result.stderr

@@ -10,6 +10,11 @@ import sys
 from pathlib import Path
 
 from fixtures.cli import REPO, run_tools
+from fixtures.recipe_release import current
+
+from tools.recipe import release
+
+RC = f"{current().version}rc1"  # a release candidate of the version the recipe builds
 
 
 def _render_in(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -30,9 +35,7 @@ def _release_candidate(tmp_path: Path) -> Path:
     shutil.copytree(REPO / ".ci_support", root / ".ci_support")
     shutil.copy(REPO / "conda-forge.yml", root / "conda-forge.yml")
     meta = root / "recipe" / "meta.yaml"
-    text = meta.read_text()
-    assert '{% set version = "2.13.0" %}' in text
-    meta.write_text(text.replace('{% set version = "2.13.0" %}', '{% set version = "2.13.0rc1" %}'))
+    meta.write_text(release.parse(meta, meta.read_text()).with_field("version", RC).text)
     return root
 
 
@@ -44,7 +47,7 @@ def test_an_rc_version_under_is_rc_false_says_why_every_output_is_skipped(tmp_pa
     assert headings and all("SKIPPED" in line for line in headings)
     assert len(reasons) == len(headings)
     assert all("skip: {{ skip_rc_mismatch }}" in line for line in reasons)
-    assert all("is_rc=False, version=2.13.0rc1" in line for line in reasons)
+    assert all(f"is_rc=False, version={RC}" in line for line in reasons)
 
 
 def test_an_output_skipped_by_a_selector_names_its_line_and_the_values_it_read() -> None:
@@ -70,3 +73,34 @@ def test_output_missing_from_one_of_the_named_configs_is_an_error() -> None:
     assert line.startswith("error: linux_64_blas_implmklc_compiler_version15c_stdlib_version2.17")
     assert "no output named 'pytorch-gpu' in this config (its outputs: libtorch," in line
     assert result.stdout == ""
+
+
+def test_a_python_range_skip_shows_the_py_value_it_read(tmp_path) -> None:
+    # pyext builds for Python >= 3.12 (`skip: true  # [py<312]`); a config for 3.11, as a
+    # Python-range change leaves behind, is skipped, and the reason shows what py was.
+    root = tmp_path / "pyext"
+    shutil.copytree(REPO / "tests" / "fixtures" / "recipes" / "pyext", root)
+    source = root / ".ci_support" / "linux_64_python3.12.____cpython.yaml"
+    config = root / ".ci_support" / "linux_64_python3.11.____cpython.yaml"
+    config.write_text(source.read_text().replace("3.12", "3.11"))
+    result = _render_in(root, config.stem, "--json")
+    assert result.returncode == 0, result.stderr
+    (output,) = json.loads(result.stdout)
+    assert output["skip"] is True
+    assert output["skip_reason"].endswith("skip: true # [py<312]; py=311")
+
+
+def test_after_bump_drops_python_3_10_the_skip_reason_shows_py(tmp_path) -> None:
+    from tools.recipe.release import parse, with_python_floor
+
+    root = tmp_path / "pytorch-feedstock"
+    for name in ("recipe", ".ci_support"):
+        shutil.copytree(REPO / name, root / name)
+    shutil.copy(REPO / "conda-forge.yml", root / "conda-forge.yml")
+    meta = root / "recipe" / "meta.yaml"
+    meta.write_text(with_python_floor(parse(meta, meta.read_text()), "3.11").text)  # as bump does
+    result = _render_in(root, "osx_arm64", "--output", "pytorch", "--json")
+    assert result.returncode == 0, result.stderr
+    skipped = [o for o in json.loads(result.stdout) if o["skip"]]
+    assert [o["variant"]["python"].split(".*")[0] for o in skipped] == ["3.10"]
+    assert skipped[0]["skip_reason"].endswith("skip: true # [py<311]; py=310")

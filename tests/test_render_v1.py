@@ -311,7 +311,7 @@ def test_matrix_refuses_a_switched_feedstock_and_names_the_rerender(v1: Path) ->
     assert "conda_build_tool: rattler-build" in message and "conda smithy rerender" in message
 
 
-@pytest.mark.parametrize("tool", ["mambabuild", "conda-build+libmamba"])
+@pytest.mark.parametrize("tool", ["mambabuild", "conda-build+conda-libmamba-solver"])
 def test_a_build_tool_other_than_rattler_build_renders_meta_yaml(
     tmp_path: Path, meta: Path, tool: str
 ) -> None:

@@ -29,7 +29,7 @@ if not __package__:
 from tools.errors import ToolError, exit_code_of
 
 # Order is the order shown by --help.
-COMMANDS = ("render", "matrix", "explain", "check", "drift", "emulate", "runners", "smoke")
+COMMANDS = ("render", "matrix", "explain", "check", "drift", "bump", "emulate", "runners", "smoke")
 
 
 def _available() -> dict[str, str]:
@@ -57,9 +57,10 @@ EPILOG = (
     + """
 
 exit status: 0 done; 1 checked and found problems (check, matrix --check, drift --check,
-emulate), summed up in a last line starting `problems:`; 2 bad input or a failed external
-command, in one line starting `error:` (lists of config names follow one per line, a
-command's usage follows a refused command line); 130 interrupted.
+emulate, bump with a patch that no longer applies), summed up in a last line starting
+`problems:`; 2 bad input or a failed external command, in one line starting `error:` (lists
+of config names follow one per line, a command's usage follows a refused command line); 130
+interrupted.
 """
 )
 
@@ -94,8 +95,8 @@ class _Version(argparse.Action):
             feedstock = find_root()
         except ToolError:
             feedstock = None
-        print(describe(feedstock, PACKAGE_ROOT))
-        parser.exit()
+        # a recipe whose version cannot be read is an error line and exit 2, as in any command
+        parser.exit(exit_code_of(lambda: print(describe(feedstock, PACKAGE_ROOT))))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

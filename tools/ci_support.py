@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +25,11 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
+from tools import diskcache
 from tools.errors import UserError
 from tools.files import atomic_write_text, read_user_file
-from tools.recipe.evaluate import Target
-from tools.recipe.model import render as render_variants
-from tools.recipe.text import uses_cuda_compiler
-from tools.recipe.variant_config import (
-    combine_specs,
-    default_variant,
-    explode,
-    parse_cbc,
-    validate_spec,
-)
-from tools.render import load_forge_yml, load_recipe_source
 from tools.smithy.forge import RATTLER_BUILD, read_forge_settings
+from tools.smithy.forge_yml import load_forge_yml
 from tools.smithy.jobs import CiJob, collapse, finalize_config, job_name, prune_spec
 from tools.smithy.migrations import (
     MigrationPlan,
@@ -161,9 +152,14 @@ class Matrix:
     jobs: tuple[CiJob, ...]
     migrations: MigrationPlan
     warnings: tuple[str, ...] = ()  # settings that do not do what they say (printed by matrix)
+    # NAME.yaml (and README) -> the text .ci_support should hold: dumped once, kept on disk
+    files: Mapping[str, str] = field(default_factory=dict)
 
 
 def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
+    """The CI jobs, kept on disk (tools/diskcache.py) under everything they are computed
+    from: conda-forge.yml, the recipe folder, the pinning and its migrations, the feedstock's
+    own migrations, and the toolkit."""
     forge_data = load_forge_yml(root)
     forge = read_forge_settings(forge_data)
     if forge.build_tool == RATTLER_BUILD:
@@ -172,11 +168,47 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
             f"{root / 'conda-forge.yml'}: conda_build_tool: rattler-build; matrix computes the "
             "configs of meta.yaml only: regenerate .ci_support with `conda smithy rerender`"
         )
+    pinning_text = read_pinning(pinning)  # refuses a binary or huge file before hashing it
+    key = (
+        diskcache.Key("matrix")
+        .add("root", str(root))
+        .add_files("forge", [root / "conda-forge.yml"])
+        .add_tree("recipe", recipe_dir)
+        .add("pinning-path", str(pinning.cbc))
+        .add("pinning", pinning_text)
+        .add_tree("pinning-migrations", pinning.migrations_dir or root / "-")
+        .add_tree("migrations", root / ".ci_support" / "migrations")
+    )
+    matrix = diskcache.load(key)
+    if matrix is None:
+        matrix = _compute_matrix(root, recipe_dir, pinning, pinning_text, forge_data)
+        diskcache.store(key, matrix)
+    return matrix
+
+
+def _compute_matrix(
+    root: Path, recipe_dir: Path, pinning: Pinning, pinning_text: str, forge_data: Mapping[str, Any]
+) -> Matrix:
+    # the recipe model is imported only when the matrix is not on disk yet
+    from tools.recipe.evaluate import Target
+    from tools.recipe.model import render as render_variants
+    from tools.recipe.namespace import known_names
+    from tools.recipe.selectors import top_level_keys, unknown_selector_names
+    from tools.recipe.text import uses_cuda_compiler
+    from tools.recipe.variant_config import (
+        combine_specs,
+        default_variant,
+        explode,
+        parse_cbc,
+        validate_spec,
+    )
+    from tools.render_meta import load_recipe_source
+
+    forge = read_forge_settings(forge_data)
     source = load_recipe_source(recipe_dir)
     feedstock_name = _feedstock_name(root, forge_data, source.meta_text)
     cbc_path = recipe_dir / "conda_build_config.yaml"
     recipe_cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
-    pinning_text = read_pinning(pinning)
     local = [
         read_migration_file(p) for p in sorted((root / ".ci_support" / "migrations").glob("*.yaml"))
     ]
@@ -187,6 +219,8 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
     )
     plan = plan_migrations(local, upstream)
     cuda = uses_cuda_compiler(source.meta_text)
+    # what selectors may read: every platform's variant keys, and the cbc files' keys
+    known = set(top_level_keys(pinning_text) | top_level_keys(recipe_cbc or ""))
     jobs: list[CiJob] = []
     for plat in forge.platforms():
         subdir = plat.replace("_", "-")
@@ -226,6 +260,7 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
         final = combine_specs([("defaults", default_variant(subdir)), ("migrated", migrated)])
         final = prune_spec(final, [source.meta_text, *(body for _, body in source.scripts)])
         variant_list = explode(final)
+        known |= known_names(subdir, variant_list)
         if not variant_list:
             continue
         outputs = render_variants(source, variant_list, Target(subdir, subdir, environ))
@@ -248,9 +283,10 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
                     final_config,
                 )
             )
-    return Matrix(
-        tuple(sorted(jobs, key=lambda j: j.name)), plan, tuple(forge.ignored_provider_lines())
-    )
+    ordered = tuple(sorted(jobs, key=lambda j: j.name))
+    unknown = unknown_selector_names(source.meta_text, known)
+    warnings = (*forge.ignored_provider_lines(), *(u.message(source.path) for u in unknown))
+    return Matrix(ordered, plan, warnings, _files_of(ordered))
 
 
 def _feedstock_name(root: Path, forge_data: Mapping[str, Any], meta_text: str) -> str:
@@ -309,7 +345,11 @@ def dump_config(config: Mapping[str, Any]) -> str:
 
 
 def expected_files(matrix: Matrix) -> dict[str, str]:
-    files = {f"{job.name}.yaml": dump_config(job.config) for job in matrix.jobs}
+    return dict(matrix.files) if matrix.files else _files_of(matrix.jobs)
+
+
+def _files_of(jobs: Sequence[CiJob]) -> dict[str, str]:
+    files = {f"{job.name}.yaml": dump_config(job.config) for job in jobs}
     files["README"] = README_TEXT
     return files
 

@@ -24,16 +24,24 @@ def step(title: str, env: Mapping[str, str] | None = None, stream=None) -> Itera
     markers = _fold_markers(os.environ if env is None else env)
     print(markers[0].format(title) if markers else f"==> {title}", file=stream, flush=True)
     start = time.monotonic()
-    ok = False
-    try:
-        yield
-        ok = True
-    finally:
-        elapsed = time.monotonic() - start
+
+    def finish(mark: str | None) -> None:
         if markers:
             print(markers[1], file=stream, flush=True)
-        mark = "done" if ok else "FAILED"
-        print(f"    {mark}: {title} ({elapsed:.1f}s)", file=stream, flush=True)
+        if mark:
+            elapsed = time.monotonic() - start
+            print(f"    {mark}: {title} ({elapsed:.1f}s)", file=stream, flush=True)
+
+    try:
+        yield
+    except KeyboardInterrupt:
+        # Ctrl-C is not a failed step: the one handler (tools.errors) prints `interrupted`.
+        finish(None)
+        raise
+    except BaseException:
+        finish("FAILED")
+        raise
+    finish("done")
 
 
 def warn(message: str, stream=None) -> None:

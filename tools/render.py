@@ -15,56 +15,24 @@ conda-build's final render resolves it (``exact=True`` -> ``name version build_s
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from tools import selection
+from tools import diskcache, selection
 from tools.errors import UserError
-from tools.files import load_yaml_text, read_user_file, safe_yaml
-from tools.recipe.errors import UndefinedName
-from tools.recipe.evaluate import RecipeSource, Target
-from tools.recipe.model import OutputVariant
-from tools.recipe.model import render as render_variants
-from tools.recipe.variant_config import (
-    RERENDER,
-    combine_specs,
-    default_variant,
-    ensure_list,
-    explode,
-    extend_keys_of,
-    load_variant_yaml,
-    parse_cbc,
-    parse_variant_file,
-    validate_spec,
-)
-from tools.rendered import REQUIREMENT_KINDS, RenderedOutput
+from tools.files import read_user_file
+from tools.rendered import REQUIREMENT_KINDS, ConfigRender, RenderedOutput
 from tools.repo import find_root
 from tools.smithy.forge import uses_rattler_build
+from tools.smithy.forge_yml import load_forge_yml
 
-__all__ = ["REQUIREMENT_KINDS", "RenderedOutput", "render_config"]
+__all__ = ["REQUIREMENT_KINDS", "RenderedOutput", "load_forge_yml", "render_config"]
 
 # -- reading the recipe ------------------------------------------------------------------------
-
-
-def load_recipe_source(recipe_dir: Path) -> RecipeSource:
-    """meta.yaml plus every shell/batch script next to it (conda-build scans those)."""
-    meta = recipe_dir / "meta.yaml"
-    if not meta.is_file():
-        raise UserError(
-            f"{recipe_dir}: no meta.yaml here; pass --recipe-dir pointing at the recipe"
-        )
-    scripts = tuple(
-        (p.relative_to(recipe_dir).as_posix(), read_user_file(p))
-        for p in sorted(recipe_dir.rglob("*"))
-        if p.is_file() and p.suffix in (".sh", ".bat")
-    )
-    return RecipeSource(meta_text=read_user_file(meta), scripts=scripts, path=str(meta))
 
 
 def v1_recipe_file(recipe_dir: Path) -> Path:
@@ -81,21 +49,6 @@ def v1_recipe_file(recipe_dir: Path) -> Path:
     return path
 
 
-def load_forge_yml(root: Path) -> dict[str, Any]:
-    path = root / "conda-forge.yml"
-    if not path.is_file():
-        return {}
-    return dict(_parse_forge_yml(str(path), read_user_file(path)))
-
-
-@lru_cache(maxsize=8)
-def _parse_forge_yml(path: str, text: str) -> dict[str, Any]:
-    data = load_yaml_text(text, path, safe_yaml) or {}
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: must be a mapping")
-    return data
-
-
 def build_platform_for(forge: Mapping[str, Any], subdir: str) -> str:
     mapping = forge.get("build_platform") or {}
     value = mapping.get(subdir.replace("-", "_")) if isinstance(mapping, Mapping) else None
@@ -103,6 +56,8 @@ def build_platform_for(forge: Mapping[str, Any], subdir: str) -> str:
         return subdir
     return checked_subdir(str(value).replace("_", "-"), "conda-forge.yml build_platform")
 
+
+_ENV_READ = re.compile(r"""env\.(?:get|exists)\(\s*["']([^"']+)["']""")
 
 _SUBDIR = re.compile(r"^[a-z0-9]+-[a-z0-9_]+$")
 
@@ -125,10 +80,16 @@ def list_configs(root: Path | None = None) -> list[str]:
 
 
 def config_labels(root: Path, names: Sequence[str] | None = None) -> dict[str, str]:
-    """name -> label of the configs in ``<root>/.ci_support`` (tools/selection.py)."""
-    return selection.read_labels(
-        root / ".ci_support", list_configs(root) if names is None else names
-    )
+    """name -> label of the configs in ``<root>/.ci_support`` (tools/selection.py), kept on
+    disk under the variant files' contents (reading them all is most of a cached explain)."""
+    folder = root / ".ci_support"
+    names = list_configs(root) if names is None else list(names)
+    key = diskcache.Key("labels").add_files("config", [folder / f"{n}.yaml" for n in names])
+    labels = diskcache.load(key)
+    if labels is None:
+        labels = selection.read_labels(folder, names)
+        diskcache.store(key, labels)
+    return labels
 
 
 def is_variant_file(config: str | Path) -> bool:
@@ -137,12 +98,30 @@ def is_variant_file(config: str | Path) -> bool:
     return candidate.suffix in (".yaml", ".yml") and candidate.is_file()
 
 
+def check_not_missing_file(text: str | Path, available: Sequence[str]) -> None:
+    """A YAML path with a folder (``/tmp/nope.yaml``) that names no file and no config is a
+    mistyped variant-file path: "no such file", not the closest config names."""
+    path = Path(text)
+    if (
+        path.suffix in (".yaml", ".yml")
+        and len(path.parts) > 1
+        and not any(c in str(text) for c in "*?[")
+        and not path.exists()
+        and selection.normalize(str(text)) not in available
+    ):
+        raise UserError(
+            f"{text}: no such file; give the path of a variant file, or a config name "
+            "(`python -m tools explain` lists them)"
+        )
+
+
 def resolve_config(config: str | Path, root: Path) -> Path:
     """The variant file of one config: a path to a YAML file, or a name as
     tools/selection.py reads it (full name, NAME.yaml, label, unique prefix, glob)."""
     if is_variant_file(config):
         return Path(config)
     available = list_configs(root)
+    check_not_missing_file(config, available)
     name = selection.normalize(str(config))
     if name not in available:  # the labels cost a read of every config; a full name needs none
         name = selection.select_one(available, str(config), labels=config_labels(root, available))
@@ -160,6 +139,7 @@ def select_configs(
         return list(selection.select_many(available, (), filter_glob=filter_glob, labels=labels))
     chosen: list[str | Path] = []
     for text in texts:
+        check_not_missing_file(text, available)
         if is_variant_file(text):
             found: Sequence[str | Path] = [Path(text)]
         else:
@@ -168,42 +148,9 @@ def select_configs(
     return chosen
 
 
-def variants_for_config(
-    config_text: str,
-    recipe_cbc: str | None,
-    *,
-    config_source: str,
-    cbc_source: str,
-    subdir: str,
-    build_subdir: str,
-) -> list[dict[str, Any]]:
-    """conda-build's variant set for ``-m config`` with the recipe's own cbc underneath."""
-    specs: list[tuple[str, Mapping[str, Any]]] = [("defaults", default_variant(subdir))]
-    if recipe_cbc is not None:
-        specs.append(
-            (cbc_source, parse_cbc(recipe_cbc, subdir, source=cbc_source, build_subdir=subdir))
-        )
-    specs.append(
-        (config_source, parse_cbc(config_text, subdir, source=config_source, build_subdir=subdir))
-    )
-    for source, spec in specs:
-        validate_spec(source, spec)
-    combined = combine_specs(specs)
-    exploded = explode(combined)
-    extend = extend_keys_of([combined])
-    seen: set[str] = set()
-    for _, spec in reversed(specs[1:]):
-        for key, values in spec.items():
-            if key in extend or key in seen or isinstance(values, Mapping):
-                continue
-            allowed = ensure_list(values)
-            kept = [x for x in exploded if x.get(key) is not None and x.get(key) in allowed]
-            exploded = kept or exploded
-            seen.add(key)
-    return exploded
-
-
 def _subdir_of(config_text: str, source: str, name: str) -> str:
+    from tools.recipe.variant_config import load_variant_yaml
+
     data = load_variant_yaml(config_text, source=source) or {}
     target = data.get("target_platform") if isinstance(data, dict) else None
     if isinstance(target, list) and target:
@@ -217,23 +164,73 @@ def _subdir_of(config_text: str, source: str, name: str) -> str:
 
 
 def render_config(
-    config: str | Path, *, root: Path | None = None, recipe_dir: Path | None = None
+    config: str | Path,
+    *,
+    root: Path | None = None,
+    recipe_dir: Path | None = None,
+    warnings: list[str] | None = None,
 ) -> list[RenderedOutput]:
-    """Every output variant the CI job ``config`` builds, skipped ones included (``skip``)."""
+    """Every output variant the CI job ``config`` builds, skipped ones included (``skip``);
+    what a reader should know about the recipe is added to ``warnings`` (once each)."""
     root = root or find_root()
     path = resolve_config(config, root)
-    return render_config_text(path, read_user_file(path), root=root, recipe_dir=recipe_dir)
+    return render_config_text(
+        path, read_user_file(path), root=root, recipe_dir=recipe_dir, warnings=warnings
+    )
 
 
 def render_config_text(
-    path: Path, config_text: str, *, root: Path | None = None, recipe_dir: Path | None = None
+    path: Path,
+    config_text: str,
+    *,
+    root: Path | None = None,
+    recipe_dir: Path | None = None,
+    warnings: list[str] | None = None,
 ) -> list[RenderedOutput]:
     """``render_config`` of a variant file's text, which need not be on disk yet (what
-    ``matrix`` is about to write)."""
+    ``matrix`` is about to write).  Kept on disk (tools/diskcache.py) under the recipe
+    folder, the variant file, conda-forge.yml and the toolkit."""
     root = root or find_root()
     recipe_dir = recipe_dir or root / "recipe"
     forge = load_forge_yml(root)
-    config = parse_variant_file(config_text, str(path))
+    key = _render_key(path, config_text, root, recipe_dir, uses_rattler_build(forge))
+    rendered = diskcache.load(key)
+    if rendered is None:
+        rendered = _render_uncached(path, config_text, forge, root, recipe_dir)
+        diskcache.store(key, rendered)
+    if warnings is not None:
+        warnings.extend(w for w in rendered.warnings if w not in warnings)
+    return list(rendered.outputs)
+
+
+def _render_key(
+    path: Path, config_text: str, root: Path, recipe_dir: Path, v1: bool
+) -> diskcache.Key:
+    """What a config's render is computed from: conda-forge.yml, every file of the recipe
+    folder, the variant file (the toolkit and the engine are in every key)."""
+    key = (
+        diskcache.Key("render")
+        .add_files("forge", [root / "conda-forge.yml"])
+        .add_tree("recipe", recipe_dir)
+        .add("config-path", str(path))
+        .add("config", config_text)
+    )
+    if v1:
+        # rattler-build lets a v1 recipe read the environment (env.get("NAME")): those values
+        # are inputs too; the toolkit's render of meta.yaml reads none
+        recipe = recipe_dir / "recipe.yaml"
+        text = recipe.read_text(encoding="utf-8", errors="replace") if recipe.is_file() else ""
+        for name in sorted(set(_ENV_READ.findall(text))):
+            key.add(f"env:{name}", os.environ.get(name))
+    return key
+
+
+def _render_uncached(
+    path: Path, config_text: str, forge: Mapping[str, Any], root: Path, recipe_dir: Path
+) -> ConfigRender:
+    from tools.recipe.variant_config import parse_variant_file
+
+    parse_variant_file(config_text, str(path))  # an empty or damaged one is blamed on itself
     cbc_path = recipe_dir / "conda_build_config.yaml"
     name = path.stem
     subdir = _subdir_of(config_text, str(path), name)
@@ -241,99 +238,19 @@ def render_config_text(
     if uses_rattler_build(forge):
         from tools.render_v1 import render_v1_config
 
-        return list(
-            render_v1_config(
-                v1_recipe_file(recipe_dir),
-                path,
-                cbc=cbc_path if cbc_path.is_file() else None,
-                name=name,
-                subdir=subdir,
-                build_subdir=build_subdir,
-            )
+        outputs = render_v1_config(
+            v1_recipe_file(recipe_dir),
+            path,
+            cbc=cbc_path if cbc_path.is_file() else None,
+            name=name,
+            subdir=subdir,
+            build_subdir=build_subdir,
         )
-    source = load_recipe_source(recipe_dir)
-    cbc = read_user_file(cbc_path) if cbc_path.is_file() else None
-    try:
-        rendered = _render_cached(
-            source, config_text, cbc, str(path), str(cbc_path), name, subdir, build_subdir
-        )
-    except UndefinedName as exc:
-        if exc.name in config or not _siblings_define(path, exc.name):
-            raise  # the recipe's own mistake (a typo), not a gap in the variant file
-        raise UserError(
-            f"{path}: no {exc.name!r}, which {exc.where} uses and the other variant files "
-            f"set; the variant file is incomplete: {RERENDER}"
-        ) from None
-    return list(rendered)
+        return ConfigRender(tuple(outputs))
+    from tools.render_meta import render_meta_config
 
-
-def _siblings_define(path: Path, key: str) -> bool:
-    """Whether another variant file beside ``path`` sets ``key`` (read only on this error)."""
-    for other in sorted(path.parent.glob("*.yaml")):
-        if other.resolve() == path.resolve():
-            continue
-        try:
-            data = load_variant_yaml(other.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
-            continue
-        if isinstance(data, dict) and key in data:
-            return True
-    return False
-
-
-@lru_cache(maxsize=128)
-def _render_cached(
-    source: RecipeSource,
-    config_text: str,
-    cbc: str | None,
-    config_source: str,
-    cbc_source: str,
-    name: str,
-    subdir: str,
-    build_subdir: str,
-) -> tuple[RenderedOutput, ...]:
-    variants = variants_for_config(
-        config_text,
-        cbc,
-        config_source=config_source,
-        cbc_source=cbc_source,
-        subdir=subdir,
-        build_subdir=build_subdir,
-    )
-    data = load_variant_yaml(config_text, source=config_source) or {}
-    config_keys = set(data) if isinstance(data, dict) else set()
-    outputs = render_variants(source, variants, Target(subdir, build_subdir), ci_split=False)
-    return tuple(_public(o, name, subdir, build_subdir, config_keys) for o in outputs)
-
-
-def _public(
-    out: OutputVariant, config: str, subdir: str, build_subdir: str, config_keys: set[str]
-) -> RenderedOutput:
-    keys = (set(out.used_vars) | config_keys) - {"zip_keys", "pin_run_as_build"}
-    variant = {
-        k: str(out.variant[k])
-        for k in sorted(keys)
-        if k in out.variant and not isinstance(out.variant[k], (dict, list))
-    }
-    return RenderedOutput(
-        name=out.name,
-        version=out.version,
-        build_string=out.build_string,
-        build_number=out.build_number,
-        subdir="noarch" if out.noarch else subdir,
-        skip=out.skip,
-        requirements=dict(out.requirements),
-        run_exports=dict(out.run_exports),
-        tests=out.test,
-        variant=variant,
-        config=config,
-        build_platform=build_subdir,
-        noarch=out.noarch,
-        script=out.script,
-        used_vars=tuple(sorted(out.used_vars)),
-        hash_input=dict(out.hash_input),
-        skip_reason=out.skip_reason,
-        ignore_run_exports=dict(out.ignore_run_exports),
+    return render_meta_config(
+        path, config_text, recipe_dir, name=name, subdir=subdir, build_subdir=build_subdir
     )
 
 
@@ -356,7 +273,8 @@ def source_identity(
     """``package.version`` and ``source.sha256`` of meta.yaml rendered for the first variant of
     ``config``; ``meta_text`` renders another revision of meta.yaml (say git HEAD's) the same
     way, with the same variant."""
-    from tools.recipe.evaluate import Recipe
+    from tools.recipe.evaluate import Recipe, RecipeSource, Target
+    from tools.render_meta import load_recipe_source, variants_for_config
 
     root = root or find_root()
     recipe_dir = recipe_dir or root / "recipe"

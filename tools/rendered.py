@@ -64,6 +64,15 @@ class RenderedOutput:
         }
 
 
+@dataclass(frozen=True)
+class ConfigRender:
+    """What rendering one CI config gives: its packages, and what the reader should know
+    about the recipe on the way (a selector reading a name nothing defines)."""
+
+    outputs: tuple[RenderedOutput, ...]
+    warnings: tuple[str, ...] = ()
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _jsonable(v) for k, v in value.items()}

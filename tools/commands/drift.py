@@ -16,7 +16,15 @@ upstream claims:
                    pyproject.toml and requirements*.txt
   --wheel WHL      a wheel's METADATA Requires-Dist (repeatable); its CUDA-only requirements
                    (nvidia-*, triton) apply to the CUDA series its +cuXYZ label or CUDA runtime
-                   pin names, every other requirement to every configuration
+                   pin names, every other requirement to every configuration. Requires-Python
+                   is a row for Python itself (against the Pythons the recipe builds); the CUDA
+                   release the wheel pins (cuda-toolkit[...]==X, >= 2.14, or nvidia-cuda-runtime)
+                   is a row for cuda-version, compared with the configs of that CUDA major
+                   (cuda-toolkit) or series (+cuXYZ, nvidia-cuda-runtime)
+
+  NVIDIA libraries (nvidia-*-cuNN wheels, cuda-toolkit[...] components) reach a conda-forge
+  package's run through the run_exports of the -dev package in host: a row says which host
+  package provides each one, and a library no host package provides is the finding (looser).
 
 status (conda version semantics, py-rattler):
   ok        the recipe admits the same versions (or admits the version upstream tests with)
@@ -44,6 +52,8 @@ status (conda version semantics, py-rattler):
    "hidden": [str]}
 
 problems (printed as warnings and after the table; --check exits 1 on them):
+  meta.yaml and the v1 recipe (recipe-v1.yaml or recipe.yaml) stating another version, build
+  number or source sha256 (they build one release; python -m tools bump writes both);
   a --wheel whose version (without its +local label) is not the version the recipe builds;
   a recipe whose version differs from git HEAD's while a source sha256 is the same as HEAD's
   (both revisions of meta.yaml rendered with the first configuration's first variant)

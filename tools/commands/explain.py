@@ -238,6 +238,7 @@ def readme_table_of(variant_files: dict[str, str], root, recipe) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from tools.errors import UserError
+    from tools.log import warn
     from tools.render import config_labels, list_configs, render_config
     from tools.repo import find_root, recipe_dir
     from tools.selection import select_many
@@ -253,10 +254,16 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--update-readme writes the whole table; drop --filter")
     labels = config_labels(root, available)
     configs = select_many(available, (), filter_glob=args.filter_glob, labels=labels)
+    warnings: list[str] = []
     jobs = [
-        replace(summarize(c, render_config(c, root=root, recipe_dir=recipe)), label=labels[c])
+        replace(
+            summarize(c, render_config(c, root=root, recipe_dir=recipe, warnings=warnings)),
+            label=labels[c],
+        )
         for c in configs
     ]
+    for message in warnings:
+        warn(message)
     if args.json:
         json.dump([job.to_json() for job in jobs], sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -119,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
                 if d.kind in ("changed", "missing", "stale") and d.path.startswith(".ci_support/")
             ]
             print(ci_support.unified_diff(folder, matrix, names), end="")
+            if any(d.kind == "readme-table" for d in diffs):
+                print(_readme_diff(root, recipe, matrix), end="")
         raise ProblemsFound(
             f"{len(diffs)} difference(s) in .ci_support and README.md's CI-job table; "
             "run `python -m tools matrix --write"
@@ -151,6 +153,27 @@ def _readme_table(root, recipe, matrix) -> str | None:
         return None
     files = {n: t for n, t in ci_support.expected_files(matrix).items() if n.endswith(".yaml")}
     return readme_table_of(files, root, recipe)
+
+
+def _readme_diff(root, recipe, matrix) -> str:
+    """The unified diff ``--write`` would make to README.md's CI-job table."""
+    import difflib
+
+    from tools import readme
+
+    path = root / "README.md"
+    old = path.read_text(encoding="utf-8")
+    new = readme.replace_section(
+        old, _readme_table(root, recipe, matrix), str(path), readme.MATRIX_TABLE
+    )
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            "a/README.md",
+            "b/README.md",
+        )
+    )
 
 
 def _all_differences(root, recipe, matrix) -> list:

@@ -65,6 +65,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tools.errors import UserError
+    from tools.log import warn
     from tools.render import config_labels, render_config, select_configs
     from tools.repo import find_root, recipe_dir
     from tools.selection import normalize
@@ -77,7 +78,12 @@ def run(args: argparse.Namespace) -> int:
     root = find_root()
     recipe = recipe_dir(args.recipe_dir, root)
     configs = select_configs(args.configs, root, filter_glob=args.filter_glob)
-    rendered = [(c, render_config(c, root=root, recipe_dir=recipe)) for c in configs]
+    warnings: list[str] = []
+    rendered = [
+        (c, render_config(c, root=root, recipe_dir=recipe, warnings=warnings)) for c in configs
+    ]
+    for message in warnings:
+        warn(message)
     if args.output:
         # Every config named must have the output: one that does not would print nothing
         # under its heading, which reads as "renders nothing".

@@ -69,9 +69,9 @@ def run(args: argparse.Namespace) -> int:
         parse_rules,
         plan_jobs,
     )
-    from tools.render import load_forge_yml
     from tools.repo import find_root
     from tools.selection import select_many
+    from tools.smithy.forge_yml import load_forge_yml
 
     root = find_root()
     available = discover(root)

@@ -40,12 +40,16 @@ _NVIDIA_WHEELS: dict[str, tuple[str, ...]] = {
     "cusolver": ("libcusolver", "libcusolver-dev"),
     "cusparse": ("libcusparse", "libcusparse-dev"),
     "nvjitlink": ("libnvjitlink", "libnvjitlink-dev"),
-    "nvtx": ("cuda-nvtx", "nvtx-c"),
+    "nvtx": ("cuda-nvtx", "cuda-nvtx-dev", "nvtx-c"),
     "cufile": ("libcufile", "libcufile-dev"),
     "nvshmem": ("libnvshmem3", "libnvshmem-dev"),
 }
 
 _NVIDIA_WHEEL = re.compile(r"nvidia-(?P<lib>.+?)-cu\d+")
+
+# NVIDIA's cuda-toolkit metapackage (PyTorch >= 2.14 wheels) names its components as extras;
+# most extras are the nvidia-<lib> wheel's own name, these three are not.
+_TOOLKIT_EXTRA_LIBS = {"cudart": "cuda-runtime", "cupti": "cuda-cupti", "nvrtc": "cuda-nvrtc"}
 
 
 def canonical(name: str) -> str:
@@ -60,3 +64,17 @@ def conda_names(upstream_name: str) -> tuple[str, ...]:
     if nvidia and nvidia["lib"] in _NVIDIA_WHEELS:
         return _NVIDIA_WHEELS[nvidia["lib"]]
     return _CONDA_NAMES.get(key, (key,))
+
+
+def nvidia_library(upstream_name: str) -> str | None:
+    """The library an NVIDIA wheel ships (``nvidia-nvshmem-cu13`` -> ``nvshmem``), if it is one
+    whose conda-forge package this module knows."""
+    nvidia = _NVIDIA_WHEEL.fullmatch(canonical(upstream_name))
+    return nvidia["lib"] if nvidia and nvidia["lib"] in _NVIDIA_WHEELS else None
+
+
+def toolkit_component(extra: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(library, conda-forge names)`` of a ``cuda-toolkit[extra]`` component; ``None`` for
+    an extra this module does not know."""
+    lib = _TOOLKIT_EXTRA_LIBS.get(canonical(extra), canonical(extra))
+    return (lib, _NVIDIA_WHEELS[lib]) if lib in _NVIDIA_WHEELS else None

@@ -96,11 +96,17 @@ def recipe_view(request: DriftRequest) -> RecipeSide:
 
 
 def comparison_problems(request: DriftRequest, side: RecipeSide) -> list[str]:
-    """The wheels against the recipe's version; the recipe's sha256 against git HEAD's."""
+    """The two recipes against each other; the wheels against the recipe's version; the
+    recipe's sha256 against git HEAD's."""
+    problems = []
+    if not request.no_recipe:
+        problems += recipe_io.release_disagreements(repo.recipe_dir(request.recipe_dir))
     if side.view is None or side.root is None or side.recipe_path is None:
-        return []
+        for problem in problems:
+            warn(problem)
+        return problems
     wheels = [(w, metadata_version(read_metadata(w))) for w in request.wheels]
-    problems = versions.wheel_mismatches(wheels, side.versions, request.torch_output)
+    problems += versions.wheel_mismatches(wheels, side.versions, request.torch_output)
     if side.view.configs:
         problems += recipe_io.sha256_against_head(
             side.root, side.recipe_path, side.view.configs[0].name

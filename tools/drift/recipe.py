@@ -222,3 +222,16 @@ def sha256_against_head(root: Path, recipe_dir: Path, config: str) -> list[str]:
     return stale_sha256(
         now.version, now.sha256, before.version, before.sha256, str(recipe_dir / "meta.yaml")
     )
+
+
+def release_disagreements(recipe_dir: Path) -> list[str]:
+    """meta.yaml against the v1 recipe: version, build number and sha256 (one release)."""
+    from tools.files import read_user_file
+    from tools.recipe import release
+
+    found = tuple(
+        release.parse(recipe_dir / name, read_user_file(recipe_dir / name))
+        for name in release.RECIPE_KINDS
+        if (recipe_dir / name).is_file()
+    )
+    return release.disagreements(found) if len(found) > 1 else []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from tools.drift import compare, pep440
+from tools.drift import compare, pep440, python_row, run_exports
 from tools.drift.model import (
     SEVERITY,
     ChannelPackage,
@@ -252,8 +252,12 @@ def judge(
     channel: tuple[str, ...],
     host_has: bool,
     total: int,
+    via_host: tuple[Status, str] | None = None,
 ) -> tuple[Status, str]:
-    """The row's status: the worst over its recipe groups, with that group's reason."""
+    """The row's status: the worst over its recipe groups, with that group's reason.
+
+    ``via_host``: the verdict on a run requirement conda-forge satisfies through host
+    packages' run_exports (tools.drift.run_exports), used where run does not name it."""
     if not groups:
         return Status.UNKNOWN, "upstream's condition matches no configuration of this recipe"
     present = [g for g in groups if g.present]
@@ -299,6 +303,8 @@ def judge(
                         group,
                     )
                 )
+            elif via_host is not None:
+                verdicts.append((*via_host, group))
             elif claim.scope is Scope.RUN and host_has:
                 verdicts.append(
                     (
@@ -361,6 +367,10 @@ def build_report(
             rows.append(DriftRow(package, claim, (), forge, Status.UNKNOWN, why))
             continue
         configs = applicable_configs(claim, recipe.configs)
+        if python_row.is_python(claim) and configs:
+            status, reason = python_row.judge(claim, configs)
+            rows.append(DriftRow(package, claim, python_row.groups(configs), None, status, reason))
+            continue
         if not configs and not show_all:
             label = claim.condition.label or "its condition"
             hidden.append(
@@ -375,7 +385,11 @@ def build_report(
             and s.config in {c.name for c in configs}
             for s in recipe.specs
         )
-        status, reason = judge(claim, groups, channel_versions, host_has, len(configs))
+        parts = run_exports.components(claim)
+        via_host = run_exports.judge(parts, configs, _host_names(recipe)) if parts else None
+        status, reason = judge(
+            claim, groups, channel_versions, host_has, len(configs), via_host=via_host
+        )
         if (
             forge
             and claim.kind is Kind.REQUIREMENT
@@ -390,6 +404,15 @@ def build_report(
         rows.append(DriftRow(package, claim, groups, forge, status, reason))
     rows.sort(key=lambda r: (r.upstream.scope.value, r.package, r.upstream.condition.label))
     return Report(tuple(rows), tuple(hidden), recipe_note, channel_note)
+
+
+def _host_names(recipe: RecipeView) -> dict[str, set[str]]:
+    """Per configuration, the canonical names of every output's host requirements."""
+    names: dict[str, set[str]] = {}
+    for spec in recipe.specs:
+        if spec.section == "host":
+            names.setdefault(spec.config, set()).add(canonical(spec.name))
+    return names
 
 
 def with_problems(report: Report, problems: Sequence[str]) -> Report:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.metadata import Metadata
@@ -21,6 +22,7 @@ _CUDA_LOCAL = re.compile(r"cu(?P<major>\d+?)(?P<minor>\d)")
 # and is compared with every configuration.
 _FLAVOUR_SPECIFIC = re.compile(r"(nvidia-|cuda-|triton$|pytorch-triton)")
 _CUDA_RUNTIME = re.compile(r"nvidia-cuda-runtime(?:-cu\d+)?")
+_CUDA_TOOLKIT = "cuda-toolkit"
 
 
 def read_metadata(path: Path) -> str:
@@ -54,14 +56,42 @@ def flavour_condition(version: str, requirements: Sequence[Requirement] = ()) ->
     if cuda:
         series = f"{cuda['major']}.{cuda['minor']}"
         return Condition({"cuda_compiler_version": re.escape(series)}, label=f"CUDA {series}")
-    for requirement in requirements:
-        pinned = [s.version for s in requirement.specifier if s.operator == "=="]
-        if _CUDA_RUNTIME.fullmatch(canonical(requirement.name)) and pinned:
-            series = ".".join(pinned[0].split(".")[:2])
-            return Condition({"cuda_compiler_version": re.escape(series)}, label=f"CUDA {series}")
+    cuda = wheel_cuda(requirements)
+    if cuda is not None and cuda.from_toolkit:
+        # NVIDIA's cuda-toolkit metapackage names a whole CUDA release; conda-forge builds one
+        # release per major (13.0) and CUDA keeps minor-version compatibility within a major,
+        # so the wheel speaks for the configurations of its major only.
+        return Condition({"cuda_compiler_version": cuda.major}, label=f"CUDA {cuda.major}")
+    if cuda is not None:
+        series = ".".join(cuda.version.split(".")[:2])
+        return Condition({"cuda_compiler_version": re.escape(series)}, label=f"CUDA {series}")
     if any(canonical(r.name).startswith("nvidia-") for r in requirements):
         return Condition({"cuda_compiler_version": r"\d+"}, label="CUDA")
     return Condition()
+
+
+@dataclass(frozen=True)
+class WheelCuda:
+    """The CUDA release a wheel requires, and the requirement that says so."""
+
+    version: str  # 13.2.2
+    text: str  # the requirement, as the wheel writes it
+    from_toolkit: bool  # cuda-toolkit[...]==X (2.14 and later) rather than nvidia-cuda-runtime
+
+    @property
+    def major(self) -> str:
+        return self.version.split(".")[0]
+
+
+def wheel_cuda(requirements: Sequence[Requirement]) -> WheelCuda | None:
+    """The CUDA version pinned by ``cuda-toolkit[...]==X`` (PyTorch >= 2.14) or by
+    ``nvidia-cuda-runtime[-cuNN]==X`` (earlier wheels); ``None`` for a CPU wheel."""
+    for requirement in requirements:
+        pinned = [s.version for s in requirement.specifier if s.operator == "=="]
+        name = canonical(requirement.name)
+        if pinned and (name == _CUDA_TOOLKIT or _CUDA_RUNTIME.fullmatch(name)):
+            return WheelCuda(pinned[0], str(requirement), name == _CUDA_TOOLKIT)
+    return None
 
 
 def claims_from_metadata(text: str, where: str) -> tuple[UpstreamClaim, ...]:
@@ -71,6 +101,7 @@ def claims_from_metadata(text: str, where: str) -> tuple[UpstreamClaim, ...]:
         extras = [str(e) for e in (metadata.provides_extra or [])]
         version = str(metadata.version) if metadata.version else ""
         name = str(metadata.name) if metadata.name else ""
+        requires_python = metadata.requires_python
     except Exception as exc:  # InvalidMetadata or an ExceptionGroup of them
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(f"{where}: invalid METADATA: {message}") from None
@@ -102,7 +133,52 @@ def claims_from_metadata(text: str, where: str) -> tuple[UpstreamClaim, ...]:
                 priority=10,
             )
         )
+    claims += _release_claims(requirements, requires_python, flavour, source)
     return tuple(claims)
+
+
+def _release_claims(
+    requirements: Sequence[Requirement],
+    requires_python: object,
+    flavour: Condition,
+    source: str,
+) -> list[UpstreamClaim]:
+    """What the wheel says beyond Requires-Dist: the Pythons it supports (a row for Python
+    itself) and the CUDA release it was built with, compared with the recipe's cuda-version."""
+    claims = []
+    if requires_python is not None and str(requires_python):
+        claims.append(
+            UpstreamClaim(
+                package="python",
+                spec=pep440.conda_spec(requires_python),
+                text=f"Requires-Python: {requires_python}",
+                kind=Kind.REQUIREMENT,
+                scope=Scope.RUN,
+                source=source,
+                priority=10,
+            )
+        )
+    cuda = wheel_cuda(requirements)
+    if cuda is not None:
+        requirement = Requirement(cuda.text)
+        marker = str(requirement.marker) if requirement.marker else None
+        claims.append(
+            UpstreamClaim(
+                package="cuda",
+                spec=f"=={cuda.version}",
+                text=f"{requirement.name}=={cuda.version}",
+                kind=Kind.TESTED,
+                scope=Scope.HOST,
+                source=source,
+                condition=Condition(
+                    flavour.variant,
+                    marker=marker,
+                    label=" ".join(x for x in (flavour.label, marker or "") if x),
+                ),
+                priority=10,
+            )
+        )
+    return claims
 
 
 def metadata_version(text: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from tools.errors import exit_code_of
 from tools.localbuild.batch import Console, run_batch
 from tools.localbuild.options import parse
+from tools.smithy.forge_yml import load_forge_yml
 
 
 def main(
@@ -25,6 +26,7 @@ def main(
 
     def build() -> int:
         options = parse(argv, env, root, interactive=sys.stdin.isatty())
+        load_forge_yml(options.root)  # checked as every command checks it, --list included
         return run_batch(options, console)
 
     return exit_code_of(build, stderr=console.err)

@@ -203,7 +203,8 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 def skip_reason(meta: Meta, top: Meta) -> str:
     """Why ``meta`` is skipped, for people: the ``skip:`` line that applies (the top level's
     when the whole recipe is skipped, else the output's), a ``{% set %}`` it names, and the
-    variant values they read (``is_rc=False``)."""
+    values they read: variant keys (``is_rc=False``) and conda-build's selector names
+    (``py=310``)."""
     raw = meta.recipe.source.meta_text
     raw_lines = raw.splitlines()
     selected = select_lines(raw, meta.names(), source=meta.recipe.source.path)
@@ -238,7 +239,9 @@ def skip_reason(meta: Meta, top: Meta) -> str:
         if found:
             parts.append(f"{name} = {found[1]}")
             read += " " + found[1]
-    values = {"version": meta.version(), **meta.variant}
+    # the selector names (py=310, linux=False) as well as the variant's values and the version
+    names = {k: v for k, v in meta.names().items() if isinstance(v, (str, int, bool))}
+    values = {**names, "version": meta.version(), **meta.variant}
     shown = [
         f"{word}={values[word]}"
         for word in dict.fromkeys(_WORD.findall(read))

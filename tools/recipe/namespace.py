@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tools.recipe.errors import RecipeError
@@ -114,3 +114,15 @@ def selector_namespace(
                 value = value.lower() == "true"
             names[key] = value
     return names
+
+
+def known_names(subdir: str, variants: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """What a selector may read when rendering for ``subdir``, the environment aside:
+    conda-build's own names (platforms, ``py``, ``np``, ``os``, ...), the functions a selector
+    may call, and every key of ``variants``."""
+    from tools.recipe.selectors import FUNCTIONS
+
+    names = set(selector_namespace(subdir, {})) | set(FUNCTIONS)
+    for variant in variants:
+        names.update(variant)
+    return frozenset(names)

@@ -62,7 +62,7 @@ _METHODS = frozenset(
         "getenv",
     }
 )
-_FUNCTIONS: dict[str, Callable[..., Any]] = {
+FUNCTIONS: dict[str, Callable[..., Any]] = {
     "int": int,
     "float": float,
     "len": len,
@@ -156,7 +156,7 @@ def _interpret(node: ast.AST, names: Mapping[str, Any]) -> Any:
             raise _Unsupported("keyword arguments")
         args = [_interpret(a, names) for a in node.args]
         if isinstance(node.func, ast.Name):
-            func = _FUNCTIONS.get(node.func.id)
+            func = FUNCTIONS.get(node.func.id)
             if func is None:
                 raise _Unsupported(f"call of {node.func.id}()")
             return func(*args)
@@ -320,3 +320,53 @@ def _select(
         kept.append(item.text)
         lines.append(number)
     return Selected("\n".join(kept) + "\n", tuple(lines))
+
+
+# -- names no one defines ------------------------------------------------------------------
+
+_SET_RE = re.compile(r"\{%-?\s*set\s+([A-Za-z_]\w*)\s*=")
+_KEY_RE = re.compile(r"^([A-Za-z_]\w*)\s*:", re.MULTILINE)
+
+
+def set_names(text: str) -> frozenset[str]:
+    """The names a recipe's ``{% set NAME = ... %}`` statements define."""
+    return frozenset(_SET_RE.findall(text))
+
+
+def top_level_keys(text: str) -> frozenset[str]:
+    """The keys a conda_build_config.yaml sets, under any selector (every platform's)."""
+    return frozenset(_KEY_RE.findall(text))
+
+
+@dataclass(frozen=True)
+class UnknownName:
+    """A name a selector reads that nothing defines: conda-build reads it as false without a
+    word, so a typo (``cuda_compiler_verison``) silently turns the line on or off."""
+
+    line: int  # 1-based, in the recipe text
+    selector: str
+    name: str
+    closest: str | None
+
+    def message(self, source: str) -> str:
+        hint = f"; did you mean {self.closest!r}?" if self.closest else ""
+        return (
+            f"{source}:{self.line}: selector [{self.selector}] reads {self.name!r}, which no "
+            f"variant key, conda-build name or {{% set %}} defines (conda-build reads it as "
+            f"False without a word){hint}"
+        )
+
+
+def unknown_selector_names(text: str, known: Iterable[str]) -> tuple[UnknownName, ...]:
+    """Every selector name of ``text`` outside ``known``, with the closest known name."""
+    import difflib
+
+    known = frozenset(known) | set_names(text)
+    found = []
+    for number, item in enumerate(split_lines(text), 1):
+        if item.selector is None:
+            continue
+        for name in sorted(referenced_names(item.selector) - known):
+            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+            found.append(UnknownName(number, item.selector, name, close[0] if close else None))
+    return tuple(found)

@@ -1,0 +1,80 @@
+"""A bump never turns the suite red: a clone of this repository, moved to another release
+(version, sha256 and build number changed in both recipes, and committed, as after
+`python -m tools bump` and a rebuild), passes the tests that read the recipe's release.
+
+Before those tests read the release from the recipe (tests/fixtures/recipe_release.py), 31 of
+them failed in such a clone: they compared renders with a hard-coded 2.13.0 and build 0."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures.bump import releases
+from fixtures.recipe_release import REPO, current, next_minor
+
+from tools.recipe import release
+
+# The tests that compare renders with the recipe's version, build number or sha256.
+RECIPE_READING = (
+    "tests/test_recipe_render.py",
+    "tests/test_render_skip_reasons.py",
+    "tests/test_drift_recipe_cli.py",
+    "tests/test_recipe_v1_equivalence.py",
+)
+
+
+def _git(*args: str, cwd: Path) -> None:
+    identity = ["-c", "user.name=bump-test", "-c", "user.email=bump-test@example.invalid"]
+    subprocess.run(["git", *identity, *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.mark.slow  # four test files in a fresh clone: about two minutes on two cores
+def test_the_recipe_reading_tests_pass_in_a_bumped_clone(tmp_path: Path) -> None:
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("needs git and a git checkout to clone")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    before = current(clone)
+    version = f"{next_minor(before.version)}.0"
+    # The sha256 of a real archive (a miniature release), never an invented one.
+    archive = releases.older_release(tmp_path / "releases", version, tmp_path)
+    sha256 = hashlib.sha256(archive.read_bytes()).hexdigest()
+    for name in ("meta.yaml", "recipe-v1.yaml"):
+        path = clone / "recipe" / name
+        recipe = release.parse(path, path.read_text())
+        recipe = (
+            recipe.with_field("version", version)
+            .with_field("sha256", sha256)
+            .with_field("build", str(before.build + 1))
+        )
+        path.write_text(recipe.text)
+    _git("commit", "-qam", f"bump to {version}, build {before.build + 1}", cwd=clone)
+    assert (current(clone).version, current(clone).build) == (version, before.build + 1)
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-m",
+            "not slow",
+            "-p",
+            "no:cacheprovider",
+            *RECIPE_READING,
+        ],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

@@ -1,0 +1,44 @@
+"""Stage 6: the generated tables (README's CI-job table, and docs/drift.md's drift table when
+a wheel was given) and, with ``--pinning``, ``.ci_support`` itself: the same code as
+``matrix --write`` and ``drift --update-readme``, so the bump's tables are the ones those
+commands check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from tools import readme
+
+# `explain --markdown`'s table for variant files given as {NAME.yaml: text}; the command layer
+# owns that format (tools.commands.explain.readme_table_of) and hands it in.
+TableOf = Callable[[Mapping[str, str], Path, Path], str]
+
+
+def rerender(root: Path, recipe: Path, pinning: str | None, table_of: TableOf) -> list[str]:
+    """``.ci_support`` (with a pinning) and the README's CI-job table; the changes made."""
+    from tools import ci_support
+
+    changes: list[str] = []
+    folder = root / ".ci_support"
+    if pinning is not None:
+        matrix = ci_support.compute_matrix(root, recipe, ci_support.locate_pinning(pinning))
+        changes += [str(change) for change in ci_support.write(folder, matrix)]
+        files = {n: t for n, t in ci_support.expected_files(matrix).items() if n.endswith(".yaml")}
+    else:
+        files = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.yaml"))}
+    readme_path = root / "README.md"
+    if not files or readme.section_of(readme_path, readme.MATRIX_TABLE) is None:
+        return changes
+    table = table_of(files, root, recipe)
+    if readme.update_readme(readme_path, table, readme.MATRIX_TABLE):
+        changes.append("README.md (CI-job table)")
+    return changes
+
+
+def drift_table(root: Path, markdown: str) -> list[str]:
+    """The drift table on its page (docs/drift.md), as ``drift --update-readme`` writes it."""
+    page = root / readme.DRIFT_PAGE
+    if readme.section_of(page, readme.DRIFT_TABLE) is None:
+        return []
+    return [f"{readme.DRIFT_PAGE} (drift table)"] if readme.update_readme(page, markdown) else []

@@ -1,0 +1,93 @@
+"""``python -m tools bump``: move both recipes to a new PyTorch release."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "move both recipes to a new PyTorch release: version, sha256, patches, wheel facts"
+
+EPILOG = """\
+stages, in order (docs/bump.md is the manual):
+  1. fetch the archive (--source PATH or URL, file:// included; default: the recipe's source
+     url with VERSION) and compute its sha256. No archive and no network: bump refuses and
+     prints the command that fetches one; it never writes a placeholder.
+  2. try every patch both recipes list on the new source (GNU patch -p1, in order); a patch
+     that no longer applies is named with the files of its rejected hunks.
+  3. report the new source's build backend (recipe/build_backend.py decides, as in the build).
+  4. with --wheel: Requires-Python (Pythons below it get a skip in both recipes), the CUDA
+     release (cuda-toolkit[...]==X or nvidia-cuda-runtime), the pins that moved (as drift).
+  5. write version, sha256 and build number 0 (kept when VERSION is the recipe's version) into
+     meta.yaml and the v1 recipe, each atomically; nothing is written when a stage refuses.
+  6. rewrite README.md's CI-job table and (with --wheel) docs/drift.md's drift table; with
+     --pinning, .ci_support too (as matrix --write).
+  7. print the checklist of what only a person can decide.
+
+exit status: 0 bumped; 1 bumped, but a patch no longer applies (refresh or drop it, then run
+bump again), summed up in a last line starting `problems:`; 2 bad input (a source that cannot
+be fetched or read, a wheel of another release, recipes that disagree), in one `error:` line.
+"""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("version", metavar="VERSION", help="the release, like 2.15.0")
+    parser.add_argument(
+        "--source",
+        metavar="PATH_OR_URL",
+        help="the release archive (default: the recipe's source url for VERSION)",
+    )
+    parser.add_argument("--wheel", metavar="WHEEL", help="the release's torch wheel")
+    parser.add_argument(
+        "--pinning", metavar="PATH", help="conda-forge pinning: also rerender .ci_support"
+    )
+    parser.add_argument(
+        "--recipe-dir", metavar="DIR", help="the recipe (default: <feedstock>/recipe)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from tools import repo
+    from tools.bump.pipeline import BumpRequest, bump
+    from tools.commands.explain import readme_table_of
+    from tools.errors import ProblemsFound
+
+    root = repo.find_root()
+    recipe = repo.recipe_dir(args.recipe_dir, root)
+    result = bump(
+        BumpRequest(
+            version=args.version,
+            root=root,
+            recipe_dir=recipe,
+            source=args.source,
+            wheel=Path(args.wheel) if args.wheel else None,
+            pinning=args.pinning,
+            readme_table=readme_table_of,
+        )
+    )
+    print(f"pytorch {result.previous.version} -> {args.version}")
+    print(f"  source:  {result.archive.origin}")
+    print(f"  sha256:  {result.archive.sha256}")
+    backend = result.backend
+    print(f"  backend: {backend.kind or 'unknown'} ({backend.declared}; {backend.source})")
+    for tried in result.patches:
+        print(f"  patch    {tried.describe()}")
+    if result.facts is not None:
+        facts = result.facts
+        print(f"  wheel:   torch {facts.version}, Requires-Python {facts.requires_python or '-'}")
+        print(f"  CUDA:    {facts.cuda.text.split(';')[0] if facts.cuda else 'none (CPU wheel)'}")
+        if result.pythons.dropped:
+            print(
+                f"  Python:  skips {', '.join(result.pythons.dropped)} "
+                f"(below {result.pythons.floor}) in both recipes"
+            )
+    for path in result.written:
+        print(f"changed: {path}")
+    print("checklist (only a person can decide these):")
+    for item in result.checklist or ["nothing: review the diff and commit"]:
+        print(f"  - {item}")
+    if result.failing_patches:
+        names = ", ".join(p.name for p in result.failing_patches)
+        raise ProblemsFound(f"{len(result.failing_patches)} patch(es) no longer apply: {names}")
+    return 0
