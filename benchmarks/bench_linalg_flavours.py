@@ -29,9 +29,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 import pytest  # noqa: E402  (the fixtures skip with pytest's exception)
+from fixtures.minitorch.fake_conda_build import FakeCondaBuild  # noqa: E402
 from fixtures.minitorch.support import (  # noqa: E402
     RECIPE_DIR,
-    FakeCondaBuild,
     base_venv,
     compiles,
     count_compiles,

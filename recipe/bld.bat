@@ -14,6 +14,10 @@ rem             Python-bound targets rebuild), pip-installs torch, and moves tor
 rem             next to libtorch's DLLs.
 rem libtorch-cuda-linalg is Linux-only: PyTorch loads the CUDA linear algebra library
 rem lazily only on Linux, so on Windows it stays inside torch_cuda.dll.
+rem As in build.sh, the source's declared build backend (recipe\build_backend.py) picks the
+rem commands: setuptools (PyTorch ^<= 2.13) builds with setup.py and installs into the
+rem source's torch\; scikit-build-core (^>= 2.14) builds in a kept build-dir, its install tree
+rem is laid out under _stage\install, and cmake_cache.py retargets .skbuild-info.json too.
 setlocal EnableExtensions EnableDelayedExpansion
 
 set "RECIPE_FILE=recipe\bld.bat"
@@ -30,8 +34,10 @@ if not defined STAGE (
     echo bld.bat: error: neither CF_TORCH_BUILD_STAGE nor PKG_NAME is set; recipe\meta.yaml and recipe\recipe-v1.yaml set CF_TORCH_BUILD_STAGE for every output 1>&2
     exit /b 2
 )
-set "CMAKE_CACHE=%SRC_DIR%\build\CMakeCache.txt"
+set "BUILD_DIR=%SRC_DIR%\build"
+set "CMAKE_CACHE=%BUILD_DIR%\CMakeCache.txt"
 set "COMPILED_MARKER=%SRC_DIR%\_stage\compiled"
+set "INSTALL_STAGE=%SRC_DIR%\_stage\install"
 set "COMPILE_ONLY="
 
 rem ######################################################################
@@ -68,8 +74,9 @@ rem moments earlier, so every install must copy. (cmFileInstaller reads the vari
 rem https://github.com/Kitware/CMake/blob/master/Source/cmFileInstaller.cxx
 set "CMAKE_INSTALL_ALWAYS=1"
 rem setup.py hands CMAKE_ARGS to the first cmake run, after its own arguments
-rem (recipe\patches\0003). conda's CMAKE_INSTALL_PREFIX=%%LIBRARY_PREFIX%% must go: PyTorch
-rem installs into its own torch\ tree, from where this script picks the files up. Python
+rem (recipe\patches\0003); scikit-build-core reads CMAKE_ARGS itself, so a scikit-build-core
+rem source needs nothing from that patch. conda's CMAKE_INSTALL_PREFIX=%%LIBRARY_PREFIX%% must
+rem go: this script picks the files up from an install tree of its own. Python
 rem filters the words, since cmd's for splits on = and ; too; for /f reads the result back
 rem without set /p's 1023-character limit.
 "%PYTHON%" -c "import os; print(' '.join(a for a in os.environ.get('CMAKE_ARGS', '').split() if not a.startswith(('-DCMAKE_INSTALL_PREFIX=', '-DCMAKE_INSTALL_PREFIX:'))))" > "%SRC_DIR%\_cmake_args.txt"
@@ -77,6 +84,8 @@ if errorlevel 1 exit /b 1
 set "CMAKE_ARGS="
 for /f "usebackq delims=" %%a in ("%SRC_DIR%\_cmake_args.txt") do set "CMAKE_ARGS=%%a"
 set "MAX_JOBS=%CPU_COUNT%"
+rem What scikit-build-core's cmake --build honours (setup.py passes MAX_JOBS itself).
+set "CMAKE_BUILD_PARALLEL_LEVEL=%CPU_COUNT%"
 set "PYTORCH_BUILD_VERSION=%PKG_VERSION%"
 rem Any build number above 1 becomes a .postN suffix in torch.__version__.
 rem https://github.com/conda-forge/pytorch-cpu-feedstock/issues/315
@@ -134,9 +143,23 @@ if not defined CF_TORCH_MEGABUILD_PYTHON (
 )
 call :python_is CF_TORCH_MEGABUILD_PYTHON "%CF_TORCH_MEGABUILD_PYTHON%"
 if errorlevel 1 exit /b %ERRORLEVEL%
+call :detect_build_backend
+if errorlevel 1 exit /b %ERRORLEVEL%
 pushd "%SRC_DIR%"
-"%PYTHON%" setup.py build
 if errorlevel 1 exit /b 1
+if "%BUILD_BACKEND%"=="setuptools" (
+    "%PYTHON%" setup.py build
+    if errorlevel 1 exit /b 1
+) else (
+    rem The wheel is neither shipped (each pytorch output builds its own from the kept tree)
+    rem nor kept (rattler-build would carry it from the staging output to every output).
+    "%PYTHON%" -m pip wheel . --no-deps --no-build-isolation --config-settings=build-dir="%BUILD_DIR%" --wheel-dir "%SRC_DIR%\_stage\megabuild-wheel" -v
+    if errorlevel 1 exit /b 1
+    rmdir /s /q "%SRC_DIR%\_stage\megabuild-wheel"
+    if exist "%INSTALL_STAGE%" rmdir /s /q "%INSTALL_STAGE%"
+    cmake --install "%BUILD_DIR%" --prefix "%INSTALL_STAGE%"
+    if errorlevel 1 exit /b 1
+)
 popd
 rem For the libtorch stage that follows in the same work directory: nothing to compile.
 if not exist "%SRC_DIR%\_stage" mkdir "%SRC_DIR%\_stage"
@@ -146,9 +169,14 @@ if defined COMPILE_ONLY exit /b 0
 :libtorch_install
 
 rem Everything but the Python-bound torch_python goes to the Library tree.
-"%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
-if errorlevel 1 exit /b 1
-set /p TORCH_TREE=<"%SRC_DIR%\_torch_tree.txt"
+call :detect_build_backend
+if errorlevel 1 exit /b %ERRORLEVEL%
+set "TORCH_TREE=%INSTALL_STAGE%"
+if "%BUILD_BACKEND%"=="setuptools" (
+    "%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
+    if errorlevel 1 exit /b 1
+    set /p TORCH_TREE=<"%SRC_DIR%\_torch_tree.txt"
+)
 set "TORCH_TREE=%TORCH_TREE:/=\%"
 robocopy "%TORCH_TREE%\lib" "%LIBRARY_BIN%" *.dll /XF torch_python.dll /NFL /NDL /NJH /NJS
 if %ERRORLEVEL% GEQ 8 exit /b 1
@@ -183,14 +211,20 @@ if defined PY_VER (
     call :python_is PY_VER "%PY_VER%"
     if errorlevel 1 exit /b !ERRORLEVEL!
 )
+call :detect_build_backend
+if errorlevel 1 exit /b %ERRORLEVEL%
+rem For scikit-build-core this rewrites .skbuild-info.json too: with another environment's
+rem scikit-build-core recorded there, the backend would delete the compiled tree.
 "%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
 if errorlevel 1 exit /b 1
 rem Bytecode earlier phases wrote into the shared tree (code generators import modules
 rem that setup.py packages as data, as torchgen\packaged is) would ship in this output,
 rem compiled for another Python. for /d /r lists every directory with the name appended.
 for /d /r "%SRC_DIR%" %%d in (__pycache__) do if exist "%%d" rmdir /s /q "%%d"
+set "BACKEND_ARGS=--no-clean"
+if "%BUILD_BACKEND%"=="scikit-build-core" set "BACKEND_ARGS=--config-settings=build-dir=%BUILD_DIR%"
 pushd "%SRC_DIR%"
-"%PYTHON%" -m pip install . --no-deps --no-build-isolation --no-clean -v
+"%PYTHON%" -m pip install . --no-deps --no-build-isolation !BACKEND_ARGS! -v
 if errorlevel 1 exit /b 1
 popd
 call :check_bytecode_matches_python
@@ -227,6 +261,19 @@ if not exist "%SP_DIR%\torch\include\pybind11" (
     )
     robocopy "!PYBIND11_INC!" "%SP_DIR%\torch\include\pybind11" /E /NFL /NDL /NJH /NJS
     if errorlevel 8 exit /b 1
+)
+exit /b 0
+
+:detect_build_backend
+rem setuptools or scikit-build-core, from what the source declares; anything else stops the
+rem build with build_backend.py's one line naming the file and what it found.
+"%PYTHON%" "%RECIPE_DIR%\build_backend.py" "%SRC_DIR%" > "%SRC_DIR%\_build_backend.txt"
+if errorlevel 1 exit /b %ERRORLEVEL%
+set "BUILD_BACKEND="
+set /p BUILD_BACKEND=<"%SRC_DIR%\_build_backend.txt"
+if not "%BUILD_BACKEND%"=="setuptools" if not "%BUILD_BACKEND%"=="scikit-build-core" (
+    echo bld.bat: error: recipe\build_backend.py answered '!BUILD_BACKEND!', which %RECIPE_FILE% does not build 1>&2
+    exit /b 2
 )
 exit /b 0
 

@@ -15,7 +15,7 @@
 #                         Python the recipes name ($PYTHON). On Linux CUDA the tree is
 #                         configured with MAGMA, and patch 0004 adds the nomagma build of
 #                         libtorch_cuda_linalg to the same build; both flavours are stashed
-#                         under $SRC_DIR/_stage/. Installs nothing.
+#                         under $SRC_DIR/_stage/. Installs nothing into $PREFIX.
 #   libtorch              Installs the Python-independent files into $PREFIX (after the
 #                         `compile` stage, when it has not run in this work directory).
 #   libtorch-cuda-linalg  Installs the stashed library CF_TORCH_LINALG_FLAVOR names.
@@ -25,15 +25,31 @@
 #                         turns torch/{lib,bin,share} files libtorch already ships into
 #                         symlinks.
 #
-# The seam: the script drives the source tree only through `setup.py build`,
-# `pip install .` and build/CMakeCache.txt, plus the install tree whose location the
-# cache records (CMAKE_INSTALL_PREFIX) and the install component patch 0004 defines
-# (`cmake --install build --component cuda_linalg_nomagma`). It needs no knowledge of
-# PyTorch's internal files. tests/test_build_sh.py runs this very script against a miniature torch-shaped
-# project (tests/fixtures/minitorch/project) in a faked conda-build environment; the
-# PyTorch-only variables exported below are inert there, while the ones the miniature
-# shares with PyTorch (USE_CUDA, USE_MAGMA, MAGMA_HOME, BUILD_CUDA_LINALG_NOMAGMA,
-# CMAKE_ARGS, MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER, LDFLAGS) behave the same way.
+# Two build systems, chosen by what the source declares (recipe/build_backend.py reads its
+# [build-system] backend; never the version number):
+#
+#   setuptools (PyTorch <= 2.13): `setup.py build` configures and compiles build/ and
+#       installs into the source's torch/ (the cache's CMAKE_INSTALL_PREFIX); each pytorch
+#       output runs `pip install .`, which reuses build/.
+#   scikit-build-core (PyTorch >= 2.14, pytorch/pytorch#180247): the backend configures and
+#       compiles build/ (its build-dir setting, kept between builds) while building the
+#       megabuild Python's wheel; `cmake --install build` then lays out the install tree
+#       under $SRC_DIR/_stage/install. Each pytorch output runs `pip install .` with the
+#       same build-dir, after cmake_cache.py has pointed both the cache and the backend's
+#       .skbuild-info.json at its Python: otherwise scikit-build-core, which every host
+#       environment holds its own copy of, deletes the cache and CMakeFiles/ (and with them
+#       every compiled object), and FindPython's internal entries contradict the new
+#       interpreter.
+#
+# The seam: the script drives the source tree only through those commands and
+# build/CMakeCache.txt (+ .skbuild-info.json), the install tree, and the install component
+# patch 0004 defines (`cmake --install build --component cuda_linalg_nomagma`). It needs
+# no knowledge of PyTorch's internal files. tests/test_build_sh.py runs this very script
+# against a miniature torch-shaped project (tests/fixtures/minitorch, both layouts) in a
+# faked conda-build environment; the PyTorch-only variables exported below are inert
+# there, while the ones the miniature shares with PyTorch (USE_CUDA, USE_MAGMA, MAGMA_HOME,
+# BUILD_CUDA_LINALG_NOMAGMA, CMAKE_ARGS, MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER, LDFLAGS)
+# behave the same way.
 set -euo pipefail
 
 RECIPE_FILE="recipe/build.sh"
@@ -63,13 +79,30 @@ if [[ "${STAGE}" != libtorch-cuda-linalg && -z "${PYTHON:-}" ]]; then
 fi
 
 SHLIB_EXT="${SHLIB_EXT:-$([[ "${target_platform}" == osx-* ]] && echo .dylib || echo .so)}"
-CMAKE_CACHE="${SRC_DIR}/build/CMakeCache.txt"
+BUILD_DIR="${SRC_DIR}/build"
+CMAKE_CACHE="${BUILD_DIR}/CMakeCache.txt"
 STAGE_DIR="${SRC_DIR}/_stage"
+# The install tree of a scikit-build-core build (setuptools installs into the source).
+INSTALL_STAGE="${STAGE_DIR}/install"
 COMPILED_MARKER="${STAGE_DIR}/compiled"
 CUDA_VERSION_VARIANT="${cuda_compiler_version:-None}"
 
 cmake_cache() {
     "${PYTHON}" "${RECIPE_DIR}/cmake_cache.py" "$@"
+}
+
+detect_build_backend() {
+    # setuptools or scikit-build-core, from the source's declaration; anything else stops
+    # the build with the helper's one line (it names the file and what it found).
+    local answer
+    answer="$("${PYTHON}" "${RECIPE_DIR}/build_backend.py" "${SRC_DIR}" 2>&1)" \
+        || die "${answer#build_backend.py: error: }"
+    BUILD_BACKEND="${answer}"
+    case "${BUILD_BACKEND}" in
+        setuptools|scikit-build-core) ;;
+        *) die "recipe/build_backend.py answered '${BUILD_BACKEND}', which ${RECIPE_FILE} does not build" ;;
+    esac
+    echo "build.sh: ${SRC_DIR} builds with ${BUILD_BACKEND}"
 }
 
 # Relative path from directory $2 to file $1 (both absolute): conda keeps relative
@@ -158,11 +191,15 @@ check_cached_compiler_cache() {
 #### CMAKE ARGUMENTS FROM CONDA-BUILD
 ########################################################################
 configure_cmake_args() {
-    # conda-build's CMAKE_ARGS carry the cross-compilation toolchain; PyTorch's setup.py
-    # hands them to the first cmake run (recipe/patches). Two of them need adjusting:
-    # PyTorch installs into its own source tree (torch/), from where this script picks
-    # the files up, so CMAKE_INSTALL_PREFIX=$PREFIX must go; and the find root must
-    # include $SRC_DIR so that cross builds find the vendored third_party/ sources.
+    # conda-build's CMAKE_ARGS carry the cross-compilation toolchain. setup.py hands them
+    # to the first cmake run only with patch 0003; scikit-build-core reads CMAKE_ARGS
+    # itself on every configure (its documented mechanism), so a scikit-build-core source
+    # needs nothing from that patch, which patches setup.py's helpers and stops applying
+    # once they are gone (tools bump names it). Two arguments need adjusting: this script
+    # picks the installed files up from an install tree of its own (setuptools: the
+    # source's torch/; scikit-build-core: the wheel's), so CMAKE_INSTALL_PREFIX=$PREFIX
+    # must go; and the find root must include $SRC_DIR so that cross builds find the
+    # vendored third_party/ sources.
     local arg words=() kept=()
     read -r -a words <<< "${CMAKE_ARGS:-}"
     for arg in "${words[@]}"; do
@@ -186,6 +223,9 @@ configure_cmake_args() {
     export CMAKE_INSTALL_ALWAYS=1
     export CMAKE_GENERATOR=Ninja
     export CMAKE_BUILD_TYPE=Release
+    # scikit-build-core keeps its build tree here between builds (build-dir); setuptools
+    # builds in the same place by itself.
+    SKBUILD_ARGS=(--config-settings=build-dir="${BUILD_DIR}")
     # Keep what the compiler activation put there (the cross sysroot, for one).
     export CMAKE_PREFIX_PATH="${PREFIX}${CMAKE_PREFIX_PATH:+:${CMAKE_PREFIX_PATH}}"
 }
@@ -195,6 +235,8 @@ configure_cmake_args() {
 ########################################################################
 configure_pytorch() {
     export MAX_JOBS="${CPU_COUNT:-$(getconf _NPROCESSORS_ONLN)}"
+    # What scikit-build-core's `cmake --build` honours (setup.py passes MAX_JOBS itself).
+    export CMAKE_BUILD_PARALLEL_LEVEL="${MAX_JOBS}"
     export PYTORCH_BUILD_VERSION="${PKG_VERSION}"
     # Any build number above 1 becomes a .postN suffix in torch.__version__.
     # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/315
@@ -302,14 +344,33 @@ configure_cuda() {
 ########################################################################
 #### BUILD STEPS
 ########################################################################
-setup_py_build() {
-    echo "build.sh: ${PYTHON} setup.py build (USE_CUDA=${USE_CUDA:-} USE_MAGMA=${USE_MAGMA:-unset})"
-    (cd "${SRC_DIR}" && "${PYTHON}" setup.py build)
+compile_tree() {
+    # Configure and compile build/ for the megabuild Python, and lay out the install tree.
+    echo "build.sh: compiling with ${BUILD_BACKEND} for ${PYTHON} (USE_CUDA=${USE_CUDA:-} USE_MAGMA=${USE_MAGMA:-unset})"
+    case "${BUILD_BACKEND}" in
+        setuptools)
+            (cd "${SRC_DIR}" && "${PYTHON}" setup.py build)
+            ;;
+        scikit-build-core)
+            # The wheel itself is not shipped (each pytorch output builds its own), and not
+            # kept: rattler-build would carry it from the staging output to every output.
+            (cd "${SRC_DIR}" && "${PYTHON}" -m pip wheel . --no-deps --no-build-isolation \
+                "${SKBUILD_ARGS[@]}" --wheel-dir "${STAGE_DIR}/megabuild-wheel" -v)
+            rm -rf "${STAGE_DIR}/megabuild-wheel" "${INSTALL_STAGE}"
+            cmake --install "${BUILD_DIR}" --prefix "${INSTALL_STAGE}"
+            ;;
+        *) die "BUILD_BACKEND='${BUILD_BACKEND}' has no compile step in ${RECIPE_FILE}" ;;
+    esac
 }
 
 install_tree() {
-    # Where the configured tree installs its files (PyTorch: $SRC_DIR/torch).
-    cmake_cache get "${CMAKE_CACHE}" CMAKE_INSTALL_PREFIX
+    # Where the configured tree's install rules put their files.
+    case "${BUILD_BACKEND}" in
+        # PyTorch's setup.py installs into its own source tree, $SRC_DIR/torch.
+        setuptools) cmake_cache get "${CMAKE_CACHE}" CMAKE_INSTALL_PREFIX ;;
+        scikit-build-core) echo "${INSTALL_STAGE}" ;;
+        *) die "BUILD_BACKEND='${BUILD_BACKEND}' has no install tree in ${RECIPE_FILE}" ;;
+    esac
 }
 
 stash_cuda_linalg_flavours() {
@@ -323,7 +384,7 @@ stash_cuda_linalg_flavours() {
     cp -p "$(install_tree)/lib/${name}" "${magma_dir}/"
     # nomagma: patch 0004 builds it in the same tree and installs it only on request, so
     # that it never lands in torch/lib next to the magma one.
-    cmake --install "${SRC_DIR}/build" --component cuda_linalg_nomagma --prefix "${nomagma_dir%/lib}"
+    cmake --install "${BUILD_DIR}" --component cuda_linalg_nomagma --prefix "${nomagma_dir%/lib}"
     # PyTorch turns USE_MAGMA off in the cache when it cannot find magma.
     [[ -f "${nomagma_dir}/${name}" ]] \
         || die "the build installed no ${nomagma_dir}/${name} (component cuda_linalg_nomagma, USE_MAGMA=$(cmake_cache get "${CMAKE_CACHE}" USE_MAGMA --default unset) in the tree): check that recipe/meta.yaml lists patches/0004-cmake-build-the-nomagma-cuda-linalg-library-in-the-same-tree.patch and libmagma-devel in the top-level host requirements"
@@ -440,6 +501,7 @@ compile_libtorch() {
         || die "CF_TORCH_MEGABUILD_PYTHON is not set; pass it in script_env of the top-level build in recipe/meta.yaml (the staging output's script env in recipe/recipe-v1.yaml)"
     python_is CF_TORCH_MEGABUILD_PYTHON "${CF_TORCH_MEGABUILD_PYTHON}"
     require_linkage_tool
+    detect_build_backend
     use_compiler_cache
     if is_linux_cuda; then
         # Both flavours of libtorch_cuda_linalg from one build. Switching USE_MAGMA between
@@ -447,13 +509,13 @@ compile_libtorch() {
         # CUDA source that reaches it (recipe/README.md, "MAGMA or not"). Instead the tree
         # is configured with MAGMA once, and patch 0004 compiles the linalg sources a second
         # time with AT_MAGMA_ENABLED() false and no magma. setup.py hands BUILD_* variables
-        # to the first configure.
+        # to the first configure (scikit-build-core: cmake.define from the environment).
         export USE_MAGMA=1
         export BUILD_CUDA_LINALG_NOMAGMA=1
-        setup_py_build
+        compile_tree
         stash_cuda_linalg_flavours
     else
-        setup_py_build
+        compile_tree
     fi
     # For the libtorch stage that follows in the same work directory (rattler-build
     # restores it from the staging output): the tree is complete, nothing to compile.
@@ -463,10 +525,13 @@ compile_libtorch() {
 
 build_libtorch() {
     if [[ -f "${COMPILED_MARKER}" ]]; then
-        echo "build.sh: ${SRC_DIR}/build was compiled by the compile stage; installing only"
+        echo "build.sh: ${BUILD_DIR} was compiled by the compile stage; installing only"
         require_linkage_tool
         [[ -f "${CMAKE_CACHE}" ]] \
             || die "${COMPILED_MARKER} exists but ${CMAKE_CACHE} does not; the staging output of recipe/recipe-v1.yaml must leave its build tree in the work directory"
+        detect_build_backend
+        [[ -d "$(install_tree)" ]] \
+            || die "${COMPILED_MARKER} exists but the install tree $(install_tree) does not; the staging output of recipe/recipe-v1.yaml must leave the work directory as the compile stage left it"
     else
         compile_libtorch
     fi
@@ -495,7 +560,9 @@ build_pytorch() {
     [[ -n "${SP_DIR:-}" ]] || die "SP_DIR is not set; run ${RECIPE_FILE} through conda-build (it sets SP_DIR)"
     python_is PY_VER "${PY_VER:-}"
     check_cached_compiler_cache
+    detect_build_backend
     # Point the shared tree at this output's Python; only Python-bound targets rebuild.
+    # For scikit-build-core this rewrites .skbuild-info.json too (see the top of this file).
     cmake_cache retarget-python "${CMAKE_CACHE}" --python "${PYTHON}"
     if is_linux_cuda; then
         # Keep the environment in agreement with the cache (see build_libtorch).
@@ -503,7 +570,13 @@ build_pytorch() {
         export USE_MAGMA
     fi
     drop_stale_bytecode
-    (cd "${SRC_DIR}" && "${PYTHON}" -m pip install . --no-deps --no-build-isolation --no-clean -v)
+    case "${BUILD_BACKEND}" in
+        setuptools)
+            (cd "${SRC_DIR}" && "${PYTHON}" -m pip install . --no-deps --no-build-isolation --no-clean -v) ;;
+        scikit-build-core)
+            (cd "${SRC_DIR}" && "${PYTHON}" -m pip install . --no-deps --no-build-isolation "${SKBUILD_ARGS[@]}" -v) ;;
+        *) die "BUILD_BACKEND='${BUILD_BACKEND}' has no install step in ${RECIPE_FILE}" ;;
+    esac
     drop_direct_url
     check_bytecode_matches_python
     place_torch_libraries

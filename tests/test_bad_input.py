@@ -416,8 +416,8 @@ def test_all_dry_run_lists_configs_this_machine_cannot_build_as_skipped(feedstoc
     assert run.returncode == 0, run.stderr
     assert "dry run: 3 config(s)" in run.stdout
     lines = run.stdout.splitlines()
-    [win] = [line for line in lines if line.startswith("[-] win_64_")]
-    [osx] = [line for line in lines if line.startswith("[-] osx_arm64_")]
+    [win] = [line for line in lines if line.startswith("[-] win-64 ")]  # by label
+    [osx] = [line for line in lines if line.startswith("[-] osx-arm64 ")]
     assert "would skip: cannot build on this machine" in win and "Windows" in win
     assert "OSX_SDK_DIR" in osx
 
@@ -432,6 +432,7 @@ def test_all_builds_what_this_machine_can_and_summarises_the_rest_as_skipped(fee
     configs = feedstock.summary()["configs"]
     assert configs["win_64_cuda_compiler_versionNone"]["status"] == "skipped"
     assert "Windows" in configs["win_64_cuda_compiler_versionNone"]["note"]
+    assert configs["win_64_cuda_compiler_versionNone"]["reason"] == "cannot build here (Windows)"
     assert configs[CPU]["status"] == "done"
 
 

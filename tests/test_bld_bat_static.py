@@ -169,10 +169,11 @@ def test_every_exit_is_batch_local_and_nonzero_outside_success_paths() -> None:
     ]
     zero = [line for line in exits if line.endswith("exit /b 0")]
     # the success ends: the compile stage (recipe-v1.yaml's staging output), the phases,
-    # the CPU-only libtorch shortcut and the two checks
+    # the CPU-only libtorch shortcut, the backend detection and the two checks
     assert zero == [
         "if defined COMPILE_ONLY exit /b 0",
         'if "%cuda_compiler_version%"=="None" exit /b 0',
+        "exit /b 0",
         "exit /b 0",
         "exit /b 0",
         "exit /b 0",
@@ -209,3 +210,20 @@ def test_variable_values_inside_blocks_that_hold_paths_use_delayed_expansion() -
         if line.startswith("echo bld.bat: error:"):
             for name in ("PYTHON", "SP_DIR", "CMAKE_CACHE", "TORCH_RECORD"):
                 assert f"%{name}%" not in line, line
+
+
+def test_every_phase_asks_the_source_for_its_backend_before_building() -> None:
+    compile_ = section("libtorch")
+    detect = compile_.index("call :detect_build_backend")
+    assert detect < compile_.index("setup.py build") < compile_.index("-m pip wheel")
+    install = section("libtorch_install")
+    assert install.index("call :detect_build_backend") < install.index("TORCH_TREE")
+    pytorch = section("pytorch")
+    detect = pytorch.index("call :detect_build_backend")
+    assert detect < pytorch.index("retarget-python") < pytorch.index("-m pip install")
+
+
+def test_scikit_build_core_builds_every_python_in_the_same_kept_build_dir() -> None:
+    # The compile stage's wheel and every pytorch output's install name one build-dir.
+    build_dirs = re.findall(r"--config-settings=build-dir=\"?([^\" ]+)", TEXT)
+    assert build_dirs == ["%BUILD_DIR%", "%BUILD_DIR%"]

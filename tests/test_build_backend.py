@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.minitorch.support import find_interpreters
+from fixtures.minitorch.support import clean_env, find_interpreters
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOL = REPO_ROOT / "recipe" / "build_backend.py"
@@ -35,6 +35,7 @@ dynamic = ["version", "dependencies"]
 
 
 def _tree(tmp_path: Path, pyproject: str | None, setup_py: bool) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     if pyproject is not None:
         (tmp_path / "pyproject.toml").write_text(pyproject)
     if setup_py:
@@ -123,3 +124,34 @@ def test_python_310_without_tomllib_gives_the_same_answer(layout):
     expected = build_backend.detect(MINITORCH / layout).kind
     proc = _cli(str(MINITORCH / layout), python=str(found[0].executable))
     assert (proc.returncode, proc.stdout.strip()) == (0, expected)
+
+
+def test_build_sh_stops_on_an_unknown_backend_with_one_line_naming_the_file(tmp_path):
+    # The compile stage asks before it configures anything.
+    src = _tree(tmp_path / "src", '[build-system]\nbuild-backend = "mesonpy"\n', False)
+    (tmp_path / "prefix").mkdir()
+    env = clean_env(
+        PKG_NAME="libtorch-build",
+        PKG_VERSION="2.13.0",
+        SRC_DIR=str(src),
+        PREFIX=str(tmp_path / "prefix"),
+        RECIPE_DIR=str(REPO_ROOT / "recipe"),
+        PYTHON=sys.executable,
+        CF_TORCH_MEGABUILD_PYTHON=f"{sys.version_info[0]}.{sys.version_info[1]}",
+        target_platform="linux-64",
+        cuda_compiler_version="None",
+        blas_impl="generic",
+    )
+    proc = subprocess.run(
+        ["bash", str(REPO_ROOT / "recipe" / "build.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    [line] = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert line.startswith(f"build.sh: error: {src}/pyproject.toml: [build-system] build-backend")
+    assert "'mesonpy'" in line
+    assert not (src / "build").exists()

@@ -12,7 +12,6 @@ import pytest
 
 from tools.errors import UserError
 from tools.localbuild import artifacts as art
-from tools.localbuild.batch import ConfigResult, classify, summary_table
 from tools.localbuild.ccache import CcacheStats, parse_stats
 from tools.localbuild.cfep3 import read_sums, request_yaml
 from tools.localbuild.configs import (
@@ -27,6 +26,8 @@ from tools.localbuild.logtee import LineSplitter, LogSink, clean, ninja_progress
 from tools.localbuild.options import build_parser, from_args
 from tools.localbuild.plan import HostFacts, describe, plan_build
 from tools.localbuild.progress import Progress
+from tools.localbuild.record import ConfigResult, classify
+from tools.localbuild.summary import summary_table
 
 CONFIGS = (
     "linux_64_blas_implgenericcuda_compiler_version12.9",
@@ -464,6 +465,51 @@ def test_summary_table_ends_with_the_total_build_and_wall_clock_time() -> None:
     total = summary_table(results, wall_seconds=5410).splitlines()[-1]
     assert total.split() == ["total", "1:30:00", "1", "-", "3", "configs", "(wall", "clock",
                              "1:30:10)"]  # fmt: skip
+
+
+def test_summary_table_keeps_an_earlier_runs_build_out_of_this_runs_total() -> None:
+    results = [
+        ConfigResult("a", "done", seconds=3600, earlier=True),
+        ConfigResult("b", "done", seconds=60),
+        ConfigResult("w", "skipped", reason="cannot build here (Windows)"),
+    ]
+    lines = summary_table(results).splitlines()
+    assert lines[1].split()[:5] == ["done", "(earlier", "run)", "1:00:00", "0"]
+    assert lines[3].split()[:7] == ["skipped:", "cannot", "build", "here", "(Windows)", "-", "0"]
+    assert lines[-1].split()[:2] == ["total", "0:01:00"]
+    assert "3 configs, 1 built by an earlier run" in lines[-1]
+
+
+def _record(machine: str, commit: str, packages=("linux-64/a.conda",)) -> dict[str, object]:
+    return {
+        "status": "done",
+        "machine": machine,
+        "packages": [{"path": p, "sha256": "0" * 64, "size": 1} for p in packages],
+        "provenance": {"machine": machine, "commit": commit, "dirty": False},
+    }
+
+
+def test_merge_refuses_one_config_built_from_two_commits_naming_machines_and_field() -> None:
+    from tools.localbuild.merge import Source, choose_records
+
+    sources = [
+        Source(Path(name), None, None, (), {"cfg": _record(name, commit)})
+        for name, commit in (("alpha", "a" * 40), ("beta", "b" * 40))
+    ]
+    with pytest.raises(UserError) as excinfo:
+        choose_records(sources)
+    assert str(excinfo.value).startswith(
+        f"--merge: cfg was built on alpha and on beta with a different commit ({'a' * 40} vs "
+    )
+
+
+def test_merge_prefers_another_machines_failure_to_a_config_filtered_out_here() -> None:
+    from tools.localbuild.merge import Source, choose_records
+
+    here = {"cfg": {"status": "skipped", "reason": "filtered out"}}
+    there = {"cfg": {"status": "failed", "machine": "beta", "note": "exit status 1"}}
+    sources = [Source(Path("a"), None, None, (), here), Source(Path("b"), None, None, (), there)]
+    assert choose_records(sources)["cfg"].record["status"] == "failed"
 
 
 def test_parser_accepts_conda_smithys_command_line() -> None:

@@ -224,9 +224,10 @@ def test_single_config_log_is_timestamped_and_holds_the_build_output(single) -> 
     assert any(re.search(r"### build-locally: done after \d+:\d\d:\d\d$", line) for line in lines)
 
 
-def test_single_config_log_ends_with_the_packages_and_their_digests(single) -> None:
+def test_single_config_log_ends_with_the_packages_their_digests_and_the_end_line(single) -> None:
     fs, _ = single
-    tail = (fs.artifacts / f"{CPU}-log.txt").read_text().splitlines()[-2:]
+    *tail, end = (fs.artifacts / f"{CPU}-log.txt").read_text().splitlines()[-3:]
+    assert end.endswith("### build-locally: end: done; done marker present")
     for line, package in zip(
         tail, sorted((fs.artifacts / "linux-64").glob("*.conda")), strict=True
     ):
@@ -357,7 +358,9 @@ def test_cfep3_request_lists_the_built_packages_with_their_digests(batch) -> Non
     run = fs.run("--cfep3-request", "jdoe/label/cfep03")
     assert run.returncode == 0, run.stderr
     sums = (fs.artifacts / "SHA256SUMS").read_text().splitlines()
-    assert run.stdout.startswith("action: cfep3_copy\nanaconda_org_packages:\n")
+    comment, request = run.stdout.split("action: cfep3_copy\n", 1)
+    assert request.startswith("anaconda_org_packages:\n")
+    assert comment.startswith("# built from commit none (not a git checkout) (clean tree)\n")
     for line in sums:
         digest, name = line.split("  ")
         assert f"- package: jdoe/label/cfep03/{name}\n  sha256: {digest}\n" in run.stdout
@@ -368,8 +371,12 @@ def test_rerun_resumes_with_only_the_failed_config(feedstock: Feedstock) -> None
     second = feedstock.run("--all")
     assert second.returncode == 0, second.stderr
     assert [c["container_env"]["CONFIG"] for c in feedstock.calls("run")] == [CUDA, CPU, ARM, ARM]
-    statuses = {k: v["status"] for k, v in feedstock.summary()["configs"].items()}
-    assert statuses == {CUDA: "skipped", CPU: "skipped", ARM: "done"}
+    records = feedstock.summary()["configs"]
+    assert {k: (v["status"], v["earlier_run"]) for k, v in records.items()} == {
+        CUDA: ("done", True),
+        CPU: ("done", True),
+        ARM: ("done", False),
+    }
     assert len((feedstock.artifacts / "SHA256SUMS").read_text().splitlines()) == 6
 
 
@@ -480,6 +487,7 @@ def test_sigint_stops_the_container_marks_interrupted_and_the_next_run_resumes(
     assert {k: v["status"] for k, v in feedstock.summary()["configs"].items()} == {
         CPU: "done",
         ARM: "interrupted",
+        CUDA: "skipped",  # not selected: every config of the matrix has a record
     }
     assert not feedstock.marker(ARM).exists()
     assert not list((feedstock.state / "containers").iterdir())  # the fake container is gone
@@ -719,10 +727,10 @@ def test_dry_run_of_a_damaged_config_says_it_would_fail_and_exits_1(feedstock: F
     run = feedstock.run("linux_64_*", "--dry-run")
     assert run.returncode == 1, run.stderr
     assert (
-        f"[!] {CPU}: would fail: " in run.stdout
+        f"[!] {CPU}: would fail: " in run.stdout  # a damaged file has no label
         and "cannot build on this machine" not in run.stdout
     )
-    assert f"[1/1] {CUDA}: would build" in run.stdout
+    assert f"[1/1] linux-64 cuda12.9: would build\n  config:  {CUDA}\n" in run.stdout
     assert [c["kind"] for c in feedstock.calls()] == ["info"]
 
 
@@ -755,15 +763,53 @@ def test_a_recipe_that_does_not_render_is_refused_before_any_container(
     assert feedstock.calls() == [] and "would build" not in dry.stdout
 
 
-def test_a_feedstock_switched_to_rattler_build_is_not_refused_for_lacking_meta_yaml(
-    feedstock: Feedstock,
-) -> None:
-    recipe = feedstock.root / "recipe"
-    (recipe / "meta.yaml").rename(recipe / "recipe.yaml")  # the switch README describes
+V1_RECIPE = """\
+context:
+  version: "2.13.0"
+package:
+  name: libtorch
+  version: ${{ version }}
+build:
+  number: 3
+  script:
+    - echo built
+"""
+
+
+def _switch_to_rattler_build(feedstock: Feedstock, recipe: str) -> None:
+    """The switch docs/ describes: conda_build_tool: rattler-build, recipe.yaml alone."""
+    feedstock.set_forge_config("rattler-build")
+    (feedstock.root / "recipe" / "meta.yaml").unlink()
+    (feedstock.root / "recipe" / "recipe.yaml").write_text(recipe)
+
+
+def test_the_dry_run_of_a_switched_feedstock_renders_recipe_yaml(feedstock: Feedstock) -> None:
+    _switch_to_rattler_build(feedstock, V1_RECIPE)
     run = feedstock.run(CPU, "--dry-run")
     assert run.returncode == 0, run.stderr
-    assert "recipe/recipe.yaml: not rendered here" in run.stdout
-    assert f"[1/1] {CPU}: would build" in run.stdout
+    assert "not rendered here" not in run.stdout
+    assert "[1/1] linux-64 cpu: would build" in run.stdout
+
+
+def test_the_dry_run_refuses_a_recipe_yaml_that_rattler_build_cannot_render(
+    feedstock: Feedstock,
+) -> None:
+    # Before: "recipe/recipe.yaml: not rendered here", "would build" and exit 0.
+    _switch_to_rattler_build(feedstock, V1_RECIPE.replace("${{ version }}", "${{ version ~ }}"))
+    real, dry = feedstock.run(CPU), feedstock.run(CPU, "--dry-run")
+    assert (dry.returncode, dry.stderr) == (real.returncode, real.stderr) == (2, real.stderr)
+    [line] = dry.stderr.splitlines()
+    render = subprocess.run(
+        [sys.executable, "-m", "tools", "render", CPU],
+        cwd=feedstock.root,
+        env=feedstock.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert render.returncode == 2 and render.stderr.splitlines() == [line]  # render's own line
+    assert "recipe.yaml" in line and "Jinja" in line
+    assert feedstock.calls() == [] and "would build" not in dry.stdout
 
 
 # ---------------------------------------------------------------- selection, shards, the menu

@@ -124,7 +124,8 @@ def test_merge_with_cfep3_request_prints_only_the_request_on_stdout(
         "--merge", *(str(m.artifacts) for m in release["machines"]), "--cfep3-request", "jdoe"
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.startswith("action: cfep3_copy\n")
+    assert run.stdout.startswith("# built from commit ")
+    assert "\naction: cfep3_copy\n" in run.stdout
     assert "merged 3 folder(s)" in run.stderr
 
 

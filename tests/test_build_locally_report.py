@@ -56,9 +56,12 @@ def test_the_report_lists_every_config_by_label_with_status_packages_and_machine
     assert set(rows) == set(LABELS.values())
     summary = alpha.summary()["configs"]
     for name, label in LABELS.items():
-        _, status, duration, packages, ccache, machine = rows[label]
+        _, status, duration, packages, ccache, machine, commit, reason = rows[label]
         record = summary[name]
         assert status.endswith(record["status"])
+        assert reason == "-"  # every config was attempted somewhere
+        # not a git checkout: neither the record nor the packages name a commit
+        assert commit == ("✅ (none recorded)" if record["status"] == "done" else "-")
         assert packages == str(len(record["packages"]))
         assert machine == record["machine"] and machine in ("alpha", "beta")
         assert duration.count(":") == 2

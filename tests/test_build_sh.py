@@ -4,28 +4,29 @@ A faked conda-build run builds every output of a Linux CUDA configuration in
 conda-build's order (the top-level build libtorch-build, which compiles; then by dependency
 libtorch-cuda-linalg magma and nomagma, libtorch, pytorch for two Pythons) in one shared work
 directory and one $PREFIX path, recreated for each output, and each output's package is what
-the script added to $PREFIX. Bad variant values are checked without building.
+the script added to $PREFIX. That flow runs once per build layout of the miniature: setup.py
+(PyTorch <= 2.13) and scikit-build-core (>= 2.14), whose host environments each hold their
+own scikit-build-core. Bad variant values are checked without building.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.cuda_build import link_cuda_runtime
+from fixtures.minitorch.fake_conda_build import FakeCondaBuild, Package
 from fixtures.minitorch.support import (
+    LAYOUTS,
+    PYTHON_INDEPENDENT,
     RECIPE_DIR,
+    SETUPTOOLS,
     Compile,
-    FakeCondaBuild,
     Interpreter,
-    Package,
-    assemble,
     base_venv,
     binds_now,
     clean_env,
@@ -61,17 +62,23 @@ class Flow:
     pytorch: tuple[Package, Package]
     ran_for_second_python: set[str]
     compiler_cache_calls_for_second_python: list[str]
+    every_compile: list[Compile]
 
 
-@pytest.fixture(scope="module")
-def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
+@pytest.fixture(scope="module", params=LAYOUTS)
+def flow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Flow:
+    layout = request.param
     first, second = two_interpreters()
-    venvs = (base_venv(first), base_venv(second, flavour="a" if second != first else "b"))
+    venvs = (
+        base_venv(first, layout=layout),
+        base_venv(second, flavour="a" if second != first else "b", layout=layout),
+    )
     scratch = tmp_path_factory.mktemp("conda-bld")
     conda = FakeCondaBuild(
         scratch,
         {"cuda_compiler_version": "13.0", "blas_impl": "generic"},
         megabuild_python=first.tag,
+        layout=layout,
     )
     install_magma(scratch / "libmagma", scratch)
     magma = conda.package_from("libmagma", scratch / "libmagma")
@@ -116,6 +123,7 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
         (pytorch_first, pytorch_second),
         ran,
         conda.compiler_cache_calls()[calls_before:],
+        compiles(conda.src_dir / "build"),
     )
 
 
@@ -148,13 +156,16 @@ def test_libtorch_libraries_bind_lazily_despite_z_now_in_ldflags(flow: Flow) -> 
 
 
 @pytest.mark.slow
-def test_top_level_build_installs_into_the_source_tree_not_prefix(flow: Flow) -> None:
-    # conda's CMAKE_ARGS carry -DCMAKE_INSTALL_PREFIX=$PREFIX; build.sh drops it.
+def test_top_level_build_never_installs_into_prefix(flow: Flow) -> None:
+    # conda's CMAKE_ARGS carry -DCMAKE_INSTALL_PREFIX=$PREFIX; build.sh drops it. setup.py
+    # installs into the source's torch/, scikit-build-core into its wheel directory.
     cache = flow.conda.src_dir / "build" / "CMakeCache.txt"
     value = run(
         [sys.executable, RECIPE_DIR / "cmake_cache.py", "get", cache, "CMAKE_INSTALL_PREFIX"]
     ).stdout.strip()
-    assert value == str(flow.conda.src_dir / "torch")
+    assert value != str(flow.conda.prefix)
+    if flow.conda.layout == SETUPTOOLS:
+        assert value == str(flow.conda.src_dir / "torch")
 
 
 @pytest.mark.slow
@@ -301,6 +312,18 @@ def test_second_python_rebuilds_only_python_bound_targets(flow: Flow) -> None:
 
 
 @pytest.mark.slow
+def test_every_python_independent_object_is_compiled_once_for_all_outputs(flow: Flow) -> None:
+    # The megabuild's promise, from .ninja_log after every output ran: the backend did not
+    # throw the tree away for the second Python (scikit-build-core would, unaided).
+    python_independent = {
+        name.removeprefix("lib").removesuffix(".so") for name in PYTHON_INDEPENDENT
+    }
+    core = [c for c in flow.every_compile if c.target in python_independent]
+    assert {c.target for c in core} >= {"c10", "torch_cpu", "torch", "torch_cuda"}
+    assert len(core) == len(set(core)), sorted(c.source for c in core)
+
+
+@pytest.mark.slow
 def test_top_level_build_compiles_through_the_compiler_cache(flow: Flow) -> None:
     assert any("c10.cpp" in call for call in flow.conda.compiler_cache_calls())
 
@@ -325,30 +348,16 @@ def test_no_file_belongs_to_two_packages_that_install_together(flow: Flow) -> No
             assert not one.files & other.files, (one.name, other.name, one.files & other.files)
 
 
-def cuda_runtime(flow: Flow) -> Package:
-    """cuda-cudart, libcublas, libcusolver ...: what the CUDA build's run requirements bring."""
-    assert flow.conda.cuda_toolkit is not None
-    root = link_cuda_runtime(flow.conda.cuda_toolkit, flow.conda.scratch / "cuda-runtime")
-    return flow.conda.package_from("cuda-runtime", root)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("which", [0, 1], ids=["first-python", "second-python"])
 def test_installed_environment_symlinks_resolve_and_torch_imports(
     flow: Flow, which: int, tmp_path: Path
 ) -> None:
     # Installed somewhere else than the build prefix: nothing may point back at it.
-    env = assemble(
+    env = flow.conda.assemble(
         tmp_path / "env",
         flow.venvs[which],
-        [
-            flow.magma,
-            flow.blas,
-            flow.libtorch,
-            flow.linalg["nomagma"],
-            flow.pytorch[which],
-            cuda_runtime(flow),
-        ],
+        [flow.magma, flow.blas, flow.libtorch, flow.linalg["nomagma"], flow.pytorch[which]],
     )
     torch_dir = env / site_packages_of(flow.pytorch[which]) / "torch"
     links = [p for p in torch_dir.rglob("*") if p.is_symlink()]
@@ -379,17 +388,10 @@ def test_has_magma_tells_the_truth_for_the_installed_linalg_flavour(
     # "no" where the nomagma flavour keeps libmagma out of the environment, and "yes"
     # where the magma flavour brings it, however the loader reached libtorch_cuda.
     magma = [flow.magma] if flavour == "magma" else []
-    env = assemble(
+    env = flow.conda.assemble(
         tmp_path / "env",
         flow.venvs[0],
-        [
-            *magma,
-            flow.blas,
-            flow.libtorch,
-            flow.linalg[flavour],
-            flow.pytorch[0],
-            cuda_runtime(flow),
-        ],
+        [*magma, flow.blas, flow.libtorch, flow.linalg[flavour], flow.pytorch[0]],
     )
     probe = run(
         [venv_python(env), "-c", "import torch; print(torch.has_magma())"],
@@ -405,17 +407,10 @@ def test_extensions_link_libtorch_python_from_prefix_lib_and_torch_lib(
     flow: Flow, where: str, tmp_path: Path
 ) -> None:
     # find_package(Torch) users look in $PREFIX/lib, torch.utils.cpp_extension in torch/lib.
-    env = assemble(
+    env = flow.conda.assemble(
         tmp_path / "env",
         flow.venvs[0],
-        [
-            flow.magma,
-            flow.blas,
-            flow.libtorch,
-            flow.linalg["magma"],
-            flow.pytorch[0],
-            cuda_runtime(flow),
-        ],
+        [flow.magma, flow.blas, flow.libtorch, flow.linalg["magma"], flow.pytorch[0]],
     )
     lib_dir = (
         env / "lib" if where == "lib" else env / site_packages_of(flow.pytorch[0]) / "torch" / "lib"
@@ -584,141 +579,3 @@ def test_macos_libtorch_refuses_a_library_otool_shows_linking_libpython(
     assert osx_linkage.python_bound.returncode == 2
     line = build_sh_error(osx_linkage.python_bound.stderr)
     assert "needs a Python library" in line
-
-
-# ---------------------------------------------------------------- bad variant values
-
-
-def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
-    (tmp_path / "src").mkdir(exist_ok=True)
-    (tmp_path / "prefix").mkdir(exist_ok=True)
-    env = clean_env(
-        PKG_NAME="libtorch",
-        PKG_VERSION="2.13.0",
-        SRC_DIR=str(tmp_path / "src"),
-        PREFIX=str(tmp_path / "prefix"),
-        BUILD_PREFIX=str(tmp_path / "prefix"),
-        RECIPE_DIR=str(RECIPE_DIR),
-        PYTHON=sys.executable,
-        SP_DIR=str(tmp_path / "sp"),
-        target_platform="linux-64",
-        cuda_compiler_version="None",
-        blas_impl="generic",
-        CPU_COUNT="2",
-        SHLIB_EXT=".so",
-    )
-    env.update(overrides)
-    return {k: v for k, v in env.items() if v != "<unset>"}
-
-
-@pytest.mark.parametrize(
-    ("overrides", "expected"),
-    [
-        ({"PKG_NAME": "pytorch-cpu"}, ["PKG_NAME='pytorch-cpu'", "recipe/build.sh"]),
-        ({"blas_impl": "openblas"}, ["blas_impl='openblas'", "recipe/conda_build_config.yaml"]),
-        (
-            {"blas_impl": "mkl", "target_platform": "linux-aarch64"},
-            ["blas_impl='mkl'", "linux-aarch64", "recipe/conda_build_config.yaml"],
-        ),
-        (
-            {"cuda_compiler_version": "11.8"},
-            ["cuda_compiler_version='11.8'", "recipe/cuda_arch_lists.txt"],
-        ),
-        (
-            {"cuda_compiler_version": "12.9", "target_platform": "osx-arm64"},
-            ["cuda_compiler_version='12.9'", "osx-arm64"],
-        ),
-        ({"target_platform": "win-64"}, ["target_platform='win-64'", "recipe/bld.bat"]),
-        (
-            {"PKG_NAME": "libtorch-cuda-linalg", "CF_TORCH_LINALG_FLAVOR": "fast"},
-            ["CF_TORCH_LINALG_FLAVOR='fast'", "recipe/meta.yaml"],
-        ),
-        (
-            {
-                "PKG_NAME": "libtorch-cuda-linalg",
-                "CF_TORCH_LINALG_FLAVOR": "magma",
-                "blas_impl": "<unset>",
-            },
-            ["cuda-linalg-magma", "does not exist"],
-        ),
-        ({"PKG_NAME": "pytorch"}, ["CMakeCache.txt does not exist"]),
-        ({"CF_TORCH_MEGABUILD_PYTHON": "2.7"}, ["CF_TORCH_MEGABUILD_PYTHON='2.7'", "meta.yaml"]),
-        (
-            {"CF_TORCH_MEGABUILD_PYTHON": "<unset>"},
-            ["CF_TORCH_MEGABUILD_PYTHON is not set", "recipe/meta.yaml"],
-        ),
-        ({"PREFIX": "<unset>"}, ["PREFIX is not set"]),
-    ],
-)
-def test_bad_configuration_stops_with_one_line_naming_value_and_file(
-    tmp_path: Path, overrides: dict[str, str], expected: list[str]
-) -> None:
-    result = subprocess.run(
-        ["bash", str(BUILD_SH)],
-        env=_env(tmp_path, **overrides),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 2, result.stderr
-    [line] = [line for line in result.stderr.splitlines() if line.strip()]
-    assert line.startswith("build.sh: error: ")
-    for text in expected:
-        assert text in line
-    assert not any((tmp_path / "prefix").iterdir())
-
-
-@pytest.mark.parametrize(
-    ("platform", "tool"), [("linux-64", "readelf"), ("osx-arm64", "otool")], ids=["linux", "osx"]
-)
-def test_libtorch_stops_before_building_without_the_platforms_linkage_tool(
-    tmp_path: Path, platform: str, tool: str
-) -> None:
-    # The check that libtorch links no Python library must not pass by doing nothing.
-    (tmp_path / "bin").mkdir()
-    env = _env(
-        tmp_path,
-        target_platform=platform,
-        CF_TORCH_MEGABUILD_PYTHON=f"{sys.version_info[0]}.{sys.version_info[1]}",
-        PATH=str(tmp_path / "bin"),
-        READELF="<unset>",
-        OTOOL="<unset>",
-    )
-    bash = shutil.which("bash")
-    assert bash
-    result = subprocess.run(
-        [bash, str(BUILD_SH)], env=env, capture_output=True, text=True, timeout=60, check=False
-    )
-    assert result.returncode == 2, result.stderr
-    [line] = [line for line in result.stderr.splitlines() if line.strip()]
-    assert line.startswith(f"build.sh: error: {tool} is not on PATH")
-    assert "recipe/meta.yaml" in line
-    assert not (tmp_path / "src" / "build").exists()
-
-
-def test_pytorch_output_refuses_a_python_other_than_py_ver(tmp_path: Path) -> None:
-    env = _env(tmp_path, PKG_NAME="pytorch", PY_VER="3.99")
-    (tmp_path / "src" / "build").mkdir()
-    (tmp_path / "src" / "build" / "CMakeCache.txt").write_text("USE_CUDA:BOOL=OFF\n")
-    result = subprocess.run(
-        ["bash", str(BUILD_SH)], env=env, capture_output=True, text=True, timeout=60, check=False
-    )
-    assert result.returncode == 2
-    assert "PY_VER='3.99'" in result.stderr and "recipe/meta.yaml" in result.stderr
-    assert (tmp_path / "src" / "build" / "CMakeCache.txt").read_text() == "USE_CUDA:BOOL=OFF\n"
-
-
-def test_pytorch_output_needs_the_compiler_cache_the_tree_was_configured_with(
-    tmp_path: Path,
-) -> None:
-    env = _env(tmp_path, PKG_NAME="pytorch")
-    (tmp_path / "src" / "build").mkdir()
-    cache = tmp_path / "src" / "build" / "CMakeCache.txt"
-    cache.write_text("CMAKE_CXX_COMPILER_LAUNCHER:STRING=no-such-ccache\n")
-    result = subprocess.run(
-        ["bash", str(BUILD_SH)], env=env, capture_output=True, text=True, timeout=60, check=False
-    )
-    assert result.returncode == 2
-    assert "CMAKE_CXX_COMPILER_LAUNCHER='no-such-ccache'" in result.stderr
-    assert "recipe/meta.yaml" in result.stderr

@@ -19,10 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.minitorch.fake_conda_build import FakeCondaBuild, Package
 from fixtures.minitorch.support import (
     RECIPE_DIR,
-    FakeCondaBuild,
-    Package,
     base_venv,
     clean_env,
     install_blas,

@@ -322,7 +322,11 @@ def test_bump_refuses_bad_input_with_one_error_line(
     assert (ROOT / "recipe" / "meta.yaml").read_bytes() == before
 
 
-@pytest.mark.parametrize("argv", [["--bogus"], ["--merge"]], ids=["unknown", "merge-no-dir"])
+@pytest.mark.parametrize(
+    "argv",
+    [["--bogus"], ["--merge"], ["--commit", "abc1234"], ["--verify", ".", "--commit", "HEAD"]],
+    ids=["unknown", "merge-no-dir", "commit-without-verify", "commit-not-a-sha"],
+)
 def test_build_locally_refuses_a_command_line_with_an_error_line(argv: list[str]) -> None:
     result = _build_locally(*argv)
     assert result.returncode == 2

@@ -9,9 +9,11 @@ check`, solved and installed with py-rattler, imported, and libtorch's cmake_tes
 against the installed prefix.
 
 Narrowed for 2 cores: two Pythons (3.12, the megabuild's, and 3.13), one CPU and one CUDA
-config (generic BLAS). The CUDA config is compiled by the real nvcc 13.0 with the recipe's
-architecture list and links the real libcudart, libcublas and libcusolver: the stand-in
-channel makes conda-forge's CUDA packages from NVIDIA's wheels.
+config (generic BLAS) of the setup.py layout (PyTorch <= 2.13), and the CPU config once more
+with the miniature's scikit-build-core layout (PyTorch >= 2.14), whose host environments
+each hold their own scikit-build-core. The CUDA config is compiled by the real nvcc 13.0
+with the recipe's architecture list and links the real libcudart, libcublas and
+libcusolver: the stand-in channel makes conda-forge's CUDA packages from NVIDIA's wheels.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.e2e_feedstock import PYTHONS, REPO, E2EFeedstock, narrowed_config
+from fixtures.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS
 from fixtures.recipe_release import current
 
 pytestmark = [
@@ -56,6 +59,8 @@ int main() {
 """
 #: The one object every Python compiles again (torch._C's library, libtorch_python).
 PYTHON_BOUND = "torch/csrc/Module.cpp.o"
+#: torch._C itself: setuptools compiles it outside Ninja, scikit-build-core through CMake.
+EXTENSION = "torch/csrc/stub.c.o"
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +79,8 @@ def channel(tmp_path_factory) -> Path:
         pytest.skip(f"no stand-in channel on this machine: {error}")
 
 
-def _built(tmp_path_factory, channel: Path, glob: str) -> E2EFeedstock:
-    fs = E2EFeedstock.make(tmp_path_factory.mktemp("e2e"), glob, channel)
+def _built(tmp_path_factory, channel: Path, glob: str, layout: str = SETUPTOOLS) -> E2EFeedstock:
+    fs = E2EFeedstock.make(tmp_path_factory.mktemp("e2e"), glob, channel, layout)
     result = fs.build()
     logs = sorted(fs.artifacts.glob("*-log.txt"))
     tail = "\n".join(logs[0].read_text().splitlines()[-60:]) if logs else result.stderr
@@ -93,6 +98,11 @@ def cuda(tmp_path_factory, channel: Path) -> E2EFeedstock:
     return _built(tmp_path_factory, channel, CUDA)
 
 
+@pytest.fixture(scope="module")
+def cpu_skbuild(tmp_path_factory, channel: Path) -> E2EFeedstock:
+    return _built(tmp_path_factory, channel, CPU, SCIKIT_BUILD_CORE)
+
+
 def _packages(fs: E2EFeedstock) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for path in sorted(fs.artifacts.glob("*/*.conda")):
@@ -108,7 +118,9 @@ def _python_tags() -> list[str]:
 # ------------------------------------------------------------------ the builds
 
 
-def test_cpu_megabuild_leaves_every_output_with_checksums_and_summary(cpu) -> None:
+@pytest.mark.parametrize("which", ["cpu", "cpu_skbuild"])
+def test_cpu_megabuild_leaves_every_output_with_checksums_and_summary(which, request) -> None:
+    cpu = request.getfixturevalue(which)
     packages = _packages(cpu)
     assert sorted(packages) == ["libtorch", "pytorch", "pytorch-cpu"]
     assert [t for t in _python_tags() if any(f"_{t}_" in p for p in packages["pytorch"])] == (
@@ -153,7 +165,9 @@ def _launched_objects(fs: E2EFeedstock) -> list[str]:
     return objects
 
 
-def test_megabuild_compiles_the_core_once(cpu) -> None:
+@pytest.mark.parametrize("which", ["cpu", "cpu_skbuild"])
+def test_megabuild_compiles_the_core_once(which, request) -> None:
+    cpu = request.getfixturevalue(which)
     # The staging output's .ninja_log: the core compiled there ...
     [staging_log] = cpu.artifacts.glob("build_cache/*/work_dir/build/.ninja_log")
     staged = _ninja_objects(staging_log)
@@ -161,7 +175,7 @@ def test_megabuild_compiles_the_core_once(cpu) -> None:
     # ... the last output's (--keep-build) inherited it and rebuilt only the bindings ...
     [output_log] = cpu.artifacts.glob("bld/rattler-build_libtorch_*/work/build/.ninja_log")
     again = sorted(o for o, mtime in _ninja_objects(output_log).items() if staged.get(o) != mtime)
-    assert again == [PYTHON_BOUND], again
+    assert again == sorted([PYTHON_BOUND, *([EXTENSION] if which == "cpu_skbuild" else [])])
     # ... and across every output, each core object compiled exactly once, the bindings
     # once per Python (the staging output's megabuild Python among them, or not at all).
     launched = _launched_objects(cpu)
@@ -265,7 +279,7 @@ def _unexplained(findings: list[dict]) -> list[dict]:
     return left
 
 
-@pytest.mark.parametrize("which", ["cpu", "cuda"])
+@pytest.mark.parametrize("which", ["cpu", "cuda", "cpu_skbuild"])
 def test_tools_check_passes_on_the_built_packages(which, request) -> None:
     fs = request.getfixturevalue(which)
     result = _tools(fs, "check", "build_artifacts", "--config", fs.config, "--json")
@@ -319,8 +333,12 @@ def _run_python(prefix: Path, code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.parametrize("which", ["cpu", "cpu_skbuild"])
 @pytest.mark.parametrize("python", [p.split(".*")[0] for p in PYTHONS])
-def test_pytorch_installs_and_imports_for_each_python(cpu, channel, python, tmp_path) -> None:
+def test_pytorch_installs_and_imports_for_each_python(
+    which, request, channel, python, tmp_path
+) -> None:
+    cpu = request.getfixturevalue(which)
     records = _solve([cpu.artifacts, channel], ["pytorch", f"python {python}.*"])
     [torch] = [r for r in records if r.name.normalized == "pytorch"]
     assert f"_py{python.replace('.', '')}_" in str(torch.build)

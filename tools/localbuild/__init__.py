@@ -10,7 +10,18 @@ One module per concern:
 - ``logtee`` / ``progress``: timestamped, redacted log lines and a quiet status line;
 - ``artifacts``: done markers, produced packages, SHA256SUMS, summary.json, log_files.zip;
 - ``ccache``: how a persistent compiler cache reaches the build, and its hit statistics;
-- ``batch``: the loop over configs (resume, fail-fast, prune, summary);
+- ``batch``: the pipeline, and nothing else: select -> plan -> run -> record -> report;
+- ``choose`` (select): names, globs, --all, the menu, --shard, --list;
+- ``preflight`` (plan): the plans, the configs this machine cannot build, what is refused
+  before a container starts, --dry-run;
+- ``loop`` (run): the configs one after another (resume, fail-fast, prune);
+- ``record``: each config's result, kept in summary.json across runs;
+- ``summary`` (report): the table on the terminal and the exit code;
+- ``modes``: --why, --merge and --cfep3-request, which read earlier batches;
+- ``provenance``: where a config's packages came from (commit, dirty tree, recipe, engine),
+  recorded once per config; ``embedded``: the commit a package carries in info/about.json;
+- ``verify``: ``--verify DIR [--commit SHA]``, the CFEP-03 reviewer's check of an upload;
+- ``console``: stdout, stderr and the menu's input;
 - ``facts``: what a config says about its cost and its runners (CUDA, Pythons, labels);
 - ``shard``: ``--shard K/N``, the selection split over machines by expected build time;
 - ``eta``: the expected finish of the current config and of the batch (same cost model);

@@ -44,6 +44,16 @@ class CcacheStats:
         return "n/a" if rate is None else f"{rate:.0%}"
 
 
+def from_json(data: object) -> CcacheStats | None:
+    """The statistics a summary.json record keeps (an earlier run's), or None."""
+    if not isinstance(data, dict):
+        return None
+    hits, misses = data.get("hits"), data.get("misses")
+    if isinstance(hits, int) and isinstance(misses, int):
+        return CcacheStats(hits, misses)
+    return None
+
+
 def stats_file(artifacts: Path, config: str) -> Path:
     return artifacts / f"ccache-stats-{config}.txt"
 

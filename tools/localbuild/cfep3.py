@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from ruamel.yaml import YAML
@@ -17,6 +18,7 @@ from ruamel.yaml import YAML
 from tools.errors import UserError
 from tools.files import read_user_file
 from tools.localbuild.artifacts import read_summary
+from tools.localbuild.provenance import Provenance, dirty_warning
 from tools.recipe.variant_config import parse_variant_file
 
 _LINE = re.compile(
@@ -98,7 +100,39 @@ def _label_of(root: Path, config: str) -> str:
     return words[1]
 
 
-def request_yaml(channel: str, sums: list[tuple[str, str]], *, label: str = "main") -> str:
+def provenance_comment(root: Path) -> list[str]:
+    """Where the packages came from, per summary.json, as comment lines for the request:
+    the core member approving it compares them with the PR (the admin bot ignores them)."""
+    summary = read_summary(root / "build_artifacts")
+    built = [r for r in summary.values() if r.get("status") == "done"]
+    facts = [Provenance.from_json(r.get("provenance")) for r in built]
+    known = [p for p in facts if p is not None]
+    if not known:
+        return ["# provenance: not recorded (built before build-locally recorded it)"]
+
+    def values(pick) -> str:
+        return ", ".join(sorted({str(pick(p)) for p in known if pick(p) is not None})) or "?"
+
+    lines = [
+        f"# built from commit {values(lambda p: p.commit or 'none (not a git checkout)')} "
+        f"({'DIRTY' if any(p.dirty for p in known) else 'clean'} tree)",
+        f"# recipe version {values(lambda p: p.recipe_version)}, build number "
+        f"{values(lambda p: p.build_number)}; {values(lambda p: p.toolkit)}",
+        f"# engine {values(lambda p: p.engine)}; machines {values(lambda p: p.machine)}",
+    ]
+    if len(known) < len(facts):
+        lines.append(f"# {len(facts) - len(known)} config(s) have no provenance recorded")
+    warning = dirty_warning(summary)
+    return ([f"# {warning}"] if warning else []) + lines
+
+
+def request_yaml(
+    channel: str,
+    sums: list[tuple[str, str]],
+    *,
+    label: str = "main",
+    comment: Sequence[str] = (),
+) -> str:
     """YAML for ``requests/<name>.yml`` in conda-forge/admin-requests (action cfep3_copy)."""
     check_channel(channel)
     document: dict[str, object] = {
@@ -114,4 +148,4 @@ def request_yaml(channel: str, sums: list[tuple[str, str]], *, label: str = "mai
     yaml.default_flow_style = False
     yaml.width = 4096  # one package per line, however long conda-smithy's config names get
     yaml.dump(document, stream)
-    return stream.getvalue()
+    return "".join(f"{line}\n" for line in comment) + stream.getvalue()

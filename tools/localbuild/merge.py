@@ -24,11 +24,19 @@ from pathlib import Path
 
 from tools.errors import UserError
 from tools.localbuild import artifacts as art
+from tools.localbuild.record import FAILED_EARLIER, FILTERED_OUT
 
-# Which record of a config wins when several machines report it: a finished build beats
-# one skipped as already done (which carries less), which beats any attempt that failed.
+# Which record of a config wins when several machines report it: a finished build beats a
+# config not built there (skipped, with its reason), which beats any attempt that failed.
 _RANK = {"done": 0, "skipped": 1, "failed": 2, "interrupted": 3, "pending": 4}
-BUILT = ("done", "skipped")
+BUILT = ("done",)
+# Provenance that two builds of one release must share, and what each is called in an error.
+_SHARED = {
+    "commit": "commit",
+    "diff_sha256": "uncommitted diff",
+    "recipe_version": "recipe version",
+    "build_number": "build number",
+}
 
 
 @dataclass(frozen=True)
@@ -57,7 +65,12 @@ class MergeResult:
 
     @property
     def failed(self) -> list[str]:
-        return [name for name, r in self.configs.items() if r.get("status") not in BUILT]
+        """Configs no machine built and no record explains (a failure not retried counts)."""
+        return [
+            name
+            for name, r in self.configs.items()
+            if r.get("status") not in ("done", "skipped") or r.get("reason") == FAILED_EARLIER
+        ]
 
 
 def artifacts_dir(directory: Path, *, flag: str = "--merge") -> Path:
@@ -131,6 +144,14 @@ def _packages_of(record: Mapping[str, object]) -> frozenset[tuple[str, str]]:
     )
 
 
+def _rank(record: Mapping[str, object]) -> int:
+    """Lower wins.  A config this machine merely did not select (or did not retry) says
+    nothing about it, so any other machine's record of it wins."""
+    if record.get("status") == "skipped" and record.get("reason") in (FILTERED_OUT, FAILED_EARLIER):
+        return len(_RANK) + 1
+    return _RANK.get(str(record.get("status")), len(_RANK))
+
+
 def choose_records(sources: Sequence[Source]) -> dict[str, Chosen]:
     """Per config, the best record any source holds; earlier sources win ties.
 
@@ -153,10 +174,58 @@ def choose_records(sources: Sequence[Source]) -> dict[str, Chosen]:
                     f"--merge: {name} was built in both {current.source} and {source.path} "
                     "with different packages; keep the build the logs should show and merge again"
                 )
-            rank = _RANK.get(str(record.get("status")), len(_RANK))
-            if current is None or rank < _RANK.get(str(current.record.get("status")), len(_RANK)):
+            if current is not None and record.get("status") in BUILT:
+                _same_build(name, current.record, record)
+            if current is None or _rank(record) < _rank(current.record):
                 chosen[name] = Chosen(record, source.path)
     return dict(sorted(chosen.items()))
+
+
+def _provenance(record: Mapping[str, object]) -> Mapping[str, object]:
+    found = record.get("provenance")
+    return found if isinstance(found, Mapping) else {}
+
+
+def _machine(record: Mapping[str, object]) -> str:
+    return str(record.get("machine") or "an unnamed machine")
+
+
+def _same_build(config: str, first: Mapping[str, object], second: Mapping[str, object]) -> None:
+    """Two machines' builds of one config must come from the same sources."""
+    fields = {**_SHARED, "ci_support_sha256": "ci_support file"}
+    for key, what in fields.items():
+        a, b = _provenance(first).get(key), _provenance(second).get(key)
+        if a is not None and b is not None and a != b:
+            raise UserError(
+                f"--merge: {config} was built on {_machine(first)} and on {_machine(second)} "
+                f"with a different {what} ({a} vs {b}); rebuild one of them from the other's "
+                "sources and merge again"
+            )
+
+
+def check_one_release(records: Mapping[str, Mapping[str, object]]) -> None:
+    """Every config built for a release comes from the same commit, diff and recipe; a merge
+    of machines that built different sources is refused, naming both."""
+    seen: dict[str, tuple[str, Mapping[str, object]]] = {}
+    for config, record in records.items():
+        if record.get("status") not in BUILT or not _provenance(record):
+            continue
+        for key, what in _SHARED.items():
+            value = _provenance(record).get(key)
+            if key != "diff_sha256" and value is None:
+                continue
+            if key not in seen:
+                seen[key] = (config, record)
+                continue
+            other_config, other = seen[key]
+            theirs = _provenance(other).get(key)
+            if theirs != value:
+                raise UserError(
+                    f"--merge: {config} (built on {_machine(record)}) and {other_config} "
+                    f"(built on {_machine(other)}) have a different {what} "
+                    f"({value or 'none, a clean tree'} vs {theirs or 'none, a clean tree'}); "
+                    f"one release comes from one {what}: rebuild and merge again"
+                )
 
 
 def _copy_file(source: Path, target: Path) -> None:
@@ -210,6 +279,7 @@ def merge(
     # Every conflict is found before anything is copied.
     to_copy = plan_packages(target, resolved)
     chosen = choose_records(sources)
+    check_one_release({name: pick.record for name, pick in chosen.items()})
 
     target.mkdir(exist_ok=True)
     for name, place in to_copy:

@@ -44,10 +44,14 @@ before the first container.
 written to build_artifacts/: <config>-log.txt (timestamped UTC, tokens redacted;
 an earlier attempt's log moves to old-logs/), conda-forge-build-done-<config> (the
 resume marker), summary.json ({"version": 1, "configs": {<config>: {"status":
-done|failed|interrupted|skipped|pending, "machine", "duration_seconds", "returncode", "log",
-"packages": [{"path", "sha256", "size"}], "ccache": {"hits", "misses", "hit_rate"}
-or null, "note"}}, ...}), SHA256SUMS (`sha256sum -c` format, every package in the
-channel folders) and log_files.zip (the logs, summary.json and SHA256SUMS).
+done|failed|interrupted|skipped|pending, "reason" (why a skipped config was not built),
+"earlier_run" (done by an earlier run, kept by a resume), "machine", "started",
+"duration_seconds", "returncode", "log", "packages": [{"path", "sha256", "size"}],
+"ccache": {"hits", "misses", "hit_rate"} or null, "note", "provenance": {"commit",
+"dirty", "diff_sha256", "recipe_version", "build_number", "ci_support_sha256", "toolkit",
+"engine", "image", "machine"}}}, ...}; every config of the matrix has a record),
+SHA256SUMS (`sha256sum -c` format, every package in the channel folders) and log_files.zip
+(the logs, summary.json and SHA256SUMS).
 
 several machines: `--all --shard K/N` on machine K of N (the same command
 everywhere), then `--merge DIR...` on one of them with the others'
@@ -64,7 +68,8 @@ to this machine); 1 some config failed (or would, with --dry-run); 2 bad input, 
 that does not render or no usable engine, in one line starting `error:` (an unknown config
 or glob lists the three closest names, an ambiguous one every match, one per line); 130
 interrupted (rerun the same command to resume).  --why and --report exit 0 when they
-printed, 2 when there is nothing to read.
+printed, 2 when there is nothing to read.  --verify exits 0 when the upload holds up, 1
+when something falls short (each finding, then one `problems:` line), 2 on bad input.
 """
 
 
@@ -90,6 +95,8 @@ class Options:
     merge_dirs: tuple[Path, ...]  # --merge: other machines' build_artifacts/
     why: str | None  # --why CONFIG: the first error of that config's log
     report_dirs: tuple[Path, ...] | None  # --report [DIR...]: None when not asked
+    verify_dir: Path | None  # --verify DIR: a delegate's upload, checked for a reviewer
+    commit: str | None  # --commit SHA: the commit --verify expects (the PR's head)
     env: Mapping[str, str]  # what the build sees: the caller's environment minus secrets
     secrets: tuple[str, ...]  # values to redact wherever output is written
     withheld: tuple[str, ...]  # names of the secret variables the caller had set
@@ -207,6 +214,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="write build_artifacts/report.md (the CFEP-03 comment, also printed) and "
         "build_artifacts/timeline.svg from build_artifacts/ or the given folders",
     )
+    review = parser.add_argument_group("reviewing a CFEP-03 upload (docs/cfep03.md)")
+    review.add_argument(
+        "--verify",
+        dest="verify_dir",
+        metavar="DIR",
+        type=Path,
+        help="check a delegate's upload (packages, SHA256SUMS, summary.json, logs or "
+        "log_files.zip): sums, every config of the matrix, commits, logs, `tools check`; "
+        "prints one verdict line; exit 1 when anything falls short",
+    )
+    review.add_argument(
+        "--commit",
+        metavar="SHA",
+        help="with --verify: the commit every record and package must come from (the PR's "
+        "head); without it the records' own commit is used, and said so",
+    )
     spread = parser.add_argument_group("a release over several machines (docs/build-locally.md)")
     spread.add_argument(
         "--shard",
@@ -260,7 +283,15 @@ def _check_spread(args: argparse.Namespace) -> None:
         ]
         if others:
             raise UserError(f"--merge only combines folders; drop {', '.join(others)}")
-    for flag, given in (("--why", args.why), ("--report", args.report_dirs is not None)):
+    if args.commit is not None and args.verify_dir is None:
+        raise UserError("--commit names the commit --verify expects; add --verify DIR")
+    if args.commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", args.commit):
+        raise UserError(f"--commit {args.commit!r}: expected a git commit sha (7 to 40 hex digits)")
+    for flag, given in (
+        ("--why", args.why),
+        ("--report", args.report_dirs is not None),
+        ("--verify", args.verify_dir is not None),
+    ):
         others = [
             other
             for other, used in (
@@ -272,6 +303,8 @@ def _check_spread(args: argparse.Namespace) -> None:
                 ("--dry-run", args.dry_run),
                 ("--list", args.list_only),
                 ("--why", flag != "--why" and args.why),
+                ("--report", flag != "--report" and args.report_dirs is not None),
+                ("--cfep3-request", flag == "--verify" and args.cfep3_channel),
             )
             if used
         ]
@@ -343,6 +376,8 @@ def from_args(
         merge_dirs=tuple(args.merge_dirs),
         why=args.why,
         report_dirs=None if args.report_dirs is None else tuple(args.report_dirs),
+        verify_dir=args.verify_dir,
+        commit=args.commit,
         env=MappingProxyType(clean_env),
         secrets=tuple(secret_values(env)),
         withheld=tuple(name for name in SECRET_ENV_VARS if name in env),

@@ -201,9 +201,15 @@ def plan_build(
 
 
 def describe(
-    plan: BuildPlan, *, status: str, engine: ContainerEngine, secrets: tuple[str, ...]
+    plan: BuildPlan,
+    *,
+    status: str,
+    engine: ContainerEngine,
+    secrets: tuple[str, ...],
+    label: str = "",
 ) -> str:
-    """The --dry-run text for one config: everything that would run, nothing hidden."""
+    """The --dry-run text for one config: everything that would run, nothing hidden; headed by
+    the config's label, with its long name (the key in every file) on the next line."""
 
     def rel(path: Path) -> str:
         try:
@@ -211,8 +217,10 @@ def describe(
         except ValueError:
             return str(path)
 
-    lines = [
-        f"[{plan.index}/{plan.total}] {plan.config}: {status}",
+    lines = [f"[{plan.index}/{plan.total}] {label or plan.config}: {status}"]
+    if label and label != plan.config:
+        lines.append(f"  config:  {plan.config}")
+    lines += [
         f"  run:     {shlex.join(plan.argv)}",
         f"  cwd:     {plan.cwd}",
     ]

@@ -26,8 +26,10 @@ from pathlib import Path
 from tools.errors import UserError
 from tools.files import atomic_write_text
 from tools.localbuild.configs import discover, labels
+from tools.localbuild.embedded import NOT_CHECKED, read_embedded
 from tools.localbuild.merge import artifacts_dir, choose_records, load_source
 from tools.localbuild.progress import format_duration
+from tools.localbuild.provenance import DIRTY_WARNING, Provenance
 
 STATUS_COLOURS = {
     "done": "#2e7d32",
@@ -44,11 +46,15 @@ class Row:
     config: str
     label: str
     status: str
-    machine: str
+    machine: str  # "-" for a config not built: machines are counted from the others
     started: float | None  # epoch seconds
     seconds: float | None
     packages: int
     ccache: str  # "92%" or "-"
+    reason: str = ""  # why a skipped config was not built
+    earlier: bool = False  # built by an earlier run (a resume kept it)
+    provenance: Provenance | None = None
+    commit_check: str = "-"  # the packages' embedded commit against the record's
 
 
 def _epoch(text: object) -> float | None:
@@ -66,20 +72,61 @@ def _number(value: object) -> float | None:
     return float(value)
 
 
-def row_of(config: str, record: Mapping[str, object], *, label: str, machine: str) -> Row:
+def row_of(
+    config: str,
+    record: Mapping[str, object],
+    *,
+    label: str,
+    machine: str,
+    folders: Sequence[Path] = (),
+) -> Row:
     packages = record.get("packages")
     cache = record.get("ccache")
     rate = _number(cache.get("hit_rate")) if isinstance(cache, dict) else None
     status = str(record.get("status") or "pending")
+    built = status != "skipped"
+    source = Provenance.from_json(record.get("provenance"))
     return Row(
         config=config,
         label=label,
         status=status,
-        machine=str(record.get("machine") or machine),
-        started=_epoch(record.get("started")) if status != "skipped" else None,
-        seconds=_number(record.get("duration_seconds")),
+        machine=str(record.get("machine") or machine) if built else "-",
+        started=_epoch(record.get("started")) if built else None,
+        seconds=_number(record.get("duration_seconds")) if built else None,
         packages=len(packages) if isinstance(packages, list) else 0,
         ccache="-" if rate is None else f"{rate:.0%}",  # summary.json keeps the fraction
+        reason=str(record.get("reason") or ""),
+        earlier=record.get("earlier_run") is True,
+        provenance=source,
+        commit_check=commit_check(record, source, folders) if status == "done" else "-",
+    )
+
+
+def commit_check(
+    record: Mapping[str, object], source: Provenance | None, folders: Sequence[Path]
+) -> str:
+    """The commit every package of ``record`` embeds, against the one the record names."""
+    expected = source.commit if source is not None else None
+    entries = record.get("packages")
+    found: dict[str, str | None] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        name = str(entry.get("path")) if isinstance(entry, dict) else ""
+        path = next((f / name for f in folders if name and (f / name).is_file()), None)
+        if path is None:
+            continue
+        embedded = read_embedded(path)
+        if embedded.error == NOT_CHECKED:
+            return NOT_CHECKED
+        found[name] = embedded.commit if not embedded.error else f"unreadable: {embedded.error}"
+    if not found:
+        return "not checked (no package here)"
+    wrong = {name: sha for name, sha in found.items() if sha != expected}
+    if not wrong:
+        return f"✅ {expected[:12]}" if expected else "✅ (none recorded)"
+    name, sha = next(iter(wrong.items()))
+    return (
+        f"❌ {name.rsplit('/', 1)[-1]} embeds {sha[:12] if sha else 'no commit'}, "
+        f"the record {expected[:12] if expected else 'none'}"
     )
 
 
@@ -104,10 +151,13 @@ def collect(root: Path, folders: Sequence[Path]) -> tuple[list[Row], list[str]]:
             pick.record,
             label=label_of.get(name, name),
             machine=_machine_of(pick.source, several),
+            folders=[pick.source, *resolved],
         )
         for name, pick in chosen.items()
     ]
-    rows.sort(key=lambda r: (r.machine, r.started is None, r.started or 0.0, r.label))
+    rows.sort(
+        key=lambda r: (r.machine == "-", r.machine, r.started is None, r.started or 0.0, r.label)
+    )
     sums: dict[str, None] = {}
     for folder in resolved:
         path = folder / "SHA256SUMS"
@@ -132,31 +182,67 @@ def _span(rows: Sequence[Row]) -> tuple[float, float] | None:
     )
 
 
+def _provenance_lines(rows: Sequence[Row]) -> list[str]:
+    """Where the packages came from: each fact once, or every value when configs differ."""
+    known = [r.provenance for r in rows if r.provenance is not None]
+    if not known:
+        return ["**Provenance:** not recorded (built before build-locally recorded it)."]
+
+    def values(pick) -> str:
+        found = sorted({str(pick(p)) for p in known if pick(p) is not None})
+        return ", ".join(f"`{v}`" for v in found) or "unknown"
+
+    dirty = "**dirty** (uncommitted changes)" if any(p.dirty for p in known) else "clean"
+    return [
+        f"**Provenance:** commit {values(lambda p: p.commit)}, tree {dirty}; "
+        f"recipe version {values(lambda p: p.recipe_version)}, build number "
+        f"{values(lambda p: p.build_number)}; toolkit {values(lambda p: p.toolkit)}; "
+        f"engine {values(lambda p: p.engine)}; image {values(lambda p: p.image)}.",
+    ]
+
+
+def _status_cell(r: Row) -> str:
+    text = f"{STATUS_MARKS.get(r.status, '')} {r.status}".strip()
+    return f"{text} (earlier run)" if r.earlier and r.status == "done" else text
+
+
 def markdown(rows: Sequence[Row], sums: Sequence[str]) -> str:
-    lines = [
+    dirty = [r.label for r in rows if r.provenance is not None and r.provenance.dirty]
+    lines = []
+    if dirty:
+        lines += [
+            f"> [!WARNING]\n> {DIRTY_WARNING}: {len(dirty)} config(s) ({', '.join(dirty)}) "
+            "were built from uncommitted changes, so no commit describes their packages.",
+            "",
+        ]
+    lines += [
         "### Local builds for CFEP-03",
         "",
-        "| config | status | duration | packages | ccache hits | machine |",
-        "|---|---|---:|---:|---:|---|",
+        *_provenance_lines(rows),
+        "",
+        "| config | status | duration | packages | ccache hits | machine | embedded commit "
+        "| reason |",
+        "|---|---|---:|---:|---:|---|---|---|",
     ]
     for r in rows:
-        status = f"{STATUS_MARKS.get(r.status, '')} {r.status}".strip()
         lines.append(
-            f"| {r.label} | {status} | {_duration(r.seconds)} | {r.packages} | "
-            f"{r.ccache} | {r.machine} |"
+            f"| {r.label} | {_status_cell(r)} | {_duration(r.seconds)} | {r.packages} | "
+            f"{r.ccache} | {r.machine} | {r.commit_check} | {r.reason or '-'} |"
         )
     counts: dict[str, int] = {}
     for r in rows:
         counts[r.status] = counts.get(r.status, 0) + 1
     built = sum(r.seconds or 0.0 for r in rows if r.status != "skipped")
-    machines = len({r.machine for r in rows})
+    machines = len({r.machine for r in rows if r.machine != "-"})
     span = _span(rows)
     wall = f", {format_duration(span[1] - span[0])} from first start to last end" if span else ""
+    earlier = sum(1 for r in rows if r.earlier and r.status == "done")
+    kept = f", {earlier} of them built by an earlier run" if earlier else ""
     lines += [
         "",
-        f"**Total:** {len(rows)} configs ({', '.join(f'{n} {s}' for s, n in counts.items())}), "
-        f"{sum(r.packages for r in rows)} packages, {format_duration(built)} of build time "
-        f"on {machines} machine(s){wall}.",
+        f"**Total:** {len(rows)} configs ({', '.join(f'{n} {s}' for s, n in counts.items())}"
+        f"{kept}), {sum(r.packages for r in rows)} packages, {format_duration(built)} of build "
+        f"time on {machines} machine(s){wall}." + (f" **{DIRTY_WARNING}.**" if dirty else ""),
         "",
         f"<details><summary>SHA256SUMS ({len(sums)} packages)</summary>",
         "",
@@ -223,7 +309,7 @@ def timeline_svg(rows: Sequence[Row], *, title: str = "build timeline") -> str:
         else:
             body.append(
                 f'<text x="{LEFT}" y="{y + 17}" class="dur" fill="{colour}">'
-                f"{_esc(r.status)}{' (built earlier)' if r.status == 'skipped' else ''}"
+                f"{_esc(r.status)}{f' ({_esc(r.reason)})' if r.reason else ''}"
                 f"<title>{_esc(tip)}</title></text>"
             )
         y += ROW
@@ -270,4 +356,6 @@ def write_report(options, say: Callable[[str], None], note: Callable[[str], None
     atomic_write_text(target / "timeline.svg", svg + "\n")
     say(text.rstrip("\n"))
     note(f"wrote {target / 'report.md'} and {target / 'timeline.svg'}")
+    if any(r.provenance is not None and r.provenance.dirty for r in rows):
+        note(f"{DIRTY_WARNING}: report.md leads with it")
     return 0

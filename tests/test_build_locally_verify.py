@@ -1,0 +1,255 @@
+"""A CFEP-03 upload from a reviewer's side: provenance, dirty trees and ``--verify``.
+
+The feedstocks are git checkouts (the provenance is their commit) built through the fake
+container engine (tests/fixtures/fake_docker): its conda-build writes real .conda packages
+whose info/about.json carries build_steps.sh's --extra-meta, as conda-build's does.  The
+recipe's one output is ``libfoo`` (FAKE_BUILD_OUTPUTS), so `tools check --config` checks
+them for real and finds them sound.  A delegate posts the packages and log_files.zip; each
+test below hands the reviewer's command a copy with one thing wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from test_build_locally_e2e import ARM, CPU, CUDA, Feedstock, _config_yaml
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")
+
+WIN = "win_64_cuda_compiler_versionNone"
+
+
+def _git(fs: Feedstock, *args: str) -> str:
+    result = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        cwd=fs.root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout.strip()
+
+
+def _feedstock(tmp: Path, name: str = "delegate") -> Feedstock:
+    fs = Feedstock(tmp)
+    (fs.root / "recipe" / "meta.yaml").write_text("package:\n  name: libfoo\n  version: 2.13.0\n")
+    (fs.root / ".ci_support" / f"{WIN}.yaml").write_text(_config_yaml("win-64", "None"))
+    fs.env.update(FAKE_BUILD_OUTPUTS="libfoo", BUILD_MACHINE=name)
+    _git(fs, "init", "-q")
+    _git(fs, "add", "-A")
+    _git(fs, "commit", "-qm", "the PR's head")
+    return fs
+
+
+def _posted(fs: Feedstock, target: Path) -> Path:
+    """What a delegate uploads: the packages in their subdir folders, and log_files.zip."""
+    for subdir in ("linux-64", "linux-aarch64"):
+        shutil.copytree(fs.artifacts / subdir, target / subdir)
+    shutil.copy2(fs.artifacts / "log_files.zip", target / "log_files.zip")
+    return target
+
+
+@pytest.fixture(scope="module")
+def upload(tmp_path_factory) -> tuple[Feedstock, str, Path]:
+    fs = _feedstock(tmp_path_factory.mktemp("upload"))
+    run = fs.run("--all")
+    assert run.returncode == 0, run.stderr
+    return fs, _git(fs, "rev-parse", "HEAD"), _posted(fs, tmp_path_factory.mktemp("posted"))
+
+
+def _copy(upload_dir: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(upload_dir, tmp_path / "posted"))
+
+
+def _rezip(posted: Path, edit) -> None:
+    """Unpack log_files.zip, let ``edit`` change the folder, pack it again."""
+    unpacked = posted / "unpacked"
+    with zipfile.ZipFile(posted / "log_files.zip") as archive:
+        archive.extractall(unpacked)
+    edit(unpacked)
+    with zipfile.ZipFile(posted / "log_files.zip", "w") as archive:
+        for path in sorted(unpacked.iterdir()):
+            archive.write(path, arcname=path.name)
+    shutil.rmtree(unpacked)
+
+
+# ---------------------------------------------------------------- the reviewer's verdict
+
+
+def test_verify_passes_on_an_untouched_upload(upload) -> None:
+    fs, head, posted = upload
+    run = fs.run("--verify", str(posted), "--commit", head)
+    assert run.returncode == 0, run.stdout + run.stderr
+    [verdict] = run.stdout.splitlines()
+    assert verdict.startswith(f"verified: pytorch-feedstock at commit {head[:12]} (--commit)")
+    assert "3 of 4 configs built, 3 packages match SHA256SUMS" in verdict
+    assert verdict.endswith("not built, as recorded: win-64 cpu (cannot build here (Windows))")
+
+
+def test_verify_names_a_tampered_package(upload, tmp_path: Path) -> None:
+    fs, head, posted = upload
+    posted = _copy(posted, tmp_path)
+    package = sorted((posted / "linux-64").glob("*.conda"))[0]
+    data = bytearray(package.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one bit pattern changed inside the payload
+    package.write_bytes(bytes(data))
+    run = fs.run("--verify", str(posted), "--commit", head)
+    assert run.returncode == 1
+    name = f"linux-64/{package.name}"
+    assert f"FAIL {name}: tampered: its sha256 is not the one SHA256SUMS lists" in run.stdout
+    [problems] = run.stderr.splitlines()
+    assert problems.startswith("problems: NOT verified: ") and name in problems
+
+
+def test_verify_names_a_config_of_the_matrix_the_upload_lacks(upload, tmp_path: Path) -> None:
+    fs, head, posted = upload
+    posted = _copy(posted, tmp_path)
+
+    def forget_cuda(folder: Path) -> None:
+        summary = json.loads((folder / "summary.json").read_text())
+        del summary["configs"][CUDA]
+        (folder / "summary.json").write_text(json.dumps(summary))
+
+    _rezip(posted, forget_cuda)
+    run = fs.run("--verify", str(posted), "--commit", head)
+    assert run.returncode == 1
+    missing = f"FAIL linux-64 cuda12.9: missing: no record of {CUDA} (neither built nor explained)"
+    assert missing in run.stdout.splitlines()
+
+
+def test_verify_names_a_log_cut_short(upload, tmp_path: Path) -> None:
+    fs, head, posted = upload
+    posted = _copy(posted, tmp_path)
+
+    def cut(folder: Path) -> None:
+        log = folder / f"{ARM}-log.txt"
+        log.write_text("".join(log.read_text().splitlines(keepends=True)[:-4]))
+
+    _rezip(posted, cut)
+    run = fs.run("--verify", str(posted), "--commit", head)
+    assert run.returncode == 1
+    assert "FAIL linux-aarch64 cpu: log cut short or not a success" in run.stdout
+
+
+def test_verify_names_the_config_and_package_built_from_another_commit(tmp_path: Path) -> None:
+    fs = _feedstock(tmp_path / "fs")
+    assert fs.run(CPU, CUDA).returncode == 0
+    head = _git(fs, "rev-parse", "HEAD")
+    (fs.root / "README.md").write_text("a later commit\n")
+    _git(fs, "add", "README.md")
+    _git(fs, "commit", "-qm", "after the review")
+    later = _git(fs, "rev-parse", "HEAD")
+    rebuilt = fs.run(CPU, "--force")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    run = fs.run("--verify", str(fs.artifacts), "--commit", head)
+    assert run.returncode == 1
+    lines = run.stdout.splitlines()
+    assert f"FAIL linux-64 cpu: recorded commit {later}, expected {head}" in lines
+    [package] = (fs.artifacts / "linux-64").glob("libfoo-*versionNone*.conda")
+    assert (
+        f"FAIL linux-64/{package.name}: from another commit: it embeds {later}, expected {head}"
+        in lines
+    )
+    assert not any("cuda12.9" in line for line in lines)  # built from the PR's head
+
+
+def test_verify_refuses_a_zip_with_a_path_outside_its_folder(upload, tmp_path: Path) -> None:
+    fs, head, _ = upload
+    posted = tmp_path / "posted"
+    posted.mkdir()
+    with zipfile.ZipFile(posted / "log_files.zip", "w") as archive:
+        archive.writestr("summary.json", "{}")
+        archive.writestr("../escaped.txt", "written outside")
+    run = fs.run("--verify", str(posted), "--commit", head)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.splitlines() == [
+        f"error: {posted / 'log_files.zip'}: member '../escaped.txt' is not a plain file name "
+        "(a path, '..', a folder or a link); refusing to extract anything from it"
+    ]
+    assert not list(tmp_path.rglob("escaped.txt"))
+
+
+def test_verify_of_a_folder_without_a_summary_is_one_line(upload, tmp_path: Path) -> None:
+    fs, _, _ = upload
+    run = fs.run("--verify", str(tmp_path))
+    assert run.returncode == 2
+    assert run.stderr.startswith(f"error: --verify {tmp_path}: no summary.json")
+
+
+# ---------------------------------------------------------------- provenance and dirty trees
+
+
+def test_summary_log_and_report_name_the_commit_and_the_recipe(upload) -> None:
+    fs, head, _ = upload
+    record = fs.summary()["configs"][CPU]
+    source = record["provenance"]
+    assert (source["commit"], source["dirty"], source["recipe_version"]) == (head, False, "2.13.0")
+    assert source["engine"] == "docker 0.0-fake" and source["machine"] == "delegate"
+    log = (fs.artifacts / f"{CPU}-log.txt").read_text()
+    assert f"### build-locally: commit: {head}\n" in log
+    assert "### build-locally: tree: clean\n" in log
+    report = fs.run("--report").stdout
+    assert f"**Provenance:** commit `{head}`, tree clean; recipe version `2.13.0`" in report
+    assert "| linux-64 cpu | ✅ done | " in report and f"| ✅ {head[:12]} | - |" in report
+    assert "| win-64 cpu | ☑️ skipped | - | 0 | - | - | - | cannot build here (Windows) |" in report
+    assert "on 1 machine(s)" in report  # the skipped Windows row is no machine
+
+
+def test_a_batch_from_a_dirty_tree_says_so_in_every_output(tmp_path: Path) -> None:
+    fs = _feedstock(tmp_path)
+    (fs.root / "recipe" / "conda_build_config.yaml").write_text("# not committed\n")
+    run = fs.run(CPU)
+    assert run.returncode == 0, run.stderr
+    warning = "WARNING: built from a dirty tree (uncommitted changes)"
+    table_total = next(line for line in run.stdout.splitlines() if line.startswith("total"))
+    files_line = next(line for line in run.stdout.splitlines() if line.startswith("summary:"))
+    assert warning in table_total and warning in files_line and warning in run.stderr
+    assert fs.summary()["configs"][CPU]["provenance"]["dirty"] is True
+    log_head = (fs.artifacts / f"{CPU}-log.txt").read_text().splitlines()[:4]
+    assert any(line.endswith(f"warning: {warning}") for line in log_head)
+    report = fs.run("--report")
+    assert report.stdout.startswith(f"> [!WARNING]\n> {warning}")
+    request = fs.run("--cfep3-request", "jdoe/label/cfep03")
+    assert request.stdout.startswith(f"# {warning}") and warning in request.stderr
+    verify = fs.run("--verify", str(fs.artifacts))
+    assert verify.returncode == 1 and "FAIL linux-64 cpu: built from a dirty tree" in verify.stdout
+
+
+# ---------------------------------------------------------------- resumes and merges
+
+
+def test_an_earlier_runs_record_survives_a_resume_and_draws_its_bar(tmp_path: Path) -> None:
+    fs = _feedstock(tmp_path)
+    assert fs.run(CPU, ARM, FAKE_BUILD_FAIL=ARM).returncode == 1
+    first = fs.summary()["configs"][CPU]
+    resumed = fs.run(CPU, ARM)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "[1/2] linux-64 cpu: done by an earlier run (on delegate at " in resumed.stderr
+    kept = fs.summary()["configs"][CPU]
+    assert kept["status"] == "done" and kept["earlier_run"] is True
+    for field in ("packages", "duration_seconds", "machine", "started", "provenance"):
+        assert kept[field] == first[field], field
+    svg = fs.run("--report") and (fs.artifacts / "timeline.svg").read_text()
+    assert "<title>linux-64 cpu (" in svg and svg.count("<rect x=") == 2  # a bar per build
+
+
+def test_merging_builds_of_two_commits_names_the_configs_machines_and_field(
+    tmp_path: Path,
+) -> None:
+    alpha = _feedstock(tmp_path / "alpha", "alpha")
+    beta = _feedstock(tmp_path / "beta", "beta")
+    (beta.root / "README.md").write_text("beta's checkout moved on\n")
+    _git(beta, "add", "README.md")
+    _git(beta, "commit", "-qm", "another commit")
+    assert alpha.run(CPU).returncode == 0 and beta.run(CUDA).returncode == 0
+    run = alpha.run("--merge", str(beta.artifacts))
+    assert run.returncode == 2
+    [line] = run.stderr.splitlines()
+    assert line.startswith(f"error: --merge: {CPU} (built on alpha) and {CUDA} (built on beta)")
+    assert "have a different commit (" in line

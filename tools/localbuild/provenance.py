@@ -1,0 +1,169 @@
+"""Where a batch's packages came from, recorded once per config (summary.json, the log's
+head, report.md, --cfep3-request) so a CFEP-03 reviewer can tie each package to a commit.
+
+The git facts are asked once per batch; a tree with uncommitted changes is ``dirty``, and
+the digest of those changes (the diff against HEAD plus every untracked, unignored file)
+tells two dirty trees apart.  The toolkit is named by a digest of tools/, which covers
+edits a commit does not.  Nothing here fails a build: a fact that cannot be learnt is
+recorded as ``None``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import socket
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from tools.errors import CommandError
+from tools.proc import call
+
+DIRTY_WARNING = "WARNING: built from a dirty tree (uncommitted changes)"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    commit: str | None  # the feedstock's HEAD; None outside a git checkout
+    dirty: bool
+    diff_sha256: str | None  # of the uncommitted changes; None when clean
+    recipe_version: str | None
+    build_number: int | None
+    ci_support_sha256: str | None  # the .ci_support/<config>.yaml the build read
+    toolkit: str  # "tools <digest of tools/*.py>"
+    engine: str | None  # "docker 27.3.1", "native conda-build"
+    image: str | None
+    machine: str
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: object) -> Provenance | None:
+        """A record's provenance, or None for one written before provenance existed."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("machine"), str):
+            return None
+        # A file someone handed over (--merge, --report, --verify): text fields are text.
+        fields = {
+            k: v if isinstance(v := data.get(k), str) else None for k in cls.__dataclass_fields__
+        }
+        fields["dirty"] = data.get("dirty") is True
+        fields["toolkit"] = fields["toolkit"] or ""
+        number = data.get("build_number")
+        fields["build_number"] = number if type(number) is int else None
+        return cls(**fields)
+
+    def describe(self) -> str:
+        """One line for a log's head or a report: what a reviewer compares."""
+        commit = self.commit[:12] if self.commit else "no git commit"
+        state = f"dirty, diff sha256 {(self.diff_sha256 or '')[:12]}" if self.dirty else "clean"
+        recipe = f"{self.recipe_version or '?'} build {self.build_number}"
+        return (
+            f"commit {commit} ({state}); recipe {recipe}; {self.toolkit}; "
+            f"{self.engine or 'engine unknown'}; machine {self.machine}"
+        )
+
+
+@dataclass(frozen=True)
+class Checkout:
+    commit: str | None
+    dirty: bool
+    diff_sha256: str | None
+
+
+# What build-locally itself writes into the checkout (conda-smithy's .gitignore lists them,
+# a feedstock may not): never a change to the sources.
+_SOURCES = (
+    "--",
+    ".",
+    ":(exclude)build_artifacts",
+    ":(exclude)miniforge3",
+    ":(exclude)recipe/recipe-scripts-license.txt",
+)
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        result = call("git", "-C", str(root), *args, capture=True, check=False, quiet=True)
+    except CommandError:  # no git at all
+        return None
+    return result.stdout if result.returncode == 0 else None
+
+
+def checkout(root: Path) -> Checkout:
+    """HEAD, and whether (and how) the working tree differs from it."""
+    head = _git(root, "rev-parse", "--verify", "HEAD")
+    if head is None:
+        return Checkout(None, False, None)
+    status = _git(root, "status", "--porcelain", "--untracked-files=all", *_SOURCES) or ""
+    if not status.strip():
+        return Checkout(head.strip(), False, None)
+    digest = hashlib.sha256((_git(root, "diff", "HEAD", "--binary", *_SOURCES) or "").encode())
+    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z", *_SOURCES) or ""
+    for name in sorted(n for n in untracked.split("\0") if n):
+        digest.update(b"\0untracked " + name.encode())
+        path = root / name
+        if path.is_file() and not path.is_symlink():
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return Checkout(head.strip(), True, digest.hexdigest())
+
+
+def toolkit_version(package: Path | None = None) -> str:
+    """A digest of the toolkit that is running (tools/*.py), edits included."""
+    package = package or Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return f"tools {digest.hexdigest()[:12]}"
+
+
+def file_sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+_VERSION_LINE = re.compile(r"^\s*(?:Server )?Version:\s*(\S+)", re.MULTILINE)
+
+
+def engine_version(info_output: str) -> str | None:
+    """The server version `docker info` / `podman info` prints."""
+    match = _VERSION_LINE.search(info_output)
+    return match.group(1) if match else None
+
+
+def machine(env: Mapping[str, str]) -> str:
+    return env.get("BUILD_MACHINE") or socket.gethostname()
+
+
+def for_config(
+    base: Provenance,
+    *,
+    ci_support: Path,
+    image: str | None,
+    recipe: tuple[str, int] | None,
+) -> Provenance:
+    """The batch's facts with this config's own: its variant file, image and recipe render."""
+    version, number = recipe if recipe is not None else (None, None)
+    return replace(
+        base,
+        ci_support_sha256=file_sha256(ci_support),
+        image=image,
+        recipe_version=version,
+        build_number=number,
+    )
+
+
+def dirty_warning(records: Mapping[str, Mapping[str, object]]) -> str | None:
+    """The warning for a batch whose records name a dirty tree, or None."""
+    dirty = sorted(
+        name
+        for name, record in records.items()
+        if (p := Provenance.from_json(record.get("provenance"))) is not None and p.dirty
+    )
+    if not dirty:
+        return None
+    return f"{DIRTY_WARNING} in {len(dirty)} config(s): a reviewer cannot tie them to a commit"
