@@ -49,9 +49,11 @@ if not "%blas_impl%"=="mkl" (
 )
 
 if "%cuda_compiler_version%"=="" set "cuda_compiler_version=None"
+rem Windows builds CUDA 12.8, not 12.9: nvcc 12.9 crashes on SegmentReduce.cu there
+rem (https://github.com/pytorch/pytorch/issues/156181; recipe\conda_build_config.yaml).
 if "%cuda_compiler_version%"=="None" (
     set "USE_CUDA=0"
-) else if "%cuda_compiler_version%"=="12.9" (
+) else if "%cuda_compiler_version%"=="12.8" (
     set "TORCH_CUDA_ARCH_LIST=5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX"
 ) else if "%cuda_compiler_version%"=="13.0" (
     set "TORCH_CUDA_ARCH_LIST=7.5;8.0;8.6;9.0;10.0;11.0;12.0+PTX"
@@ -83,9 +85,21 @@ rem without set /p's 1023-character limit.
 if errorlevel 1 exit /b 1
 set "CMAKE_ARGS="
 for /f "usebackq delims=" %%a in ("%SRC_DIR%\_cmake_args.txt") do set "CMAKE_ARGS=%%a"
-set "MAX_JOBS=%CPU_COUNT%"
+rem CPU_COUNT jobs run out of memory (conda-forge's Windows builds were OOM-killed and build
+rem with 4 jobs on 58 GB): at most one job per 14 GB here (JOB_MEMORY_GB overrides;
+rem recipe\build_jobs.py reads the machine's memory).
+rem (Through a file, as CMAKE_ARGS above: for /f mangles a quoted command's quotes.)
+"%PYTHON%" "%RECIPE_DIR%\build_jobs.py" --per-job-gb 14 > "%SRC_DIR%\_max_jobs.txt"
+if errorlevel 1 exit /b %ERRORLEVEL%
+set "MAX_JOBS="
+for /f "usebackq delims=" %%j in ("%SRC_DIR%\_max_jobs.txt") do set "MAX_JOBS=%%j"
+if not defined MAX_JOBS (
+    echo bld.bat: error: recipe\build_jobs.py chose no MAX_JOBS ^(its error is above^); check CPU_COUNT and JOB_MEMORY_GB 1>&2
+    exit /b 2
+)
+echo MAX_JOBS=%MAX_JOBS%
 rem What scikit-build-core's cmake --build honours (setup.py passes MAX_JOBS itself).
-set "CMAKE_BUILD_PARALLEL_LEVEL=%CPU_COUNT%"
+set "CMAKE_BUILD_PARALLEL_LEVEL=%MAX_JOBS%"
 set "PYTORCH_BUILD_VERSION=%PKG_VERSION%"
 rem Any build number above 1 becomes a .postN suffix in torch.__version__.
 rem https://github.com/conda-forge/pytorch-cpu-feedstock/issues/315
@@ -116,6 +130,11 @@ if not "%cuda_compiler_version%"=="None" (
     set "USE_MAGMA=1"
     set "MAGMA_HOME=%LIBRARY_PREFIX%"
     set "CUDAToolkit_ROOT=%LIBRARY_PREFIX%"
+    rem nvcc lives in the build environment, the CUDA headers and libraries (cublas_v2.h ...)
+    rem in the host one; PyTorch's FindCUDAToolkit takes the toolkit root from nvcc's prefix
+    rem unless a CUDAToolkit_ROOT_DIR cache entry names it (patch 0011). CUDA_TOOLKIT_ROOT_DIR
+    rem is where the CUPTI lookup looks. Forward slashes: CMake reads backslashes as escapes.
+    set "CMAKE_ARGS=!CMAKE_ARGS! -DCUDAToolkit_ROOT_DIR=!LIBRARY_PREFIX:\=/! -DCUDAToolkit_BIN_DIR=!BUILD_PREFIX:\=/!/Library/bin -DCUDA_TOOLKIT_ROOT_DIR=!LIBRARY_PREFIX:\=/!"
     set "TORCH_NVCC_FLAGS=-Xfatbin -compress-all"
 )
 
@@ -182,8 +201,16 @@ robocopy "%TORCH_TREE%\lib" "%LIBRARY_BIN%" *.dll /XF torch_python.dll /NFL /NDL
 if %ERRORLEVEL% GEQ 8 exit /b 1
 robocopy "%TORCH_TREE%\lib" "%LIBRARY_LIB%" *.lib /XF torch_python.lib /NFL /NDL /NJH /NJS
 if %ERRORLEVEL% GEQ 8 exit /b 1
-robocopy "%TORCH_TREE%\include" "%LIBRARY_INC%" /E /NFL /NDL /NJH /NJS
-if %ERRORLEVEL% GEQ 8 exit /b 1
+rem PyTorch's own headers only: the rest of upstream's include\ is copies of vendored
+rem libraries (oneDNN's dnnl*.h and oneapi\, cpuinfo.h, pthreadpool.h ...) whose paths
+rem conda-forge packages own (build.sh: libtorch_file; python -m tools check:
+rem layout.dependency-owned).
+for %%d in (ATen c10 caffe2 torch tensorpipe) do (
+    if exist "%TORCH_TREE%\include\%%d" (
+        robocopy "%TORCH_TREE%\include\%%d" "%LIBRARY_INC%\%%d" /E /NFL /NDL /NJH /NJS
+        if !ERRORLEVEL! GEQ 8 exit /b 1
+    )
+)
 robocopy "%TORCH_TREE%\share" "%LIBRARY_PREFIX%\share" /E /NFL /NDL /NJH /NJS
 if %ERRORLEVEL% GEQ 8 exit /b 1
 

@@ -210,8 +210,18 @@ configure_cmake_args() {
         esac
     done
     if [[ -x "${BUILD_PREFIX:-/nonexistent}/bin/protoc" ]]; then
-        # The host's protoc cannot run when cross-compiling; the build machine's can.
+        # The host's protoc cannot run when cross-compiling; the build machine's can. The
+        # code generation runs the protobuf::protoc target the host's protobuf-config.cmake
+        # imports, which Protobuf_PROTOC_EXECUTABLE does not change; cmake/ProtoBuf.cmake
+        # runs CAFFE2_CUSTOM_PROTOC_EXECUTABLE instead when it exists (and hands it to ONNX).
         kept+=("-DProtobuf_PROTOC_EXECUTABLE=${BUILD_PREFIX}/bin/protoc")
+        kept+=("-DCAFFE2_CUSTOM_PROTOC_EXECUTABLE=${BUILD_PREFIX}/bin/protoc")
+    fi
+    if [[ "${build_platform:-${target_platform}}" != "${target_platform}" ]]; then
+        # Cross-compiling, FindPython asks the interpreter nothing and torch._C would be
+        # named _C.so, which setup.py does not package (pytorch#189388). Patch 0007 takes
+        # the target's SOABI from here; cross-python's interpreter answers for the target.
+        kept+=("-DTORCH_PYTHON_SOABI=$(target_soabi)")
     fi
     CMAKE_ARGS="${kept[*]:-}"
     export CMAKE_ARGS
@@ -230,11 +240,24 @@ configure_cmake_args() {
     export CMAKE_PREFIX_PATH="${PREFIX}${CMAKE_PREFIX_PATH:+:${CMAKE_PREFIX_PATH}}"
 }
 
+target_soabi() {
+    local soabi
+    soabi="$("${PYTHON}" -c 'import sysconfig; print(sysconfig.get_config_var("SOABI") or "")')"
+    [[ -n "${soabi}" ]] \
+        || die "PYTHON='${PYTHON}' reports no SOABI; a cross build needs the target's (cross-python_${target_platform} in the build requirements of recipe/meta.yaml)"
+    echo "${soabi}"
+}
+
 ########################################################################
 #### PYTORCH BUILD OPTIONS
 ########################################################################
 configure_pytorch() {
-    export MAX_JOBS="${CPU_COUNT:-$(getconf _NPROCESSORS_ONLN)}"
+    # CPU_COUNT jobs run out of memory (conda-forge's builds were OOM-killed at 16): at most
+    # one job per 8 GB of this machine's memory (JOB_MEMORY_GB overrides; build_jobs.py).
+    MAX_JOBS="$("${PYTHON}" "${RECIPE_DIR}/build_jobs.py" --per-job-gb 8)" \
+        || die "recipe/build_jobs.py could not choose MAX_JOBS (its error is above)"
+    export MAX_JOBS
+    echo "MAX_JOBS=${MAX_JOBS} (CPU_COUNT=${CPU_COUNT:-unset}, JOB_MEMORY_GB=${JOB_MEMORY_GB:-8})"
     # What scikit-build-core's `cmake --build` honours (setup.py passes MAX_JOBS itself).
     export CMAKE_BUILD_PARALLEL_LEVEL="${MAX_JOBS}"
     export PYTORCH_BUILD_VERSION="${PKG_VERSION}"
@@ -409,7 +432,16 @@ libtorch_file() {
         lib/libtorch_python.*) return 1 ;;
         # Shipped by libtorch-cuda-linalg, one flavour at a time.
         lib/libtorch_cuda_linalg.*) return 1 ;;
-        lib/*|include/*|share/*|bin/*) return 0 ;;
+        # Headers: PyTorch's own trees only. Upstream's include/ also holds the copies of
+        # vendored libraries (oneDNN's dnnl*.h and oneapi/, cpuinfo.h, pthreadpool.h, fp16.h,
+        # protobuf's google/ ...: the 2.13.0 wheel's torch/include), paths conda-forge
+        # packages own. (python -m tools check: layout.dependency-owned)
+        include/ATen/*|include/c10/*|include/caffe2/*|include/torch/*|include/tensorpipe/*) return 0 ;;
+        include/*) return 1 ;;
+        # Static libraries are vendored dependencies' (libcpuinfo.a, libpthreadpool.a ...);
+        # nothing links libtorch statically.
+        lib/*.a) return 1 ;;
+        lib/*|share/*|bin/*) return 0 ;;
         *) return 1 ;;
     esac
 }
@@ -579,7 +611,18 @@ build_pytorch() {
     esac
     drop_direct_url
     check_bytecode_matches_python
+    check_extension_suffix
     place_torch_libraries
+}
+
+check_extension_suffix() {
+    # setup.py packages torch._C under this Python's extension suffix only: an untagged
+    # _C.so (a cross build without the target's SOABI, pytorch#189388) never arrives and
+    # `import torch` fails on the target, whose tests may not run (osx-64).
+    local suffix
+    suffix="$("${PYTHON}" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
+    [[ -f "${SP_DIR}/torch/_C${suffix}" ]] \
+        || die "pip install left no ${SP_DIR}/torch/_C${suffix}; a cross build names it with the SOABI configure_cmake_args passes (TORCH_PYTHON_SOABI, patch 0007) in ${RECIPE_FILE}"
 }
 
 drop_stale_bytecode() {

@@ -143,6 +143,7 @@ def test_libtorch_ships_libraries_headers_cmake_config_and_activation(flow: Flow
         "include/ATen/cuda/CUDAConfig.h",
         "include/c10/c10.h",
         "include/torch/torch.h",
+        "share/cmake/ATen/ATenConfig.cmake",
         "share/cmake/Torch/TorchConfig.cmake",
         "etc/conda/activate.d/libtorch_activate.sh",
         "etc/conda/deactivate.d/libtorch_deactivate.sh",
@@ -469,6 +470,7 @@ def test_cpu_libtorch_ships_no_linalg_and_no_activation_scripts(cpu_flow: CpuFlo
         "include/ATen/ATen.h",
         "include/c10/c10.h",
         "include/torch/torch.h",
+        "share/cmake/ATen/ATenConfig.cmake",
         "share/cmake/Torch/TorchConfig.cmake",
     }
 

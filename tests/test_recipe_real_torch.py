@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from fixtures.patched_upstream import installed_aten_config, patched, torch_tree_with
 
 RECIPE = Path(__file__).resolve().parent.parent / "recipe"
 
@@ -127,7 +128,11 @@ def test_cmake_test_builds_and_runs_against_the_real_libtorch_and_libtorch_pytho
     if shutil.which("c++") is None or shutil.which("ninja") is None:
         pytest.skip("needs a C++ compiler and ninja")
     build = tmp_path / "build"
-    torch_dir = torch_site / "torch" / "share" / "cmake" / "Torch"
+    # cmake_test also calls find_package(ATen): with the ATenConfig.cmake the recipe's patch
+    # 0008 writes (upstream's names its CI's prefix; test_patches_2_13.py shows it failing).
+    aten_config = installed_aten_config(tmp_path, patched(tmp_path, "0008"))
+    torch = torch_tree_with(torch_site, aten_config, tmp_path / "site")
+    torch_dir = torch / "share" / "cmake" / "Torch"
     subprocess.run(
         [
             "cmake",

@@ -213,6 +213,22 @@ def test_build_numbers_prefer_cuda_then_mkl_then_magma(config):
         assert output.build_number == base + 50 * magma, output.dist
 
 
+# The highest build conda-forge publishes of a version, before its variant offsets (the same
+# +200 CUDA, +100 MKL): 2.13.0 is `{% set build = 2 %}` in pytorch-cpu-feedstock@74dd3d46's
+# meta.yaml, whose packages end in _2, _102, _202, _302. A package of ours numbered at or below
+# its conda-forge twin would never be chosen by a solver that sees both channels' builds.
+CONDA_FORGE_PUBLISHED_BUILD = {"2.13.0": 2}
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_every_package_sorts_above_conda_forges_published_build_of_its_variant(config):
+    if VERSION not in CONDA_FORGE_PUBLISHED_BUILD:
+        pytest.skip(f"no record of conda-forge's builds of {VERSION} (add it here when bumping)")
+    published = CONDA_FORGE_PUBLISHED_BUILD[VERSION] + base_number(config) - BUILD
+    for output in built(config):
+        assert output.build_number > published, output.dist
+
+
 @pytest.mark.parametrize("config", CONFIGS)
 def test_build_strings_carry_variant_blas_python_hash_and_number(config):
     tag, blas_impl = variant_tag(config), blas(config)
@@ -254,7 +270,9 @@ def test_an_rc_config_builds_nothing_for_a_final_release(tmp_path):
 
 
 def pytest_runs(output: RenderedOutput) -> bool:
-    return any(re.search(r"\bpython -m pytest\b", c) for c in output.tests.get("commands", ()))
+    return any(
+        re.search(r"\bpython upstream_tests\.py\b", c) for c in output.tests.get("commands", ())
+    )
 
 
 @pytest.mark.parametrize("config", CONFIGS)
@@ -291,3 +309,14 @@ def test_each_linalg_flavour_checks_its_own_magma_linkage_and_has_magma(config):
         magma = linalg.variant["cuda_linalg_flavor"] == "magma"
         assert ("nomagma flavour" in commands) != magma
         assert ("magma flavour, but" in commands.replace("nomagma flavour, but", "")) == magma
+
+
+def test_windows_cuda_configs_avoid_cuda_12_9():
+    # nvcc 12.9 crashes compiling SegmentReduce.cu on Windows (pytorch#156181): win-64 builds
+    # CUDA 12.8 (recipe/conda_build_config.yaml) and 13.0.
+    windows = {
+        config_values(c)["cuda_compiler_version"][0]
+        for c in CONFIGS
+        if config_values(c)["target_platform"][0] == "win-64"
+    }
+    assert windows == {"None", "12.8", "13.0"}

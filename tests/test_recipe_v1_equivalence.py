@@ -21,11 +21,13 @@ from fixtures.recipe_equivalence import (
     TABLE_HEADING,
     Difference,
     allowed_differences,
+    conda_build_spec,
     differences,
     from_meta,
     from_v1,
 )
 from fixtures.recipe_release import current, next_minor
+from rattler import MatchSpec, Version, VersionSpec
 from ruamel.yaml import YAML
 
 from tools.render import (
@@ -180,6 +182,21 @@ CHANGES = {
         ("--timeout=1200 --durations=25", "--timeout=600 --durations=25"),
         ("pytorch python=3.12.* *_cpython", "tests.commands[14]", None, None),
     ),
+    # Before issue 30 the v1 recipe wrote `==12.9` where conda-build builds with `12.9.*`, and
+    # the comparison (by text, after MatchSpec) called them equal.
+    "an exact variant pin in recipe-v1.yaml where conda-build's is a series": (
+        V1_RECIPE.name,
+        (
+            "        - cuda-version ${{ cuda_compiler_version }}.*\n        - cuda-cudart-dev\n",
+            "        - cuda-version ==${{ cuda_compiler_version }}\n        - cuda-cudart-dev\n",
+        ),
+        (
+            "libtorch-cuda-linalg cuda_linalg_flavor=magma",
+            "requirements.host",
+            "cuda-version 12.9.*",
+            "cuda-version ==12.9",
+        ),
+    ),
     "a skip in recipe-v1.yaml": (
         V1_RECIPE.name,
         ("        - not linux\n", "        - linux\n"),
@@ -251,3 +268,18 @@ def test_both_recipes_apply_the_same_patches_from_the_same_directory():
 def test_the_recipe_folder_never_holds_both_meta_yaml_and_recipe_yaml():
     # conda-smithy's lint R-051 refuses that; recipe/README.md says how to switch.
     assert not ((RECIPE_DIR / "meta.yaml").exists() and (RECIPE_DIR / "recipe.yaml").exists())
+
+
+@pytest.mark.parametrize(
+    ("spec", "version", "matches"),
+    [
+        ("mkl-devel 2026", "2026.0.1", True),
+        ("mkl-devel 2026", "2027", False),
+        ("cuda-version 12.9", "12.9", True),
+        ("setuptools >=77.0.3,<82", "82.0", False),
+    ],
+)
+def test_meta_yaml_specs_are_compared_by_what_conda_build_makes_them_match(spec, version, matches):
+    # conda-build builds `mkl-devel 2026` as `mkl-devel 2026.*`, which a v1 `==2026` is not.
+    built_with = MatchSpec(conda_build_spec(spec)).version
+    assert VersionSpec(built_with).matches(Version(version)) is matches

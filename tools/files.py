@@ -3,6 +3,7 @@ or an interrupted run, never sees half of one."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tempfile
@@ -194,3 +195,13 @@ def load_json_text(text: str, source: str, *, hint: str = "") -> Any:
     except json.JSONDecodeError as exc:
         tail = f"; {hint}" if hint else ""
         raise UserError(f"{source}:{exc.lineno}: not valid JSON ({exc.msg}){tail}") from None
+
+
+def sha256_of(path: Path) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks (packages and source archives are
+    large)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -4,7 +4,6 @@ patches' targets and the build-system files come out, so a bump stays quick)."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shlex
 import shutil
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.errors import UserError
+from tools.files import sha256_of
 
 FETCH_TIMEOUT_S = 60
 _JINJA_VERSION = re.compile(r"\$?\{\{\s*version\s*\}\}")
@@ -66,14 +66,6 @@ def fetch(source: str, scratch: Path, version: str, other_args: str = "") -> Arc
             f"{other_args}"
         ) from None
     return Archive(target, source, sha256_of(target))
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def extract(archive: Archive, dest: Path, wanted: Iterable[str]) -> set[str]:

@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
-from tools.check import abi, cuda, layout, linkage, metadata
+from tools.check import abi, cuda, layout, linkage, metadata, owned
 from tools.check.archive import Package, check_members, read_all
 from tools.check.context import Context
 from tools.check.expectations import Expectations, OutputExpectation
@@ -47,6 +47,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
     ("layout.torch-lib-links", layout.check_torch_lib_links),
     ("layout.pyc", layout.check_pyc),
     ("layout.build-prefix", layout.check_build_prefix),
+    (owned.CHECK, owned.check_dependency_owned),
     ("cuda.runtime", cuda.check_cuda_runtime),
     ("cuda.magma", cuda.check_magma),
     ("cuda.fatbin", cuda.check_fatbins),

@@ -30,6 +30,9 @@ checks (the "check" field of each finding):
   layout.torch-lib-links  site-packages/torch/lib links resolve into $PREFIX/lib
   layout.pyc              no bytecode for another Python
   layout.build-prefix     no build-machine paths in text files
+  layout.dependency-owned no file a conda-forge package owns (oneDNN's dnnl.h, cpuinfo.h ...):
+                          fail when the owner is a run dependency, warn otherwise; checked
+                          dependency packages count with their exact file lists
   cuda.runtime            libcudart.so.N matches the config's CUDA major; CPU links no CUDA
   cuda.magma              magma linked only by libtorch_cuda_linalg, per flavour
   cuda.fatbin             SASS and PTX in each .nv_fatbin against the config's row of

@@ -7,7 +7,6 @@ outside build_artifacts/; packages are never deleted at all.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.errors import UserError
-from tools.files import atomic_replace, atomic_write_text, load_json_text
+from tools.files import atomic_replace, atomic_write_text, load_json_text, sha256_of
 
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
 # conda-build's channel layout under its root-dir: one folder per subdir.
@@ -75,14 +74,6 @@ def snapshot(artifacts: Path) -> dict[str, tuple[int, int]]:
 
 def produced(before: Snapshot, after: Snapshot) -> list[str]:
     return sorted(name for name, meta in after.items() if before.get(name) != meta)
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def describe_packages(artifacts: Path, names: Iterable[str]) -> tuple[Package, ...]:

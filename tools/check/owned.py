@@ -1,0 +1,116 @@
+"""Files a conda-forge package owns, shipped by one of ours (check ``layout.dependency-owned``).
+
+PyTorch's install tree carries copies of the libraries it vendors under third_party/: the
+2.13.0 wheel's torch/include holds oneDNN's ``dnnl*.h`` and ``oneapi/``, ``cpuinfo.h``,
+``pthreadpool.h``, ``fp16.h``, ``psimd.h``, ``fxdiv.h``, protobuf's ``google/``, ittapi's
+headers, and a source build installs static libraries beside them. conda-forge packages own
+the same paths in ``$PREFIX``. A package of ours that ships one of them clobbers that package
+in every environment holding both, or is clobbered by it; where the owner is a run dependency
+of ours, that is every environment.
+
+Who owns what comes from two places: the dependency packages themselves, when they are among
+the checked packages (their file lists are exact), and :data:`OWNERS`, the paths of the
+conda-forge packages PyTorch vendors copies of. A path a dependency owns fails; a path another
+conda-forge package in :data:`OWNERS` owns is a warning (it clashes once a user installs that
+package too).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping
+
+from tools.check.archive import TORCH_PACKAGES, Package
+from tools.check.context import Context
+from tools.check.findings import Finding, failed, member_path, passed, warned
+
+CHECK = "layout.dependency-owned"
+
+# conda-forge package -> path patterns (relative to $PREFIX) its packages install, for the
+# libraries whose copies PyTorch's install tree carries (the top-level names of the 2.13.0
+# wheel's torch/include that are not PyTorch's own ATen, c10, caffe2, torch, tensorpipe).
+OWNERS: Mapping[str, tuple[str, ...]] = {
+    "onednn": ("include/dnnl*.h", "include/dnnl*.hpp", "include/oneapi/dnnl/*", "lib/libdnnl*"),
+    "cpuinfo": ("include/cpuinfo.h", "lib/libcpuinfo*"),
+    "pthreadpool": ("include/pthreadpool.h", "lib/libpthreadpool*"),
+    "fp16": ("include/fp16.h", "include/fp16/*"),
+    "psimd": ("include/psimd.h",),
+    "fxdiv": ("include/fxdiv.h",),
+    "libprotobuf": ("include/google/protobuf/*", "lib/libprotobuf*", "lib/libprotoc*"),
+    "ittapi": (
+        "include/ittnotify.h",
+        "include/jitprofiling.h",
+        "include/libittnotify.h",
+        "include/advisor-annotate.h",
+        "include/legacy/ittnotify.h",
+        "lib/libittnotify*",
+    ),
+    "pybind11": ("include/pybind11/*",),
+    "fmt": ("include/fmt/*", "lib/libfmt*", "lib/cmake/fmt/*"),
+    "sleef": ("include/sleef*.h", "lib/libsleef*"),
+    "eigen": ("include/eigen3/*",),
+    "libuv": ("include/uv.h", "include/uv/*", "lib/libuv*"),
+    "libabseil": ("include/absl/*", "lib/libabsl_*"),
+    "nccl": ("include/nccl.h", "lib/libnccl*"),
+    "nvtx-c": ("include/nvtx3/*",),
+    "zlib": ("include/zlib.h", "include/zconf.h", "lib/libz.*"),
+}
+
+
+def dependency_names(package: Package) -> set[str]:
+    """The names of a package's run requirements (index.json ``depends``)."""
+    return {spec.split()[0] for spec in package.depends if spec.strip()}
+
+
+def owner_by_pattern(path: str, owners: Mapping[str, tuple[str, ...]] = OWNERS) -> str | None:
+    for name, patterns in owners.items():
+        if any(fnmatch.fnmatchcase(path, pattern) for pattern in patterns):
+            return name
+    return None
+
+
+def given_owners(packages: Iterable[Package]) -> dict[str, str]:
+    """path -> name, for the checked packages that are not this feedstock's outputs."""
+    owned: dict[str, str] = {}
+    for package in packages:
+        if package.kind != "conda" or package.name in TORCH_PACKAGES:
+            continue
+        for member in package.members:
+            if member.kind != "dir" and not member.path.startswith("info/"):
+                owned.setdefault(member.path, package.name)
+    return owned
+
+
+def owned_files(package: Package, given: Mapping[str, str]) -> list[tuple[str, str, bool]]:
+    """(path, owner, owner is a dependency) for every file of ``package`` another package owns."""
+    depends = dependency_names(package)
+    found = []
+    for member in package.members:
+        if member.kind == "dir":
+            continue
+        owner = given.get(member.path) or owner_by_pattern(member.path)
+        if owner is not None and owner != package.name:
+            found.append((member.path, owner, owner in depends))
+    return found
+
+
+def check_dependency_owned(ctx: Context) -> list[Finding]:
+    findings: list[Finding] = []
+    given = given_owners(ctx.packages)
+    for package in ctx.analysed():
+        if package.kind != "conda" or package.name not in TORCH_PACKAGES:
+            continue
+        clashes = owned_files(package, given)
+        for path, owner, is_dependency in clashes:
+            where = member_path(package.label, path)
+            if is_dependency:
+                findings.append(
+                    failed(CHECK, where, f"{owner} owns this path and is a run dependency")
+                )
+            else:
+                findings.append(
+                    warned(CHECK, where, f"{owner} owns this path; installing it clobbers one")
+                )
+        if not clashes:
+            findings.append(passed(CHECK, package.label, "no file a conda-forge package owns"))
+    return findings
