@@ -346,19 +346,13 @@ configure_cuda() {
         linux-aarch64) target_dir="targets/sbsa-linux" ;;
         *) die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' on target_platform='${target_platform}': ${RECIPE_FILE} builds CUDA on Linux only; fix recipe/conda_build_config.yaml" ;;
     esac
-    # The GPU generations each CUDA version can target. From CUDA 13 on, Jetson Orin (8.7)
-    # runs the unified sbsa toolkit, so the 13.0 aarch64 build covers it; CUDA 12.9 Orin
-    # needs the separate tegra toolkit this feedstock does not build (recipe/README.md).
-    # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/527
-    case "${CUDA_VERSION_VARIANT}/${target_platform}" in
-        12.9/linux-64)      arch_list="5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX" ;;
-        12.9/linux-aarch64) arch_list="5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX" ;;
-        13.0/linux-64)      arch_list="7.5;8.0;8.6;9.0;10.0;11.0;12.0+PTX" ;;
-        13.0/linux-aarch64) arch_list="7.5;8.0;8.6;8.7;9.0;10.0;11.0;12.0+PTX" ;;
-        *)
-            die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' has no CUDA architecture list for ${target_platform}; add one to configure_cuda in ${RECIPE_FILE}"
-            ;;
-    esac
+    # The GPU generations each CUDA version can target: one row per CUDA version and
+    # platform in cuda_arch_lists.txt (tools check and the tests read the same file).
+    arch_list="$(awk -v cuda="${CUDA_VERSION_VARIANT}" -v platform="${target_platform}" \
+        '$1 == cuda && $2 == platform { print $3 }' "${RECIPE_DIR}/cuda_arch_lists.txt")"
+    if [[ -z "${arch_list}" ]]; then
+        die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' has no CUDA architecture list for ${target_platform}; add a row to recipe/cuda_arch_lists.txt"
+    fi
     export TORCH_CUDA_ARCH_LIST="${arch_list}"
     export USE_CUDA=1
     export USE_CUFILE=1
