@@ -32,6 +32,8 @@ from fixtures.e2e_feedstock import PYTHONS, REPO, E2EFeedstock, narrowed_config
 from fixtures.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS
 from fixtures.recipe_release import current
 
+from tools.cuda_archs import read_rows
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds linux-64 packages"),
@@ -255,20 +257,9 @@ STAND_IN_FINDINGS = (
 )
 
 
-#: Findings about the recipe itself, open until its row changes (the check is right).
-OPEN_RECIPE_FINDINGS = (
-    (
-        "cuda.fatbin",
-        r"SASS for sm_110, which no linux-64 GPU runs with CUDA 13\.0",
-        "recipe/cuda_arch_lists.txt's 13.0 linux-64 row lists 11.0: Jetson Thor (sm_101 "
-        "before CUDA 13), an aarch64 machine; the recipe's owner decides",
-    ),
-)
-
-
 def _unexplained(findings: list[dict]) -> list[dict]:
     left = []
-    known = STAND_IN_FINDINGS + OPEN_RECIPE_FINDINGS
+    known = STAND_IN_FINDINGS
     for finding in findings:
         text = f"{finding['path']} {finding['detail']}"
         if finding["status"] == "pass":
@@ -442,10 +433,10 @@ def test_tools_check_compares_every_fatbin_with_the_recipes_arch_list(cuda) -> N
     findings = [f for f in json.loads(result.stdout) if f["check"] == "cuda.fatbin"]
     passed = sorted(f["path"].rsplit("/", 1)[-1] for f in findings if f["status"] == "pass")
     assert passed == ["libtorch_cuda.so", "libtorch_cuda_linalg.so", "libtorch_cuda_linalg.so"]
+    # The promise is the recipe's own row for the e2e CUDA config (linux-64, CUDA 13.0).
+    promised = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[("13.0", "linux-64")]
     assert all(
-        "as 7.5;8.0;8.6;9.0;10.0;11.0;12.0+PTX promises" in f["detail"]
-        for f in findings
-        if f["status"] == "pass"
+        f"as {promised} promises" in f["detail"] for f in findings if f["status"] == "pass"
     ), findings
 
 
