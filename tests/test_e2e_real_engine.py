@@ -443,7 +443,7 @@ def test_tools_check_compares_every_fatbin_with_the_recipes_arch_list(cuda) -> N
 def test_the_gpu_smoke_test_installs_the_build_and_runs_the_miniatures_kernel(
     cuda, channel, tmp_path
 ) -> None:
-    kernel_test = REPO / "tests" / "fixtures" / "minitorch" / "gpu_kernel_test.py"
+    kernel_test = REPO / "tests" / "fixtures" / "minitorch" / "gpu_kernels.py"
     smoke = [sys.executable, "-m", "tools", "smoke", str(cuda.artifacts)]
     smoke += ["--channel", str(channel), "--python", "3.12", "--kernel-test", str(kernel_test)]
     result = subprocess.run(
