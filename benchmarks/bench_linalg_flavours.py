@@ -40,7 +40,7 @@ from fixtures.minitorch.support import (  # noqa: E402
     two_interpreters,
 )
 
-VARIANT = {"cuda_compiler_version": "12.9", "blas_impl": "generic"}
+VARIANT = {"cuda_compiler_version": "13.0", "blas_impl": "generic"}
 
 
 def main() -> int:

@@ -222,6 +222,12 @@ configure_cmake_args() {
         # named _C.so, which setup.py does not package (pytorch#189388). Patch 0007 takes
         # the target's SOABI from here; cross-python's interpreter answers for the target.
         kept+=("-DTORCH_PYTHON_SOABI=$(target_soabi)")
+        # Cross-compiling, FindPython takes only the version from the interpreter and
+        # looks for the headers through whichever pythonX.Y-config PATH offers first
+        # (the build machine's, or another Python's), so name the target's. cmake_cache
+        # retarget-python moves this entry to each pytorch output's Python.
+        # https://gitlab.kitware.com/cmake/cmake/-/blob/v4.4.5/Modules/FindPython/Support.cmake
+        kept+=("-DPython_INCLUDE_DIR=$(target_include_dir)")
     fi
     CMAKE_ARGS="${kept[*]:-}"
     export CMAKE_ARGS
@@ -246,6 +252,14 @@ target_soabi() {
     [[ -n "${soabi}" ]] \
         || die "PYTHON='${PYTHON}' reports no SOABI; a cross build needs the target's (cross-python_${target_platform} in the build requirements of recipe/meta.yaml)"
     echo "${soabi}"
+}
+
+target_include_dir() {
+    local include
+    include="$("${PYTHON}" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+    [[ -f "${include}/Python.h" ]] \
+        || die "PYTHON='${PYTHON}' names '${include}' as its include directory, which has no Python.h; a cross build needs the target's headers (python in the host requirements of recipe/meta.yaml)"
+    echo "${include}"
 }
 
 ########################################################################
@@ -332,19 +346,13 @@ configure_cuda() {
         linux-aarch64) target_dir="targets/sbsa-linux" ;;
         *) die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' on target_platform='${target_platform}': ${RECIPE_FILE} builds CUDA on Linux only; fix recipe/conda_build_config.yaml" ;;
     esac
-    # The GPU generations each CUDA version can target. From CUDA 13 on, Jetson Orin (8.7)
-    # runs the unified sbsa toolkit, so the 13.0 aarch64 build covers it; CUDA 12.9 Orin
-    # needs the separate tegra toolkit this feedstock does not build (recipe/README.md).
-    # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/527
-    case "${CUDA_VERSION_VARIANT}/${target_platform}" in
-        12.9/linux-64)      arch_list="5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX" ;;
-        12.9/linux-aarch64) arch_list="5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX" ;;
-        13.0/linux-64)      arch_list="7.5;8.0;8.6;9.0;10.0;11.0;12.0+PTX" ;;
-        13.0/linux-aarch64) arch_list="7.5;8.0;8.6;8.7;9.0;10.0;11.0;12.0+PTX" ;;
-        *)
-            die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' has no CUDA architecture list for ${target_platform}; add one to configure_cuda in ${RECIPE_FILE}"
-            ;;
-    esac
+    # The GPU generations each CUDA version can target: one row per CUDA version and
+    # platform in cuda_arch_lists.txt (tools check and the tests read the same file).
+    arch_list="$(awk -v cuda="${CUDA_VERSION_VARIANT}" -v platform="${target_platform}" \
+        '$1 == cuda && $2 == platform { print $3 }' "${RECIPE_DIR}/cuda_arch_lists.txt")"
+    if [[ -z "${arch_list}" ]]; then
+        die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' has no CUDA architecture list for ${target_platform}; add a row to recipe/cuda_arch_lists.txt"
+    fi
     export TORCH_CUDA_ARCH_LIST="${arch_list}"
     export USE_CUDA=1
     export USE_CUFILE=1

@@ -26,12 +26,22 @@ FEATURES: dict[str, Callable[[], bool]] = {
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--version", required=True, help="expected torch.__version__")
-    parser.add_argument("--blas", required=True, choices=["mkl", "generic"])
+    parser.add_argument("--version", help="expected torch.__version__")
+    parser.add_argument("--blas", choices=["mkl", "generic"])
     parser.add_argument("--cuda", required=True, help='CUDA version of the variant, or "None"')
-    parser.add_argument("--megabuild-python", required=True, help="e.g. 3.12")
+    parser.add_argument("--megabuild-python", help="e.g. 3.12")
     parser.add_argument("--expect", action="append", default=[], choices=sorted(FEATURES))
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--gpu-only", action="store_true", help="run only the GPU kernel check (GPU smoke test)"
+    )
+    args = parser.parse_args(argv)
+    missing = [o for o in ("version", "blas", "megabuild_python") if getattr(args, o) is None]
+    if missing and not args.gpu_only:
+        parser.error(
+            "the following arguments are required: "
+            + ", ".join("--" + o.replace("_", "-") for o in missing)
+        )
+    return args
 
 
 def check_version(expected: str) -> str | None:
@@ -83,6 +93,33 @@ def check_cuda(cuda: str) -> str | None:
     return None
 
 
+class Skipped(Exception):
+    """A check that cannot run on this machine (no GPU): one "skip" line, not a failure."""
+
+
+def check_gpu_kernels(cuda: str) -> str | None:
+    # Kernels of libtorch_cuda (elementwise), cuBLAS (matmul) and libtorch_cuda_linalg
+    # (cuSOLVER's det) on the GPU, against the CPU: the fatbin holds code this GPU runs.
+    if cuda == "None":
+        raise Skipped("CPU variant")
+    if not torch.cuda.is_available():
+        raise Skipped("no GPU visible (torch.cuda.is_available() is False)")
+    name = torch.cuda.get_device_name(0)
+    cpu = torch.linspace(-2, 2, 4096, dtype=torch.float64).reshape(64, 64)
+    gpu = cpu.cuda()
+    results = {
+        "elementwise": ((gpu * gpu + 1).cpu(), cpu * cpu + 1),
+        "matmul": ((gpu @ gpu.T).cpu(), cpu @ cpu.T),
+        "det": (
+            torch.linalg.det(gpu[:8, :8] + 8 * torch.eye(8, device="cuda")).cpu(),
+            torch.linalg.det(cpu[:8, :8] + 8 * torch.eye(8, dtype=torch.float64)),
+        ),
+    }
+    torch.cuda.synchronize()
+    wrong = [k for k, (got, want) in results.items() if not torch.allclose(got, want)]
+    return f"wrong results on {name}: {', '.join(wrong)}" if wrong else None
+
+
 def check_features(expected: list[str]) -> str | None:
     missing = [name for name in expected if not FEATURES[name]()]
     return f"not available: {', '.join(missing)}" if missing else None
@@ -108,10 +145,17 @@ def main(argv: list[str]) -> int:
         "cuda": lambda: check_cuda(args.cuda),
         "features": lambda: check_features(args.expect),
         "bytecode": lambda: check_no_foreign_bytecode(args.megabuild_python),
+        "gpu kernels": lambda: check_gpu_kernels(args.cuda),
     }
+    if args.gpu_only:
+        checks = {"gpu kernels": checks["gpu kernels"]}
     failures = []
     for name, check in checks.items():
-        problem = check()
+        try:
+            problem = check()
+        except Skipped as reason:
+            print(f"skip {name}: {reason}")
+            continue
         print(f"{'FAIL' if problem else 'ok  '} {name}{': ' + problem if problem else ''}")
         if problem:
             failures.append(name)

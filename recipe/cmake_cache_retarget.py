@@ -178,7 +178,9 @@ def _new_properties(old_value: str, new: PythonFacts) -> str | None:
             *map(str, new.version),
             str(new.pointer_bits),
             new.abiflags or no_flags,
-            new.soabi,
+            # Cross-compiling, FindPython records no SOABI (it does not ask the
+            # interpreter); the retarget must not invent one either.
+            new.soabi if fields[6] else "",
             new.sosabi,
             *dirs,
         ]
@@ -245,5 +247,30 @@ def retarget(cache: Cache, new: PythonFacts) -> Retargeted:
                 found[1] + "_EXECUTABLE", in_style_of(entry.value, new.executable), "FILEPATH"
             )
             rewritten.append(found[1] + "_EXECUTABLE")
+    if result.get("CMAKE_SYSTEM_NAME") is not None:
+        result = _pin_cross_headers(result, new, rewritten)
     old_version = ".".join(map(str, old.version))
     return Retargeted(result, old_version, new.full, tuple(rewritten), tuple(dropped))
+
+
+def _pin_cross_headers(cache: Cache, new: PythonFacts, rewritten: list[str]) -> Cache:
+    """Give a cross-compiling cache's FindPython the new interpreter's headers.
+
+    A CMAKE_SYSTEM_NAME set by the user makes CMake cross-compile (CMAKE_CROSSCOMPILING),
+    and then FindPython (policy CMP0190 OLD, or no emulator) does not ask the interpreter
+    where its development files are: it looks for a pythonX.Y-config tool under
+    <P>_ROOT_DIR, VIRTUAL_ENV/CONDA_PREFIX and PATH, whichever Python that belongs to
+    (FindPython/Support.cmake, "if python interpreter is found, use it to look-up for
+    artifacts", skipped when CMAKE_CROSSCOMPILING). The signatures dropped above make
+    the next configure search again, so it finds the first Python's headers, rejects them
+    for the new interpreter's version, and Development.Module goes missing. The
+    documented artifact hint <P>_INCLUDE_DIR makes the search take the new interpreter's.
+    https://gitlab.kitware.com/cmake/cmake/-/blob/v4.4.5/Modules/FindPython/Support.cmake
+    """
+    for entry in cache.entries:
+        found = re.fullmatch(r"_(Python\d?)_INCLUDE_DIR", entry.name)
+        hint = found[1] + "_INCLUDE_DIR" if found else ""
+        if found and entry.type == "INTERNAL" and cache.get(hint) is None and new.include_dir:
+            cache = cache.set(hint, in_style_of(entry.value, new.include_dir), "PATH")
+            rewritten.append(hint)
+    return cache

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.minitorch.fake_conda_build import FakeCondaBuild, Package, assemble
+from fixtures.minitorch.fake_conda_build import FakeCondaBuild, Package
 from fixtures.minitorch.support import (
     LAYOUTS,
     PYTHON_INDEPENDENT,
@@ -42,8 +42,9 @@ from fixtures.minitorch.support import (
     venv_python,
 )
 
+from tools.cuda_archs import read_rows
+
 BUILD_SH = RECIPE_DIR / "build.sh"
-ARCH_LIST_129 = "5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX"
 LIBTORCH_LIBS = ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_global_deps.so")
 CUDA_LIBTORCH_LIBS = (*LIBTORCH_LIBS, "libtorch_cuda.so")
 
@@ -75,7 +76,7 @@ def flow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     scratch = tmp_path_factory.mktemp("conda-bld")
     conda = FakeCondaBuild(
         scratch,
-        {"cuda_compiler_version": "12.9", "blas_impl": "generic"},
+        {"cuda_compiler_version": "13.0", "blas_impl": "generic"},
         megabuild_python=first.tag,
         layout=layout,
     )
@@ -198,7 +199,9 @@ def _source_activation(script: str, preset: str | None) -> str:
 def test_activation_exports_the_arch_list_the_build_used(flow: Flow) -> None:
     activate = flow.libtorch.root / "etc/conda/activate.d/libtorch_activate.sh"
     out = _source_activation(f'. "{activate}"; printf %s "$CF_TORCH_CUDA_ARCH_LIST"', None)
-    assert out == ARCH_LIST_129
+    # The row build.sh read (FakeCondaBuild's recipe copy cuts the list to its last entry).
+    rows = read_rows(flow.conda.recipe_dir / "cuda_arch_lists.txt")
+    assert out == rows[("13.0", "linux-64")] == "12.0+PTX"
 
 
 @pytest.mark.slow
@@ -352,7 +355,7 @@ def test_installed_environment_symlinks_resolve_and_torch_imports(
     flow: Flow, which: int, tmp_path: Path
 ) -> None:
     # Installed somewhere else than the build prefix: nothing may point back at it.
-    env = assemble(
+    env = flow.conda.assemble(
         tmp_path / "env",
         flow.venvs[which],
         [flow.magma, flow.blas, flow.libtorch, flow.linalg["nomagma"], flow.pytorch[which]],
@@ -386,7 +389,7 @@ def test_has_magma_tells_the_truth_for_the_installed_linalg_flavour(
     # "no" where the nomagma flavour keeps libmagma out of the environment, and "yes"
     # where the magma flavour brings it, however the loader reached libtorch_cuda.
     magma = [flow.magma] if flavour == "magma" else []
-    env = assemble(
+    env = flow.conda.assemble(
         tmp_path / "env",
         flow.venvs[0],
         [*magma, flow.blas, flow.libtorch, flow.linalg[flavour], flow.pytorch[0]],
@@ -405,7 +408,7 @@ def test_extensions_link_libtorch_python_from_prefix_lib_and_torch_lib(
     flow: Flow, where: str, tmp_path: Path
 ) -> None:
     # find_package(Torch) users look in $PREFIX/lib, torch.utils.cpp_extension in torch/lib.
-    env = assemble(
+    env = flow.conda.assemble(
         tmp_path / "env",
         flow.venvs[0],
         [flow.magma, flow.blas, flow.libtorch, flow.linalg["magma"], flow.pytorch[0]],
@@ -509,7 +512,7 @@ def test_libtorch_stops_when_the_tree_builds_no_nomagma_linalg(
     first, _ = two_interpreters()
     scratch = tmp_path_factory.mktemp("conda-bld-unpatched")
     conda = FakeCondaBuild(
-        scratch, {"cuda_compiler_version": "12.9", "blas_impl": "mkl"}, first.tag
+        scratch, {"cuda_compiler_version": "13.0", "blas_impl": "mkl"}, first.tag
     )
     cmake_lists = conda.src_dir / "cmake" / "Targets.cmake"
     text = cmake_lists.read_text()

@@ -37,6 +37,7 @@ def cmake_args(tmp_path: Path, build_platform: str, target_platform: str) -> lis
         'RECIPE_FILE=recipe/build.sh\ndie() { echo "error: $*" >&2; exit 2; }\n'
         + shell_function("configure_cmake_args")
         + shell_function("target_soabi")
+        + shell_function("target_include_dir")
         + 'configure_cmake_args\nprintf "%s\\n" "${CMAKE_ARGS}"\n'
     )
     env = {
@@ -74,9 +75,17 @@ def test_a_cross_build_names_the_targets_soabi_for_torch_c(tmp_path: Path):
     assert f"-DTORCH_PYTHON_SOABI={sysconfig.get_config_var('SOABI')}" in args
 
 
-def test_a_native_build_leaves_the_soabi_to_findpython(tmp_path: Path):
+def test_a_cross_build_names_the_targets_headers_for_findpython(tmp_path: Path):
+    # Cross FindPython finds headers through PATH's config tool, not the interpreter
+    # (tests/test_cmake_cache_cross.py shows it on real CMake); name the target's.
+    args = cmake_args(tmp_path, "linux-64", "linux-aarch64")
+    assert f"-DPython_INCLUDE_DIR={sysconfig.get_paths()['include']}" in args
+
+
+def test_a_native_build_leaves_the_soabi_and_headers_to_findpython(tmp_path: Path):
     args = cmake_args(tmp_path, "linux-64", "linux-64")
     assert not [a for a in args if a.startswith("-DTORCH_PYTHON_SOABI=")]
+    assert not [a for a in args if a.startswith("-DPython_INCLUDE_DIR=")]
     assert not [a for a in args if a.startswith("-DCMAKE_INSTALL_PREFIX=")]
 
 

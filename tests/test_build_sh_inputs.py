@@ -48,7 +48,10 @@ def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
             {"blas_impl": "mkl", "target_platform": "linux-aarch64"},
             ["blas_impl='mkl'", "linux-aarch64", "recipe/conda_build_config.yaml"],
         ),
-        ({"cuda_compiler_version": "11.8"}, ["cuda_compiler_version='11.8'", "recipe/build.sh"]),
+        (
+            {"cuda_compiler_version": "11.8"},
+            ["cuda_compiler_version='11.8'", "recipe/cuda_arch_lists.txt"],
+        ),
         (
             {"cuda_compiler_version": "12.9", "target_platform": "osx-arm64"},
             ["cuda_compiler_version='12.9'", "osx-arm64"],

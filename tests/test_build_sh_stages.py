@@ -65,7 +65,7 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> StagedFlow:
     scratch = tmp_path_factory.mktemp("rattler-bld")
     build = FakeRattlerBuild(
         scratch,
-        {"cuda_compiler_version": "12.9", "blas_impl": "generic"},
+        {"cuda_compiler_version": "13.0", "blas_impl": "generic"},
         megabuild_python=first.tag,
     )
     install_magma(scratch / "libmagma", scratch)

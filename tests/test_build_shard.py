@@ -120,7 +120,7 @@ def test_more_machines_than_configs_leaves_some_shards_empty() -> None:
 def test_arch_counts_come_from_the_recipes_build_scripts() -> None:
     counts = cuda_arch_counts(REPO / "recipe")
     assert counts[("12.9", "linux-64")] == 9
-    assert counts[("12.9", "linux-aarch64")] == 10
+    assert counts[("12.9", "linux-aarch64")] == 9
     assert counts[("13.0", "linux-64")] == 7
     assert counts[("13.0", "win-64")] == 7
 

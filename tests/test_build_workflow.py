@@ -409,3 +409,14 @@ def test_build_and_gpu_test_jobs_are_named_by_the_configs_label() -> None:
     jobs = workflow()["jobs"]
     assert jobs["build"]["name"] == "${{ matrix.label }}"
     assert "${{ matrix.label }}" in jobs["test-gpu"]["name"]
+
+
+def test_the_gpu_test_job_runs_the_smoke_test_over_the_build_artifacts() -> None:
+    steps = workflow()["jobs"]["test-gpu"]["steps"]
+    runs = [step.get("run", "") for step in steps]
+    smoke = [i for i, run in enumerate(runs) if run.startswith("python -m tools smoke ")]
+    assert [runs[i].split()[4] for i in smoke] == ["build_artifacts"]
+    # after the packages were fetched and the toolkit's requirements installed
+    fetched = next(i for i, s in enumerate(steps) if "download-artifact" in s.get("uses", ""))
+    installed = runs.index("python -m pip install -r requirements.txt")
+    assert fetched < installed < smoke[0]

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.cuda_build import cuda_build_tools
 from fixtures.minitorch.support import (
     CACHE_TOOL,
+    RECIPE_DIR,
     Interpreter,
     base_venv,
     clean_env,
@@ -133,7 +135,16 @@ def magma_flip(tmp_path_factory: pytest.TempPathFactory) -> MagmaFlip:
     project = copy_project(scratch / "minitorch")
     library = project / "build" / "libtorch_cuda_linalg.so"
 
+    # nvcc and the CUDA libraries from NVIDIA's wheels; one architecture is enough for a
+    # test of what the MAGMA switch recompiles.
+    cuda, _ = cuda_build_tools({"cuda_compiler_version": "13.0"}, RECIPE_DIR, scratch)
+    assert cuda is not None
     env = clean_env(USE_CUDA="1", USE_MAGMA="0", MAGMA_HOME=str(magma_home))
+    env.update(
+        PATH=f"{cuda / 'bin'}:{env['PATH']}",
+        CUDAToolkit_ROOT=str(cuda),
+        TORCH_CUDA_ARCH_LIST="8.0+PTX",
+    )
     run([python, "setup.py", "build"], cwd=project, env=env)
     nomagma = shutil.copy2(library, scratch / "nomagma.so")
     before = ninja_log(project / "build")
@@ -164,6 +175,7 @@ def test_magma_flip_recompiles_every_source_that_reaches_the_generated_switch(
         "UnarySpecialOpsKernel.cu.o",
         "BatchLinearAlgebra.cpp.o",
         "BatchLinearAlgebraLib.cpp.o",
+        "LinalgKernels.cu.o",
     }
 
 

@@ -9,9 +9,11 @@ check`, solved and installed with py-rattler, imported, and libtorch's cmake_tes
 against the installed prefix.
 
 Narrowed for 2 cores: two Pythons (3.12, the megabuild's, and 3.13), one CPU and one CUDA
-config (generic BLAS; the miniature compiles its CUDA sources as plain C++) of the setup.py
-layout (PyTorch <= 2.13), and the CPU config once more with the miniature's scikit-build-core
-layout (PyTorch >= 2.14), whose host environments each hold their own scikit-build-core.
+config (generic BLAS) of the setup.py layout (PyTorch <= 2.13), and the CPU config once more
+with the miniature's scikit-build-core layout (PyTorch >= 2.14), whose host environments
+each hold their own scikit-build-core. The CUDA config is compiled by the real nvcc 13.0
+with the recipe's architecture list and links the real libcudart, libcublas and
+libcusolver: the stand-in channel makes conda-forge's CUDA packages from NVIDIA's wheels.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import pytest
 from fixtures.e2e_feedstock import PYTHONS, REPO, E2EFeedstock, narrowed_config
 from fixtures.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS
 from fixtures.recipe_release import current
+
+from tools.cuda_archs import read_rows
 
 pytestmark = [
     pytest.mark.slow,
@@ -255,11 +259,12 @@ STAND_IN_FINDINGS = (
 
 def _unexplained(findings: list[dict]) -> list[dict]:
     left = []
+    known = STAND_IN_FINDINGS
     for finding in findings:
         text = f"{finding['path']} {finding['detail']}"
         if finding["status"] == "pass":
             continue
-        if any(c == finding["check"] and re.search(p, text) for c, p, _ in STAND_IN_FINDINGS):
+        if any(c == finding["check"] and re.search(p, text) for c, p, _ in known):
             continue
         left.append(finding)
     return left
@@ -393,3 +398,66 @@ def test_libtorch_cmake_test_builds_and_runs_against_the_installed_prefix(
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ------------------------------------------------------------ CUDA for real
+
+
+def _cuda_elves(fs: E2EFeedstock) -> dict[str, object]:
+    from tools.check import load
+
+    found = {}
+    for package in load([fs.artifacts]):
+        for path, info in package.elves.items():
+            if info.device_code:
+                found[f"{package.name}:{package.build.split('_')[1]}:{path}"] = info
+    return found
+
+
+def test_the_cuda_libraries_hold_device_code_and_link_the_real_cuda_libraries(cuda) -> None:
+    elves = _cuda_elves(cuda)
+    names = sorted(k.rsplit("/", 1)[-1] for k in elves)
+    assert names == ["libtorch_cuda.so"] * 1 + ["libtorch_cuda_linalg.so"] * 2, sorted(elves)
+    for where, info in elves.items():
+        assert "libcudart.so.13" in info.needed, (where, info.needed)
+        search = info.runpath or info.rpath  # rattler-build writes DT_RPATH
+        assert search and all(r.startswith("$ORIGIN") for r in search), (where, search)
+        if where.endswith("libtorch_cuda.so"):
+            assert "libcublas.so.13" in info.needed, info.needed
+        else:
+            assert "libcusolver.so.12" in info.needed, (where, info.needed)
+
+
+def test_tools_check_compares_every_fatbin_with_the_recipes_arch_list(cuda) -> None:
+    result = _tools(cuda, "check", "build_artifacts", "--config", cuda.config, "--json")
+    findings = [f for f in json.loads(result.stdout) if f["check"] == "cuda.fatbin"]
+    passed = sorted(f["path"].rsplit("/", 1)[-1] for f in findings if f["status"] == "pass")
+    assert passed == ["libtorch_cuda.so", "libtorch_cuda_linalg.so", "libtorch_cuda_linalg.so"]
+    # The promise is the recipe's own row for the e2e CUDA config (linux-64, CUDA 13.0).
+    promised = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[("13.0", "linux-64")]
+    assert all(
+        f"as {promised} promises" in f["detail"] for f in findings if f["status"] == "pass"
+    ), findings
+
+
+def test_the_gpu_smoke_test_installs_the_build_and_runs_the_miniatures_kernel(
+    cuda, channel, tmp_path
+) -> None:
+    kernel_test = REPO / "tests" / "fixtures" / "minitorch" / "gpu_kernel_test.py"
+    smoke = [sys.executable, "-m", "tools", "smoke", str(cuda.artifacts)]
+    smoke += ["--channel", str(channel), "--python", "3.12", "--kernel-test", str(kernel_test)]
+    result = subprocess.run(
+        [*smoke, "--prefix", str(tmp_path / "env")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    [verdict] = [line for line in result.stdout.splitlines() if "gpu kernels" in line]
+    # Without a GPU, one clear skip line; with one, the kernel's result.
+    print(verdict)
+    assert verdict.startswith(
+        ("skip gpu kernels: no GPU visible (libcudart 13", "ok   gpu kernels")
+    )

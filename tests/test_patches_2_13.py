@@ -206,12 +206,6 @@ def other_python() -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="found here, for recipe/cmake_cache.py (not patch 0007): after cmake_cache "
-    "retarget-python, which does rewrite TORCH_PYTHON_SOABI, a cross-compiling reconfigure "
-    "loses FindPython's Development.Module (cause not pinned down; native builds are fine)",
-)
 def test_with_0007_each_pytorch_outputs_python_gets_its_own_soabi_after_retargeting(
     tmp_path: Path,
 ):

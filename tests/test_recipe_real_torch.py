@@ -83,7 +83,21 @@ def test_check_torch_accepts_the_variant_the_wheel_was_built_as(torch_site):
         "distributed",
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert [line.split()[0] for line in result.stdout.splitlines()] == ["ok"] * 6
+    assert [line.split()[0] for line in result.stdout.splitlines()] == ["ok"] * 6 + ["skip"]
+    assert result.stdout.splitlines()[-1] == "skip gpu kernels: CPU variant"
+
+
+def test_check_torch_skips_the_gpu_kernels_in_one_line_without_a_gpu(torch_site):
+    # The CPU wheel sees no GPU, as a CUDA package on a machine without one does.
+    result = check_torch(
+        torch_site,
+        *("--version", "2.13.0+cpu", "--blas", "mkl", "--megabuild-python", "3.12"),
+        *("--cuda", "13.0", "--gpu-only"),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (
+        result.stdout == "skip gpu kernels: no GPU visible (torch.cuda.is_available() is False)\n"
+    )
 
 
 def test_check_torch_names_every_check_a_wrong_variant_fails(torch_site):

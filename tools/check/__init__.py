@@ -50,6 +50,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
     (owned.CHECK, owned.check_dependency_owned),
     ("cuda.runtime", cuda.check_cuda_runtime),
     ("cuda.magma", cuda.check_magma),
+    ("cuda.fatbin", cuda.check_fatbins),
     (
         "metadata.depends / metadata.constrains / metadata.run-exports / metadata.output",
         metadata.check_metadata,

@@ -1,4 +1,5 @@
-"""CUDA packages link the CUDA runtime of their config, and magma only where chosen."""
+"""CUDA packages link the CUDA runtime of their config, carry the device code the recipe
+promises, and link magma only where chosen."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import re
 
 from tools.check.context import Context, is_torch
 from tools.check.expectations import build_string_cuda_major, build_string_flavor
-from tools.check.findings import Finding, failed, member_path, passed
+from tools.check.findings import Finding, failed, member_path, passed, warned
+from tools.cuda_archs import parse_arch_list, runnable
 
 _CUDART = re.compile(r"^libcudart\.so\.(\d+)$")
 _CUDA_LIBS = re.compile(r"^lib(?:cudart|cuda|cublas|cublasLt|cudnn|nvrtc|nccl)\.so")
@@ -102,4 +104,47 @@ def check_magma(ctx: Context) -> list[Finding]:
                         f"{flavor} flavour: libmagma {'linked' if magma else 'not linked'}",
                     )
                 )
+    return findings
+
+
+def check_fatbins(ctx: Context) -> list[Finding]:
+    """Every torch ELF file with device code holds SASS for each architecture of the
+    config's TORCH_CUDA_ARCH_LIST and PTX for its +PTX entries; SASS that the config's
+    CUDA version cannot run on its platform is reported. Without a config (an upstream
+    wheel) the device code is listed as a fact."""
+    expect = ctx.expect
+    promise = parse_arch_list(expect.cuda_arch_list) if expect.cuda_arch_list else None
+    cuda = expect.cuda_compiler_version
+    can_run = runnable(cuda, expect.subdir) if cuda and expect.subdir else None
+    findings: list[Finding] = []
+    for package in ctx.analysed():
+        if not is_torch(package):
+            continue
+        for path, info in sorted(package.elves.items()):
+            if not info.device_code:
+                continue
+            where = member_path(package.label, path)
+            held = " ".join(str(code) for code in info.device_code)
+            sass = {code.arch for code in info.device_code if code.kind == "sass"}
+            ptx = {code.arch for code in info.device_code if code.kind == "ptx"}
+            if promise is None:
+                findings.append(passed("cuda.fatbin", where, f"holds {held} (no config)"))
+                continue
+            missing = [f"no SASS for sm_{a}" for a in sorted(promise.sass - sass)]
+            missing += [f"no PTX for compute_{a}" for a in sorted(promise.ptx - ptx)]
+            if missing:
+                detail = (
+                    f"{'; '.join(missing)}, which TORCH_CUDA_ARCH_LIST {promise.text} "
+                    f"promises (holds {held})"
+                )
+                findings.append(failed("cuda.fatbin", where, detail))
+            else:
+                findings.append(
+                    passed("cuda.fatbin", where, f"holds {held} as {promise.text} promises")
+                )
+            idle = sorted(a for a in sass if can_run is not None and a not in can_run)
+            if idle:
+                names = ", ".join(f"sm_{a}" for a in idle)
+                detail = f"SASS for {names}, which no {expect.subdir} GPU runs with CUDA {cuda}"
+                findings.append(warned("cuda.fatbin", where, detail))
     return findings

@@ -1,10 +1,10 @@
 """What the checks need from one ELF file, read with pyelftools.
 
 Only the ELF header, the section headers and a handful of allocated sections
-(.dynamic, .dynsym/.dynstr, .gnu.version_r) are read; pyelftools seeks to them,
-so a 430 MB libtorch_cpu.so costs a few megabytes of reads, not the whole file.
-The symbol scan runs over .dynsym (the exported interface), which is what the
-C++ ABI checks are about.
+(.dynamic, .dynsym/.dynstr, .gnu.version_r; of .nv_fatbin only its headers) are
+read; pyelftools seeks to them, so a 430 MB libtorch_cpu.so costs a few megabytes of
+reads, not the whole file. The symbol scan runs over .dynsym (the exported
+interface), which is what the C++ ABI checks are about.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 from elftools.elf.gnuversions import GNUVerNeedSection
 from elftools.elf.sections import SymbolTableSection
+
+from tools.check.fatbin import SECTION as FATBIN_SECTION
+from tools.check.fatbin import DeviceCode, read_fatbin
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -56,6 +59,8 @@ class ElfInfo:
     old_abi_symbols: int
     std_definitions: int
     std_definition_sample: tuple[str, ...]
+    # CUDA device code in .nv_fatbin (tools/check/fatbin.py); () for host-only files
+    device_code: tuple[DeviceCode, ...] = ()
 
     @property
     def required_versions(self) -> tuple[str, ...]:
@@ -124,8 +129,11 @@ def _read(elf: ELFFile) -> ElfInfo:
     version_needs: list[tuple[str, tuple[str, ...]]] = []
     cxx11 = old_abi = std_defs = 0
     sample: list[str] = []
+    device_code: tuple[DeviceCode, ...] = ()
     for section in elf.iter_sections():
-        if isinstance(section, DynamicSection) and section.name == ".dynamic":
+        if section.name == FATBIN_SECTION and section["sh_type"] != "SHT_NOBITS":
+            device_code = read_fatbin(elf.stream, section["sh_offset"], section["sh_size"])
+        elif isinstance(section, DynamicSection) and section.name == ".dynamic":
             for tag in section.iter_tags():
                 kind = tag.entry.d_tag
                 if kind == "DT_NEEDED":
@@ -165,4 +173,5 @@ def _read(elf: ELFFile) -> ElfInfo:
         old_abi_symbols=old_abi,
         std_definitions=std_defs,
         std_definition_sample=tuple(sample),
+        device_code=device_code,
     )

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Protocol
 
 
@@ -33,6 +34,7 @@ class Expectations:
     cxx_compiler_version: str | None = None  # "14"
     cuda_compiler_version: str | None = None  # "12.9", or "None" for CPU builds
     cuda_linalg_flavor: str | None = None  # "magma" / "nomagma"
+    cuda_arch_list: str | None = None  # the config's TORCH_CUDA_ARCH_LIST (recipe's row)
     outputs: tuple[OutputExpectation, ...] = field(default=())
 
     @property
@@ -117,6 +119,14 @@ def from_rendered(outputs: Iterable[RenderedOutputLike], config: str | None = No
             for o in kept
         ),
     )
+
+
+def with_arch_list(expect: Expectations, recipe_dir: Path) -> Expectations:
+    """``expect`` with the config's TORCH_CUDA_ARCH_LIST from the recipe's arch lists."""
+    from tools.cuda_archs import arch_list
+
+    found = arch_list(recipe_dir, expect.cuda_compiler_version, expect.subdir)
+    return replace(expect, cuda_arch_list=found)
 
 
 def _scalar(value: object) -> str | None:

@@ -35,6 +35,8 @@ checks (the "check" field of each finding):
                           dependency packages count with their exact file lists
   cuda.runtime            libcudart.so.N matches the config's CUDA major; CPU links no CUDA
   cuda.magma              magma linked only by libtorch_cuda_linalg, per flavour
+  cuda.fatbin             SASS and PTX in each .nv_fatbin against the config's row of
+                          recipe/cuda_arch_lists.txt; SASS its GPUs cannot run (a warning)
   metadata.depends, metadata.constrains, metadata.run-exports
                           info/index.json and run_exports.json against the rendered recipe
                           (with --config only)
@@ -129,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tools.check import CHECK_IDS, load, resolve_only, run_checks
     from tools.check.baseline import compare
-    from tools.check.expectations import Expectations, from_rendered
+    from tools.check.expectations import Expectations, from_rendered, with_arch_list
     from tools.check.findings import any_failed
     from tools.check.report import failure_message, to_json, to_text, use_colour
     from tools.errors import ProblemsFound
@@ -140,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
     expect = Expectations()
     if args.config:
         expect = from_rendered(_render(args.config, args.recipe_dir), config=args.config)
+        expect = with_arch_list(expect, _recipe(args.recipe_dir))
     elif args.recipe_dir:
         _recipe(args.recipe_dir)  # a wrong --recipe-dir is an error even when unused
     packages = load(args.paths)

@@ -39,8 +39,6 @@ PER_CUDA_ARCH_MINUTES = 40.0
 DEFAULT_CUDA_ARCHS = 8
 
 _SHARD = re.compile(r"^(\d+)/(\d+)$")
-# recipe/build.sh: `12.9/linux-64)      arch_list="5.0;6.0;...;12.0+PTX" ;;`
-_BUILD_SH_ARCHS = re.compile(r'^\s*([0-9.]+)/([a-z0-9-]+)\)\s*arch_list="([^"]+)"', re.MULTILINE)
 # recipe/bld.bat: `"%cuda_compiler_version%"=="12.9" (` then `set "TORCH_CUDA_ARCH_LIST=..."`
 _BLD_BAT_ARCHS = re.compile(
     r'"%cuda_compiler_version%"=="([0-9.]+)"\s*\(\s*set\s+"TORCH_CUDA_ARCH_LIST=([^"]+)"'
@@ -69,19 +67,20 @@ def parse_shard(text: str) -> Shard:
 
 
 def cuda_arch_counts(recipe_dir: Path) -> dict[tuple[str, str], int]:
-    """(CUDA version, target platform) -> number of GPU architectures the build scripts compile."""
+    """(CUDA version, target platform) -> number of GPU architectures the build scripts compile:
+    Linux from recipe/cuda_arch_lists.txt (build.sh's rows), Windows from bld.bat."""
+    from tools.cuda_archs import ARCH_LISTS, parse_arch_list, read_rows
+
     counts: dict[tuple[str, str], int] = {}
-    for script, pattern in (("build.sh", _BUILD_SH_ARCHS), ("bld.bat", _BLD_BAT_ARCHS)):
-        try:
-            text = (recipe_dir / script).read_text(encoding="utf-8")
-        except OSError:
-            continue
-        for match in pattern.finditer(text):
-            if script == "build.sh":
-                version, platform, archs = match.groups()
-            else:
-                (version, archs), platform = match.groups(), "win-64"
-            counts[(version, platform)] = len([a for a in archs.split(";") if a.strip()])
+    if (recipe_dir / ARCH_LISTS).is_file():
+        for key, text in read_rows(recipe_dir / ARCH_LISTS).items():
+            counts[key] = len(parse_arch_list(text).sass)
+    try:
+        text = (recipe_dir / "bld.bat").read_text(encoding="utf-8")
+    except OSError:
+        return counts
+    for version, archs in _BLD_BAT_ARCHS.findall(text):
+        counts[(version, "win-64")] = len([a for a in archs.split(";") if a.strip()])
     return counts
 
 

@@ -1,0 +1,141 @@
+"""`tools check` reads the device code of CUDA libraries (.nv_fatbin) and compares it with
+the config's TORCH_CUDA_ARCH_LIST (recipe/cuda_arch_lists.txt).
+
+The reader runs on objects the real nvcc 13.0 made (from NVIDIA's wheels, cached; the
+tests skip, naming the wheel, where it cannot be had) and on the upstream CUDA 13 wheel
+of torch 2.14.1 when it is on this machine; the rule runs on records.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from test_check_rules import elf, package
+
+from tools.check import Expectations, run_checks
+from tools.check.elf import read_elf
+from tools.check.fatbin import DeviceCode
+from tools.cuda_archs import parse_arch_list, read_rows, runnable
+
+REPO = Path(__file__).resolve().parent.parent
+UPSTREAM_WHEEL = Path("/opt/pypi-more/files/torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl")
+KERNEL = "__global__ void add_one(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] += 1; }\n"
+CUDA13 = Expectations(
+    config="linux_64_cuda13",
+    subdir="linux-64",
+    cuda_compiler_version="13.0",
+    cuda_arch_list="8.0;9.0;12.0+PTX",
+)
+
+
+def sass(*archs: int) -> tuple[DeviceCode, ...]:
+    return tuple(DeviceCode("sass", a) for a in archs)
+
+
+def ptx(*archs: int) -> tuple[DeviceCode, ...]:
+    return tuple(DeviceCode("ptx", a) for a in archs)
+
+
+def torch_cuda(code: tuple[DeviceCode, ...]):
+    return package(
+        build="cuda130_generic_h1_200",
+        elves={"lib/libtorch_cuda.so": replace(elf(["libcudart.so.13"]), device_code=code)},
+    )
+
+
+def fatbin_findings(code, expect=CUDA13):
+    return [f for f in run_checks([torch_cuda(code)], expect) if f.check == "cuda.fatbin"]
+
+
+def test_device_code_the_arch_list_promises_passes():
+    [finding] = fatbin_findings(sass(80, 90, 120) + ptx(120))
+    assert finding.status == "pass", finding
+
+
+def test_a_missing_architecture_fails_and_is_named():
+    [finding] = fatbin_findings(sass(80, 120) + ptx(120))
+    assert finding.status == "fail"
+    assert "no SASS for sm_90" in finding.detail
+
+
+def test_missing_ptx_for_a_plus_ptx_entry_fails():
+    [finding] = fatbin_findings(sass(80, 90, 120))
+    assert finding.status == "fail"
+    assert "no PTX for compute_120" in finding.detail
+
+
+def test_sass_no_gpu_of_the_platform_runs_is_reported():
+    findings = fatbin_findings(sass(80, 87, 90, 120) + ptx(120))
+    assert sorted(f.status for f in findings) == ["pass", "warn"]
+    [warning] = [f for f in findings if f.status == "warn"]
+    assert "sm_87" in warning.detail and "linux-64" in warning.detail
+
+
+def test_host_only_libraries_have_no_fatbin_finding():
+    assert fatbin_findings(()) == []
+
+
+def test_without_a_config_the_device_code_is_listed_as_a_fact():
+    [finding] = fatbin_findings(sass(75) + ptx(75), Expectations())
+    assert finding.status == "pass" and "sm_75 compute_75" in finding.detail
+
+
+def test_the_recipe_arch_lists_parse_and_cover_every_cuda_config():
+    rows = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")
+    for (cuda, subdir), text in rows.items():
+        promise = parse_arch_list(text)
+        assert promise.ptx and promise.ptx <= promise.sass, (cuda, subdir)
+    assert runnable("12.9", "linux-aarch64") is not None
+
+
+@pytest.fixture(scope="module")
+def nvcc13() -> Path:
+    from fixtures.standin_channel.cuda import CudaWheelError, toolkit
+
+    try:
+        return toolkit("13.0") / "bin" / "nvcc"
+    except CudaWheelError as error:
+        pytest.skip(f"no CUDA 13.0 nvcc: {error}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("gencode", "expected"),
+    [
+        (["arch=compute_75,code=sm_75", "arch=compute_120,code=compute_120"], "sm_75 compute_120"),
+        (["arch=compute_90a,code=sm_90a", "arch=compute_100f,code=sm_100f"], "sm_90a sm_100f"),
+    ],
+)
+def test_the_reader_lists_what_nvcc_put_in_the_fatbin(nvcc13, tmp_path, gencode, expected):
+    (tmp_path / "k.cu").write_text(KERNEL)
+    flags = [f"-gencode={g}" for g in gencode]
+    subprocess.run(
+        [nvcc13, "-ccbin", "g++", "-Xfatbin", "-compress-all", *flags, "-c", "k.cu", "-o", "k.o"],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+    )
+    with (tmp_path / "k.o").open("rb") as stream:
+        code = read_elf(stream).device_code
+    assert sorted(str(c) for c in code) == sorted(expected.split())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not UPSTREAM_WHEEL.is_file(), reason=f"{UPSTREAM_WHEEL} is not here")
+def test_upstream_cuda13_wheel_device_code_is_printed_as_a_fact():
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "tools", "check", str(UPSTREAM_WHEEL), "--only", "cuda.fatbin"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    print(result.stdout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "libtorch_cuda.so" in result.stdout
+    assert "sm_90 " in result.stdout and "(no config)" in result.stdout

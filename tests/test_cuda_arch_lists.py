@@ -1,0 +1,115 @@
+"""Every TORCH_CUDA_ARCH_LIST of recipe/cuda_arch_lists.txt, compiled for real.
+
+For each CUDA config in .ci_support the recipe's row (the exact list build.sh exports) is
+compiled with the compiler of that CUDA version, from NVIDIA's wheels (cached; see
+tests/fixtures/standin_channel/cuda.py): nvcc must accept every entry, the fatbin must
+hold SASS for each and PTX for each +PTX entry. CUDA 12.9's nvcc wheel ships ptxas but no
+nvcc driver, so there ptxas assembles a PTX kernel for every entry (the step that decides
+which GPUs a CUDA version can target), and the nvcc half says it skipped and why.
+Device code does not depend on the host, so linux-aarch64 rows compile on this machine.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tools.check.elf import read_elf
+from tools.cuda_archs import parse_arch_list, read_rows
+
+REPO = Path(__file__).resolve().parent.parent
+KERNEL = "__global__ void add_one(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] += 1; }\n"
+#: The PTX ISA of each CUDA version (its ptxas reads no newer; sm_110 needs 9.0).
+PTX_ISA = {"12.9": "8.8", "13.0": "9.0"}
+#: The same kernel as PTX text, for ptxas alone.
+PTX_KERNEL = """\
+.version {isa}
+.target sm_{arch}
+.address_size 64
+.visible .entry add_one(.param .u64 x)
+{{
+    .reg .b64 %rd<3>;
+    .reg .f32 %f<3>;
+    ld.param.u64 %rd1, [x];
+    cvta.to.global.u64 %rd2, %rd1;
+    ld.global.f32 %f1, [%rd2];
+    add.f32 %f2, %f1, 0f3F800000;
+    st.global.f32 [%rd2], %f2;
+    ret;
+}}
+"""
+
+
+def _cuda_configs() -> list[tuple[str, str]]:
+    found = set()
+    for path in sorted((REPO / ".ci_support").glob("linux_*.yaml")):
+        config = yaml.safe_load(path.read_text())
+        for cuda in config.get("cuda_compiler_version", []):
+            if str(cuda) != "None":
+                found.add((str(cuda), config["target_platform"][0]))
+    return sorted(found)
+
+
+CONFIGS = _cuda_configs()
+ROWS = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")
+
+
+def test_every_cuda_config_has_an_arch_list():
+    assert CONFIGS, "no Linux CUDA config in .ci_support"
+    assert [c for c in CONFIGS if c not in ROWS] == []
+
+
+def _wheel_root(component: str, cuda: str) -> Path:
+    from fixtures.standin_channel.cuda import CudaWheelError, toolkit, wheel_root
+
+    try:
+        if component == "toolkit":
+            return toolkit(cuda)
+        return wheel_root(component, cuda)
+    except CudaWheelError as error:
+        pytest.skip(f"CUDA {cuda}: {error}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("cuda", "platform"), CONFIGS)
+def test_nvcc_compiles_every_entry_and_ptx_for_plus_ptx(cuda, platform, tmp_path):
+    promise = parse_arch_list(ROWS[(cuda, platform)])
+    nvcc = _wheel_root("toolkit", cuda) / "bin" / "nvcc"
+    gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in sorted(promise.sass)]
+    gencode += [f"-gencode=arch=compute_{a},code=compute_{a}" for a in sorted(promise.ptx)]
+    (tmp_path / "k.cu").write_text(KERNEL)
+    result = subprocess.run(
+        [nvcc, "-ccbin", "g++", *gencode, "-c", "k.cu", "-o", "k.o"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, f"nvcc {cuda} refuses {promise.text}:\n{result.stderr}"
+    with (tmp_path / "k.o").open("rb") as stream:
+        code = read_elf(stream).device_code
+    assert {c.arch for c in code if c.kind == "sass"} == promise.sass
+    assert {c.arch for c in code if c.kind == "ptx"} == promise.ptx
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("cuda", "platform"), CONFIGS)
+def test_ptxas_of_the_cuda_version_assembles_every_entry(cuda, platform, tmp_path):
+    promise = parse_arch_list(ROWS[(cuda, platform)])
+    ptxas = _wheel_root("nvcc", cuda) / "bin" / "ptxas"
+    refused = {}
+    for arch in sorted(promise.sass):
+        source = tmp_path / f"k{arch}.ptx"
+        source.write_text(PTX_KERNEL.format(isa=PTX_ISA[cuda], arch=arch))
+        result = subprocess.run(
+            [ptxas, f"-arch=sm_{arch}", str(source), "-o", str(tmp_path / f"k{arch}.cubin")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode:
+            refused[arch] = result.stderr.strip()
+    assert refused == {}, f"ptxas {cuda} refuses entries of {promise.text}: {refused}"

@@ -1,0 +1,92 @@
+"""The GPU architectures a CUDA build promises, and which a CUDA version can run where.
+
+``recipe/cuda_arch_lists.txt`` holds one ``TORCH_CUDA_ARCH_LIST`` per CUDA version and
+target platform (build.sh exports it); :func:`arch_list` reads the row of one config and
+:func:`parse_arch_list` turns it into what the fatbins must hold.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.errors import UserError
+
+ARCH_LISTS = "cuda_arch_lists.txt"
+_ENTRY = re.compile(r"^(\d+)\.(\d+)(\+PTX)?$")
+
+#: The SASS targets nvcc of each CUDA version accepts (CUDA 13.0 dropped everything below
+#: Turing and renamed Jetson Thor from sm_101 to sm_110).
+SUPPORTED: dict[str, frozenset[int]] = {
+    "12.9": frozenset(
+        {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121}
+    ),
+    "13.0": frozenset({75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121}),
+}
+#: Jetson (Tegra) GPUs: TX1, TX2, Xavier, Orin, Thor (sm_101 in CUDA 12, sm_110 in 13).
+#: No linux-64 machine has one; on linux-aarch64 CUDA 12 serves them only through the
+#: separate Tegra toolkit, while CUDA 13's one Arm (sbsa) toolkit serves Orin and Thor.
+TEGRA = frozenset({53, 62, 72, 87, 101, 110})
+SBSA_TEGRA_FROM_13 = frozenset({87, 110})
+
+
+@dataclass(frozen=True)
+class Promise:
+    """What a TORCH_CUDA_ARCH_LIST asks nvcc for: SASS per entry, PTX for +PTX entries."""
+
+    text: str
+    sass: frozenset[int]
+    ptx: frozenset[int]
+
+
+def parse_arch_list(text: str) -> Promise:
+    sass, ptx = set(), set()
+    for entry in filter(None, re.split(r"[;\s]+", text.strip())):
+        match = _ENTRY.match(entry)
+        if not match:
+            raise ValueError(f"TORCH_CUDA_ARCH_LIST entry {entry!r} is not MAJOR.MINOR[+PTX]")
+        arch = int(match.group(1)) * 10 + int(match.group(2))
+        sass.add(arch)
+        if match.group(3):
+            ptx.add(arch)
+    return Promise(text, frozenset(sass), frozenset(ptx))
+
+
+def read_rows(path: Path) -> dict[tuple[str, str], str]:
+    """``(cuda version, target platform) -> TORCH_CUDA_ARCH_LIST`` from the recipe's file."""
+    rows: dict[tuple[str, str], str] = {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) != 3:
+            raise UserError(
+                f"{path}:{number}: expected 'CUDA PLATFORM ARCH_LIST', got {line.strip()!r}"
+            )
+        try:
+            parse_arch_list(words[2])
+        except ValueError as error:
+            raise UserError(f"{path}:{number}: {error}") from None
+        rows[(words[0], words[1])] = words[2]
+    return rows
+
+
+def arch_list(recipe_dir: Path, cuda: str | None, subdir: str | None) -> str | None:
+    """The config's TORCH_CUDA_ARCH_LIST, or None (a CPU config, or no file)."""
+    path = recipe_dir / ARCH_LISTS
+    if cuda in (None, "None") or subdir is None or not path.is_file():
+        return None
+    return read_rows(path).get((cuda, subdir))
+
+
+def runnable(cuda: str, subdir: str) -> frozenset[int] | None:
+    """The SASS architectures a machine of ``subdir`` with CUDA ``cuda`` can run (None:
+    this CUDA version is not in SUPPORTED)."""
+    supported = SUPPORTED.get(cuda)
+    if supported is None:
+        return None
+    tegra = TEGRA
+    if subdir == "linux-aarch64" and int(cuda.split(".")[0]) >= 13:
+        tegra = TEGRA - SBSA_TEGRA_FROM_13
+    return supported - tegra
