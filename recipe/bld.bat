@@ -213,6 +213,12 @@ for %%d in (ATen c10 caffe2 torch tensorpipe) do (
 )
 robocopy "%TORCH_TREE%\share" "%LIBRARY_PREFIX%\share" /E /NFL /NDL /NJH /NJS
 if %ERRORLEVEL% GEQ 8 exit /b 1
+rem Upstream installs every exported library to lib\ (install(TARGETS ... DESTINATION lib)), so
+rem Caffe2Targets-release.cmake names lib\c10.dll ...; the DLLs are in %%LIBRARY_BIN%% now and
+rem find_package(Torch) would stop at a missing file. Point the exports at them (issue 30
+rem item 8; conda-forge drops DESTINATION from the install() calls instead, patch 0008).
+"%PYTHON%" "%RECIPE_DIR%\cmake_export_paths.py" "%LIBRARY_PREFIX%\share\cmake" --moved-to "%LIBRARY_BIN%" --moved-to "%LIBRARY_LIB%"
+if errorlevel 1 exit /b 1
 
 if "%cuda_compiler_version%"=="None" exit /b 0
 rem Downstream CUDA extension builds can use the architectures libtorch was built for.
@@ -272,6 +278,10 @@ for %%f in ("%TORCH_LIB%\*.dll" "%TORCH_LIB%\*.lib") do (
         if exist "%LIBRARY_LIB%\%%~nxf" del /q "%%f"
     )
 )
+rem The exports in site-packages' torch\share named the files just deleted: point them at
+rem libtorch's (cmake_export_paths.py, as in the libtorch stage).
+"%PYTHON%" "%RECIPE_DIR%\cmake_export_paths.py" "%SP_DIR%\torch\share\cmake" --moved-to "%LIBRARY_BIN%" --moved-to "%LIBRARY_LIB%"
+if errorlevel 1 exit /b 1
 
 rem torch.utils.cpp_extension compiles with torch\include only, where upstream's wheels carry
 rem pybind11; USE_SYSTEM_PYBIND11 copies none. build.sh links the pybind11 package's headers

@@ -1,4 +1,4 @@
-"""Patches 0006-0010 against PyTorch 2.13.0's text, and what each one changes, run for real.
+"""Patches 0006-0012 against PyTorch 2.13.0's text, and what each one changes, run for real.
 
 tests/fixtures/upstream_2_13/ holds the 2.13.0 lines each patch touches (README there). Every
 patch must apply to them without fuzz; then each behaviour the patch exists for is run with the
@@ -8,7 +8,9 @@ real tool that decides it, against the unpatched and the patched text:
 - 0007: CMake's FindPython, cross-compiling, names a WITH_SOABI module;
 - 0008: the ATenConfig.cmake CMake writes, read by recipe/cmake_test next to the real 2.13.0
   wheel's headers;
-- 0009: the patched cuDSS calls compiled against the real cudss.h of cuDSS 0.7.1 and 0.8.0.
+- 0009: the patched cuDSS calls compiled against the real cudss.h of cuDSS 0.7.1 and 0.8.0;
+- 0011: the toolkit root FindCUDAToolkit computes, with and without the cache entry;
+- 0012: the OpenMP flags FindOpenMP offers MSVC, computed by CMake (cmake -P).
 """
 
 from __future__ import annotations
@@ -450,3 +452,62 @@ def test_with_0011_the_toolkit_root_bld_bat_names_wins_and_nothing_else_changes(
     upstream = patched(tmp_path, "0011")
     assert toolkit_root(tmp_path, upstream, HOST_ROOT) == "/host_env/Library"
     assert toolkit_root(tmp_path, upstream) == "/build_env/Library"
+
+
+# -- 0012: MSVC's OpenMP flag -----------------------------------------------------------------
+
+MSVC_HEADER = "C:/Program Files/Microsoft Visual Studio/2022/VC/Tools/MSVC/14.44/include"
+CONDA_HEADER = "C:/conda/envs/host/Library/include"
+
+
+def msvc_openmp_candidates(tmp_path: Path, upstream: Path, header_dir: str) -> list[str]:
+    """The flags 2.13.0's FindOpenMP tries, in order, for MSVC with omp.h found in header_dir."""
+    script = tmp_path / f"candidates-{len(list(tmp_path.iterdir()))}.cmake"
+    script.write_text(
+        # find_path keeps a value already in __header_dir: the omp.h the search would find
+        f'set(__header_dir "{header_dir}")\n'
+        "set(CMAKE_CXX_COMPILER_ID MSVC)\n"
+        f'include("{upstream}/cmake/Modules/FindOpenMP.cmake")\n'
+        "_OPENMP_FLAG_CANDIDATES(CXX)\n"
+        "foreach(flag IN LISTS OpenMP_CXX_FLAG_CANDIDATES)\n"
+        '  message("flag=${flag}")\n'
+        "endforeach()\n"
+    )
+    result = cmake("-P", str(script))
+    assert result.returncode == 0, result.stderr
+    return [line[len("flag=") :] for line in result.stderr.splitlines() if line.startswith("flag=")]
+
+
+@pytest.mark.slow
+def test_without_0012_msvc_tries_the_vcomp_flags_only(tmp_path: Path):
+    upstream = patched(tmp_path)
+    assert msvc_openmp_candidates(tmp_path, upstream, MSVC_HEADER) == [
+        "-openmp:experimental",
+        "-openmp",
+    ]
+
+
+@pytest.mark.slow
+def test_with_0012_msvc_tries_the_llvm_runtime_flag_first_with_either_header(tmp_path: Path):
+    upstream = patched(tmp_path, "0012")
+    assert msvc_openmp_candidates(tmp_path, upstream, MSVC_HEADER) == [
+        "-openmp:llvm",
+        "-openmp:experimental",
+        "-openmp",
+    ]
+    assert msvc_openmp_candidates(tmp_path, upstream, CONDA_HEADER) == [
+        f"-openmp:llvm -I{CONDA_HEADER}",
+        f"-openmp:experimental -I{CONDA_HEADER}",
+        f"-openmp -I{CONDA_HEADER}",
+    ]
+
+
+@pytest.mark.slow
+def test_0012_leaves_the_other_compilers_flags_alone(tmp_path: Path):
+    script = tmp_path / "gnu.cmake"
+    script.write_text(
+        "set(CMAKE_CXX_COMPILER_ID GNU)\n"
+        f'include("{patched(tmp_path, "0012")}/cmake/Modules/FindOpenMP.cmake")\n'
+        '_OPENMP_FLAG_CANDIDATES(CXX)\nmessage("${OpenMP_CXX_FLAG_CANDIDATES}")\n'
+    )
+    assert cmake("-P", str(script)).stderr.strip() == "-fopenmp"

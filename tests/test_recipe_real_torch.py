@@ -218,3 +218,32 @@ def test_check_cpp_extension_fails_when_torch_include_lacks_pybind11(torch_site,
     assert result.returncode == 1
     assert "FAIL build:" in result.stdout
     assert "pybind11/pybind11.h" in result.stdout
+
+
+def test_check_openmp_finds_the_one_runtime_the_real_torch_and_numpy_load(torch_site):
+    result = run_with_torch(torch_site, str(RECIPE / "check_openmp.py"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    (line,) = result.stdout.splitlines()
+    # the wheel's own GNU OpenMP (torch/lib/libgomp.so.1); numpy's OpenBLAS uses threads
+    assert line.startswith("OpenMP runtime loaded after import torch, numpy: ")
+    assert line.endswith("/torch/lib/libgomp.so.1")
+
+
+def test_check_openmp_fails_when_a_second_runtime_joins_the_real_torch(
+    torch_site, tmp_path, monkeypatch
+):
+    # another packager's libgomp beside the wheel's: two runtimes in one process
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    # by path: dlopen("libgomp.so.1") would return the wheel's copy, already loaded by soname
+    system_gomp = subprocess.run(
+        [sys.executable, "-c", "import ctypes; ctypes.CDLL('libgomp.so.1'); "
+         "print(next(l.split()[-1] for l in open('/proc/self/maps') if 'libgomp' in l))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    (tmp_path / "second_runtime.py").write_text(f"import ctypes\nctypes.CDLL({system_gomp!r})\n")
+    result = run_with_torch(
+        torch_site, str(RECIPE / "check_openmp.py"), "--import", "torch",
+        "--import", "second_runtime",
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout
+    assert result.stderr.startswith("problems: 2 OpenMP runtimes loaded after import torch")

@@ -320,3 +320,28 @@ def test_windows_cuda_configs_avoid_cuda_12_9():
         if config_values(c)["target_platform"][0] == "win-64"
     }
     assert windows == {"None", "12.8", "13.0"}
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_only_windows_pytorch_fails_on_two_openmp_runtimes(config):
+    # issue 30 item 14: MSVC's vcomp140, Intel's libiomp5md (MKL) and LLVM's libomp can all
+    # load into one Windows process; recipe/check_openmp.py lists them after torch and numpy
+    for pytorch in (o for o in built(config) if o.name == "pytorch"):
+        commands = pytorch.tests["commands"]
+        windows = pytorch.subdir == "win-64"
+        assert ("python check_openmp.py" in commands) == windows, pytorch.dist
+        if windows:
+            assert "check_openmp.py" in pytorch.tests["files"]
+            assert commands.index("python check_openmp.py") < next(
+                i for i, c in enumerate(commands) if c.startswith("python check_torch.py")
+            )
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_windows_and_macos_take_llvm_openmp_and_linux_gcc_s(config):
+    # Windows as conda-forge's 2.13.0 (patch 0012 compiles MSVC's OpenMP for it); Linux: libgomp
+    for output in (o for o in built(config) if o.name in ("libtorch", "pytorch")):
+        expected = not output.subdir.startswith("linux")
+        assert bool(specs_named(output.requirements["host"], "llvm-openmp")) == expected
+        if output.name == "pytorch":
+            assert bool(specs_named(output.requirements["run"], "llvm-openmp")) == expected
