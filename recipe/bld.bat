@@ -49,18 +49,20 @@ if not "%blas_impl%"=="mkl" (
 )
 
 if "%cuda_compiler_version%"=="" set "cuda_compiler_version=None"
-rem Windows builds CUDA 12.8, not 12.9: nvcc 12.9 crashes on SegmentReduce.cu there
-rem (https://github.com/pytorch/pytorch/issues/156181; recipe\conda_build_config.yaml).
-if "%cuda_compiler_version%"=="None" (
-    set "USE_CUDA=0"
-) else if "%cuda_compiler_version%"=="12.8" (
-    set "TORCH_CUDA_ARCH_LIST=5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX"
-) else if "%cuda_compiler_version%"=="13.0" (
-    set "TORCH_CUDA_ARCH_LIST=7.5;8.0;8.6;9.0;10.0;11.0;12.0+PTX"
-) else (
-    echo bld.bat: error: cuda_compiler_version='%cuda_compiler_version%' has no CUDA architecture list; add one to %RECIPE_FILE% 1>&2
-    exit /b 2
-)
+rem TORCH_CUDA_ARCH_LIST is the win-64 row of recipe\cuda_arch_lists.txt for this CUDA version,
+rem the file build.sh, tools check and the tests read too (the one place the lists live).
+rem recipe\cuda_arch_list.py reads it, since batch cannot parse that table robustly; with
+rem no row it prints one error line and exits 2, which stops the build here. Through a
+rem file, as CMAKE_ARGS below: for /f mangles a quoted command's quotes. Only win-64 is
+rem built on Windows, so the platform is named here rather than read. Outside a ( ) block,
+rem as a path with ")" in it would end one early.
+set "TORCH_CUDA_ARCH_LIST="
+if "%cuda_compiler_version%"=="None" set "USE_CUDA=0"
+if "%cuda_compiler_version%"=="None" goto :cuda_arch_list_done
+"%PYTHON%" "%RECIPE_DIR%\cuda_arch_list.py" "%RECIPE_DIR%\cuda_arch_lists.txt" "%cuda_compiler_version%" win-64 > "%SRC_DIR%\_cuda_arch_list.txt"
+if errorlevel 1 exit /b %ERRORLEVEL%
+for /f "usebackq delims=" %%a in ("%SRC_DIR%\_cuda_arch_list.txt") do set "TORCH_CUDA_ARCH_LIST=%%a"
+:cuda_arch_list_done
 
 rem ######################################################################
 rem #### PYTORCH BUILD OPTIONS

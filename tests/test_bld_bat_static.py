@@ -227,3 +227,49 @@ def test_scikit_build_core_builds_every_python_in_the_same_kept_build_dir() -> N
     # The compile stage's wheel and every pytorch output's install name one build-dir.
     build_dirs = re.findall(r"--config-settings=build-dir=\"?([^\" ]+)", TEXT)
     assert build_dirs == ["%BUILD_DIR%", "%BUILD_DIR%"]
+
+
+ARCH_LIST_HELPER = BLD_BAT.parent / "cuda_arch_list.py"
+ARCH_LISTS = BLD_BAT.parent / "cuda_arch_lists.txt"
+
+
+def test_cuda_arch_list_is_the_win_64_row_read_by_the_helper() -> None:
+    (call,) = [line for line in CODE if "cuda_arch_list.py" in line]
+    assert call.startswith(
+        '"%PYTHON%" "%RECIPE_DIR%\\cuda_arch_list.py" "%RECIPE_DIR%\\cuda_arch_lists.txt" '
+        '"%cuda_compiler_version%" win-64 > "%SRC_DIR%\\_cuda_arch_list.txt"'
+    ), call
+    # the only values it takes: cleared, then the helper's output read back
+    values = re.findall(r'set "TORCH_CUDA_ARCH_LIST=([^"]*)"', TEXT)
+    assert values == ["", "%%a"], values
+    read_back = CODE.index(call) + 2
+    assert CODE[read_back].startswith('for /f "usebackq delims=" %%a in ("%SRC_DIR%\\_cuda_arch')
+
+
+def test_the_helper_prints_every_win_64_row_of_the_recipes_file() -> None:
+    from tools.cuda_archs import read_rows
+
+    rows = read_rows(ARCH_LISTS)
+    win = sorted(cuda for cuda, platform in rows if platform == "win-64")
+    assert win, f"{ARCH_LISTS} has no win-64 row"
+    for cuda in win:
+        result = subprocess.run(
+            [sys.executable, str(ARCH_LIST_HELPER), str(ARCH_LISTS), cuda, "win-64"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert result.stdout == rows[(cuda, "win-64")] + "\n", cuda
+
+
+def test_the_helper_stops_the_build_with_one_error_line_when_no_row_exists() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ARCH_LIST_HELPER), str(ARCH_LISTS), "12.9", "win-64"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: ") and str(ARCH_LISTS) in line and "12.9 win-64" in line

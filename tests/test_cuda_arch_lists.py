@@ -1,12 +1,13 @@
 """Every TORCH_CUDA_ARCH_LIST of recipe/cuda_arch_lists.txt, compiled for real.
 
-For each CUDA config in .ci_support the recipe's row (the exact list build.sh exports) is
-compiled with the compiler of that CUDA version, from NVIDIA's wheels (cached; see
-tests/fixtures/standin_channel/cuda.py): nvcc must accept every entry, the fatbin must
-hold SASS for each and PTX for each +PTX entry. CUDA 12.9's nvcc wheel ships ptxas but no
-nvcc driver, so there ptxas assembles a PTX kernel for every entry (the step that decides
-which GPUs a CUDA version can target), and the nvcc half says it skipped and why.
-Device code does not depend on the host, so linux-aarch64 rows compile on this machine.
+For each CUDA config in .ci_support, Linux and Windows, the recipe's row (the exact list
+build.sh or bld.bat exports) is compiled with the compiler of that CUDA version, from
+NVIDIA's wheels (cached; see tests/fixtures/standin_channel/cuda.py): nvcc must accept
+every entry, the fatbin must hold SASS for each and PTX for each +PTX entry. The CUDA 12.9
+and 12.8 nvcc wheels ship ptxas but no nvcc driver, so there ptxas assembles a PTX kernel
+for every entry (the step that decides which GPUs a CUDA version can target), and the nvcc
+half says it skipped and why. Device code does not depend on the host, so linux-aarch64
+and win-64 rows compile on this machine with the Linux compilers.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ import pytest
 import yaml
 
 from tools.check.elf import read_elf
-from tools.cuda_archs import parse_arch_list, read_rows
+from tools.cuda_archs import parse_arch_list, read_rows, runnable
 
 REPO = Path(__file__).resolve().parent.parent
 KERNEL = "__global__ void add_one(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] += 1; }\n"
 #: The PTX ISA of each CUDA version (its ptxas reads no newer; sm_110 needs 9.0).
-PTX_ISA = {"12.9": "8.8", "13.0": "9.0"}
+PTX_ISA = {"12.8": "8.7", "12.9": "8.8", "13.0": "9.0"}
 #: The same kernel as PTX text, for ptxas alone.
 PTX_KERNEL = """\
 .version {isa}
@@ -45,7 +46,11 @@ PTX_KERNEL = """\
 
 def _cuda_configs() -> list[tuple[str, str]]:
     found = set()
-    for path in sorted((REPO / ".ci_support").glob("linux_*.yaml")):
+    paths = [
+        *(REPO / ".ci_support").glob("linux_*.yaml"),
+        *(REPO / ".ci_support").glob("win_*.yaml"),
+    ]
+    for path in sorted(paths):
         config = yaml.safe_load(path.read_text())
         for cuda in config.get("cuda_compiler_version", []):
             if str(cuda) != "None":
@@ -58,8 +63,16 @@ ROWS = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")
 
 
 def test_every_cuda_config_has_an_arch_list():
-    assert CONFIGS, "no Linux CUDA config in .ci_support"
+    assert {platform for _, platform in CONFIGS} >= {"linux-64", "win-64"}, CONFIGS
     assert [c for c in CONFIGS if c not in ROWS] == []
+
+
+@pytest.mark.parametrize(("cuda", "platform"), CONFIGS)
+def test_every_entry_is_a_gpu_the_configs_platform_has(cuda, platform):
+    # e.g. 11.0 (Jetson Thor) belongs in the aarch64 row only: no linux-64 or win-64 machine
+    # runs it, so SASS for it there is build time and package size for nobody.
+    promise = parse_arch_list(ROWS[(cuda, platform)])
+    assert sorted(promise.sass - runnable(cuda, platform)) == []
 
 
 def _wheel_root(component: str, cuda: str) -> Path:

@@ -1,8 +1,8 @@
 """The GPU architectures a CUDA build promises, and which a CUDA version can run where.
 
 ``recipe/cuda_arch_lists.txt`` holds one ``TORCH_CUDA_ARCH_LIST`` per CUDA version and
-target platform (build.sh exports it); :func:`arch_list` reads the row of one config and
-:func:`parse_arch_list` turns it into what the fatbins must hold.
+target platform (build.sh and bld.bat export it); :func:`arch_list` reads the row of one
+config and :func:`parse_arch_list` turns it into what the fatbins must hold.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ _ENTRY = re.compile(r"^(\d+)\.(\d+)(\+PTX)?$")
 #: The SASS targets nvcc of each CUDA version accepts (CUDA 13.0 dropped everything below
 #: Turing and renamed Jetson Thor from sm_101 to sm_110).
 SUPPORTED: dict[str, frozenset[int]] = {
+    # `ptxas --help` of nvidia-cuda-nvcc-cu12 12.8.93 (sm_103 and sm_121 came with 12.9).
+    "12.8": frozenset({50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 120}),
     "12.9": frozenset(
         {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121}
     ),

@@ -39,10 +39,6 @@ PER_CUDA_ARCH_MINUTES = 40.0
 DEFAULT_CUDA_ARCHS = 8
 
 _SHARD = re.compile(r"^(\d+)/(\d+)$")
-# recipe/bld.bat: `"%cuda_compiler_version%"=="12.9" (` then `set "TORCH_CUDA_ARCH_LIST=..."`
-_BLD_BAT_ARCHS = re.compile(
-    r'"%cuda_compiler_version%"=="([0-9.]+)"\s*\(\s*set\s+"TORCH_CUDA_ARCH_LIST=([^"]+)"'
-)
 
 
 @dataclass(frozen=True)
@@ -67,21 +63,16 @@ def parse_shard(text: str) -> Shard:
 
 
 def cuda_arch_counts(recipe_dir: Path) -> dict[tuple[str, str], int]:
-    """(CUDA version, target platform) -> number of GPU architectures the build scripts compile:
-    Linux from recipe/cuda_arch_lists.txt (build.sh's rows), Windows from bld.bat."""
+    """(CUDA version, target platform) -> number of GPU architectures the build scripts
+    compile: the rows of recipe/cuda_arch_lists.txt, which build.sh and bld.bat both export."""
     from tools.cuda_archs import ARCH_LISTS, parse_arch_list, read_rows
 
-    counts: dict[tuple[str, str], int] = {}
-    if (recipe_dir / ARCH_LISTS).is_file():
-        for key, text in read_rows(recipe_dir / ARCH_LISTS).items():
-            counts[key] = len(parse_arch_list(text).sass)
-    try:
-        text = (recipe_dir / "bld.bat").read_text(encoding="utf-8")
-    except OSError:
-        return counts
-    for version, archs in _BLD_BAT_ARCHS.findall(text):
-        counts[(version, "win-64")] = len([a for a in archs.split(";") if a.strip()])
-    return counts
+    if not (recipe_dir / ARCH_LISTS).is_file():
+        return {}
+    return {
+        key: len(parse_arch_list(text).sass)
+        for key, text in read_rows(recipe_dir / ARCH_LISTS).items()
+    }
 
 
 def model_minutes(facts: ConfigFacts, arch_counts: Mapping[tuple[str, str], int]) -> float:
