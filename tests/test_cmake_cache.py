@@ -8,7 +8,6 @@ that contain the old version string on purpose.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -16,14 +15,12 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from fixtures.recipe_helpers import load_cmake_cache
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOL = REPO_ROOT / "recipe" / "cmake_cache.py"
 
-_spec = importlib.util.spec_from_file_location("cmake_cache", TOOL)
-cmake_cache = importlib.util.module_from_spec(_spec)
-sys.modules["cmake_cache"] = cmake_cache
-_spec.loader.exec_module(cmake_cache)
+cmake_cache = load_cmake_cache()
 
 P = "/home/conda/feedstock_root/build_artifacts/libtorch_1763/_h_env_placehold"
 

@@ -12,7 +12,6 @@ is kept and compiles the core once is tests/test_build_sh.py's flow, on this lay
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import sys
@@ -33,11 +32,9 @@ from fixtures.minitorch.support import (
     two_interpreters,
     venv_python,
 )
+from fixtures.recipe_helpers import load_cmake_cache
 
-_spec = importlib.util.spec_from_file_location("cmake_cache", CACHE_TOOL)
-cmake_cache = importlib.util.module_from_spec(_spec)
-sys.modules["cmake_cache"] = cmake_cache
-_spec.loader.exec_module(cmake_cache)
+cmake_cache = load_cmake_cache()
 
 pytestmark = pytest.mark.slow
 

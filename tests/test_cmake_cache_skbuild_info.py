@@ -7,21 +7,18 @@ interpreter it cannot use: one line naming the file, exit 2, nothing written.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fixtures.recipe_helpers import load_cmake_cache
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOL = REPO_ROOT / "recipe" / "cmake_cache.py"
 
-_spec = importlib.util.spec_from_file_location("cmake_cache", TOOL)
-cmake_cache = importlib.util.module_from_spec(_spec)
-sys.modules["cmake_cache"] = cmake_cache
-_spec.loader.exec_module(cmake_cache)
+cmake_cache = load_cmake_cache()
 
 import cmake_cache_skbuild  # noqa: E402  (beside cmake_cache.py, which put it on sys.path)
 
