@@ -7,7 +7,8 @@
   ($XDG_CACHE_HOME or ~/.cache, then pytorch-feedstock-tests) for downloads
   and root file systems that outlive one run.
 - ``torch_wheel``: the real PyTorch 2.13.0 CPU wheel, fetched once per machine
-  with ``pip download`` into that cache.
+  with ``pip download`` into that cache; ``torch_site``: it unpacked there once
+  (importable through PYTHONPATH; skips unless the wheel is this interpreter's).
 - renders the toolkit keeps on disk (tools/diskcache.py) go to a folder of the session's
   own, for the commands the tests run too: a test sees the renders of the code under test,
   and the user's ~/.cache/pytorch-feedstock is left alone.
@@ -15,11 +16,12 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fixtures.cache import CacheError, pip_download, tests_cache_root
+from fixtures.cache import CacheError, pip_download, tests_cache_root, unpacked
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = REPO_ROOT.parent / "shared"
@@ -76,3 +78,15 @@ def torch_wheel(tests_cache_dir: Path) -> Path:
         )
     except CacheError as error:
         pytest.skip(str(error))
+
+
+@pytest.fixture(scope="session")
+def torch_site(torch_wheel: Path) -> Path:
+    """A directory holding the unpacked wheel, importable through PYTHONPATH."""
+    if not torch_wheel.name.endswith(
+        f"cp{sys.version_info[0]}{sys.version_info[1]}-"
+        f"cp{sys.version_info[0]}{sys.version_info[1]}-manylinux_2_28_x86_64.whl"
+    ):
+        pytest.skip(f"{torch_wheel.name} does not run on this interpreter/machine")
+    target = torch_wheel.parent / (torch_wheel.stem + ".unpacked")
+    return unpacked(torch_wheel, target, "torch/__init__.py")

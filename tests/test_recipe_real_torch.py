@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -21,25 +20,6 @@ from fixtures.patched_upstream import installed_aten_config, patched, torch_tree
 RECIPE = Path(__file__).resolve().parent.parent / "recipe"
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="session")
-def torch_site(torch_wheel: Path) -> Path:
-    """A directory holding the unpacked wheel, importable through PYTHONPATH."""
-    if not torch_wheel.name.endswith(
-        f"cp{sys.version_info[0]}{sys.version_info[1]}-"
-        f"cp{sys.version_info[0]}{sys.version_info[1]}-manylinux_2_28_x86_64.whl"
-    ):
-        pytest.skip(f"{torch_wheel.name} does not run on this interpreter/machine")
-    target = torch_wheel.parent / (torch_wheel.stem + ".unpacked")
-    if not (target / "torch" / "__init__.py").is_file():
-        partial = target.with_name(target.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        with zipfile.ZipFile(torch_wheel) as wheel:
-            wheel.extractall(partial)
-        shutil.rmtree(target, ignore_errors=True)
-        partial.rename(target)
-    return target
 
 
 def run_with_torch(
