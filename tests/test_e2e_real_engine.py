@@ -18,7 +18,6 @@ libcusolver: the stand-in channel makes conda-forge's CUDA packages from NVIDIA'
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -29,6 +28,8 @@ from pathlib import Path
 
 import pytest
 from fixtures.e2e_feedstock import PYTHONS, REPO, E2EFeedstock, narrowed_config
+from fixtures.e2e_feedstock import install as _install
+from fixtures.e2e_feedstock import solve as _solve
 from fixtures.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS
 from fixtures.recipe_release import current
 
@@ -282,35 +283,6 @@ def test_tools_check_passes_on_the_built_packages(which, request) -> None:
 
 
 # ---------------------------------------------------- solve, install, import
-
-
-def _solve(channels: list[Path], specs: list[str], cuda: str | None = None):
-    import rattler
-
-    found = {"__glibc": "2.36", "__unix": "0", "__linux": "6.1", "__archspec": "1"}
-    if cuda:
-        found["__cuda"] = cuda
-    virtual = [
-        rattler.GenericVirtualPackage(
-            rattler.PackageName(name), rattler.Version(version), rattler.BuildString("0")
-        )
-        for name, version in found.items()
-    ]
-    return asyncio.run(
-        rattler.solve(
-            [c.as_uri() for c in channels],
-            specs,
-            platforms=["linux-64", "noarch"],
-            virtual_packages=virtual,
-        )
-    )
-
-
-def _install(records, prefix: Path, cache: Path) -> Path:
-    import rattler
-
-    asyncio.run(rattler.install(records, prefix, cache_dir=cache, show_progress=False))
-    return prefix
 
 
 def _run_python(prefix: Path, code: str) -> subprocess.CompletedProcess[str]:
