@@ -1,0 +1,222 @@
+"""Upstream's real Linux wheel through the recipe, all the way to an import (issue 37).
+
+Everything after the compile is the recipe's own: recipe/build.sh's libtorch and pytorch
+stages, run by the real engine (py-rattler-build through build-locally.py, as
+tests/test_e2e_real_engine.py runs it) on recipe-v1.yaml against the stand-in channel. Only
+the compile is replayed: the source is tests/fixtures/wheel_replay (its README says what
+each part stands for), whose install rules lay upstream's 2.13.0 CPU wheel out as PyTorch's
+own install rules lay out the build. The packages are then installed with py-rattler into
+a fresh prefix and used there as users use them.
+
+One build (CPU, MKL, as the wheel was built; the wheel's Python), a few minutes: libtorch
+alone is 500 MB, copied and packaged as a real one is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures.e2e_feedstock import REPO, E2EFeedstock, install, solve
+from fixtures.recipe_release import current
+from fixtures.wheel_replay.support import config_file, replay_feedstock
+from ruamel.yaml import YAML
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds linux-64 packages"),
+]
+
+RECIPE = REPO / "recipe"
+VERSION = current().version
+#: The wheel's Python (this interpreter's), the one the replayed pytorch output is built for.
+PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
+MEGABUILD = YAML(typ="safe").load(RECIPE / "recipe-v1.yaml")["context"]["megabuild_python"]
+
+
+@pytest.fixture(scope="module")
+def channel(tmp_path_factory) -> Path:
+    from fixtures.standin_channel.channel import ChannelError, standin_channel
+
+    try:
+        return standin_channel([config_file(tmp_path_factory.mktemp("config"))])
+    except ChannelError as error:
+        pytest.skip(f"no stand-in channel on this machine: {error}")
+
+
+@pytest.fixture(scope="module")
+def replay(tmp_path_factory, torch_site: Path, channel: Path) -> E2EFeedstock:
+    fs = replay_feedstock(tmp_path_factory.mktemp("replay"), torch_site, channel)
+    result = fs.build()
+    logs = sorted(fs.artifacts.glob("*-log.txt"))
+    tail = "\n".join(logs[0].read_text().splitlines()[-80:]) if logs else result.stderr
+    assert result.returncode == 0, f"build-locally.py {fs.config} failed:\n{tail}"
+    return fs
+
+
+@pytest.fixture(scope="module")
+def prefix(tmp_path_factory, replay: E2EFeedstock, channel: Path) -> Path:
+    """pytorch for the wheel's Python, with what the C++ checks build with."""
+    tmp = tmp_path_factory.mktemp("env")
+    specs = ["pytorch", f"python {PYTHON}.*", "cmake", "ninja", "gcc_linux-64", "gxx_linux-64"]
+    return install(solve([replay.artifacts, channel], specs), tmp / "prefix", tmp / "cache")
+
+
+def run_in(prefix: Path, script: str, cwd: Path, timeout: int = 900):
+    """``script`` in bash with the environment activated, as a user's shell has it."""
+    activate = f"""
+        set -euo pipefail
+        export PREFIX='{prefix}' PATH='{prefix}/bin':/usr/bin:/bin
+        for script in "$PREFIX"/etc/conda/activate.d/*.sh; do source "$script"; done
+    """
+    return subprocess.run(
+        ["bash", "-c", activate + script],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={"HOME": str(cwd)},
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_import_torch_gives_the_recipes_version(prefix, tmp_path) -> None:
+    result = run_in(prefix, 'python -c "import torch; print(torch.__version__)"', tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == VERSION
+
+
+def test_check_torch_passes_on_the_installed_packages(prefix, tmp_path) -> None:
+    # The variant the wheel was built as, which the replayed config (MKL, CPU) names.
+    args = f"--version {VERSION} --blas mkl --cuda None --megabuild-python {MEGABUILD}"
+    args += " --expect openmp --expect mkldnn --expect distributed"
+    result = run_in(prefix, f"python '{RECIPE}/check_torch.py' {args}", tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    verdicts = [line.split()[0] for line in result.stdout.splitlines()]
+    assert verdicts == ["ok"] * 6 + ["skip"], result.stdout
+
+
+def test_cmake_test_finds_torch_and_aten_in_the_prefix_builds_and_runs(prefix, tmp_path) -> None:
+    # As the pytorch package's own test runs it, with libtorch_python: find_package(Torch)
+    # and find_package(ATen) from $PREFIX/share/cmake, the compilers' CMAKE_ARGS.
+    build = tmp_path / "build"
+    script = f"""
+        read -r -a cmake_args <<< "$CMAKE_ARGS"
+        cmake -S '{RECIPE}/cmake_test' -B '{build}' -G Ninja -DWITH_TORCH_PYTHON=ON \\
+            "${{cmake_args[@]}}"
+        cmake --build '{build}'
+        '{build}/torch_consumer'
+        cd '{build}' && python -c "import torch, torch_python_consumer as m; \\
+            print(m.make_tensor().tolist())"
+    """
+    result = run_in(prefix, script, tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert f"Torch {VERSION} from {prefix}/share/cmake/Torch" in result.stdout
+    assert f"ATen headers: {prefix}/share/cmake/ATen/../../../include" in result.stdout
+    assert "[0, 1, 2, 3]" in result.stdout
+
+
+def test_check_cpp_extension_builds_an_extension(prefix, tmp_path) -> None:
+    env = f"TORCH_EXTENSIONS_DIR='{tmp_path}/ext'"
+    result = run_in(prefix, f"{env} python '{RECIPE}/check_cpp_extension.py'", tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("ok   cpp_extension")
+
+
+#: The public headers a C++ or extension user includes first.
+TRANSLATION_UNIT = """\
+#include <torch/torch.h>
+#include <torch/extension.h>
+#include <ATen/ATen.h>
+int main() { return at::ones({2}).sum().item<int>() == 2 ? 0 : 1; }
+"""
+
+
+def test_public_headers_compile_against_the_prefix_include_alone(prefix, tmp_path) -> None:
+    # $PREFIX/include only: libtorch's headers, pybind11's and Python's (the packages'), no
+    # site-packages/torch/include. Every header they include must be shipped or provided by
+    # a run requirement (issue 37, item 5).
+    (tmp_path / "tu.cpp").write_text(TRANSLATION_UNIT)
+    include = f"{prefix}/include"
+    flags = f"-std=c++17 -I'{include}' -I'{include}/torch/csrc/api/include'"
+    flags += f" -I'{include}/python{PYTHON}'"
+    result = run_in(prefix, f'"$CXX" {flags} -c tu.cpp -o tu.o', tmp_path)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert (tmp_path / "tu.o").stat().st_size > 0
+
+
+#: Findings that come from upstream's build or the stand-ins, not from the recipe's
+#: packaging: (check, pattern over path + detail, reason).
+NOT_OURS = (
+    (
+        "elf.needed",
+        r"lib(stdc\+\+\.so\.6|gcc_s\.so\.1|gomp\.so\.1) is not in the packages",
+        "the compiler stand-ins run the machine's gcc and carry no run_exports on libstdcxx, "
+        "libgcc and _openmp_mutex, which conda-forge's compiler packages add",
+    ),
+    (
+        "elf.glibc",
+        r"requires GLIBC_2\.28, above GLIBC_2\.17 allowed by c_stdlib_version 2\.17",
+        "upstream built the wheel for manylinux_2_28; a conda build compiles against "
+        "sysroot_linux-64 2.17",
+    ),
+    (
+        "abi.static-libstdcxx",
+        r"defines \d+ libstdc\+\+ symbols \(statically linked\)",
+        "upstream's manylinux toolchain (devtoolset) links the parts of libstdc++ newer than "
+        "the system's statically; conda-forge's gcc links libstdc++ as a library",
+    ),
+)
+
+
+def test_tools_check_passes_on_the_packages(replay) -> None:
+    command = ["check", "build_artifacts", "--config", replay.config, "--json"]
+    result = subprocess.run(
+        [sys.executable, "-m", "tools", *command],
+        cwd=replay.root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert result.returncode in (0, 1), result.stderr
+    findings = json.loads(result.stdout)
+    assert {f["check"] for f in findings if f["status"] == "pass"} >= {
+        "layout.expected-files", "layout.torch-lib-links", "layout.overlap", "abi.cxx11",
+    }  # fmt: skip
+    left = [
+        f
+        for f in findings
+        if f["status"] != "pass"
+        and not any(
+            c == f["check"] and re.search(p, f"{f['path']} {f['detail']}") for c, p, _ in NOT_OURS
+        )
+    ]
+    assert not left, "\n".join(f"{f['check']} {f['path']}: {f['detail']}" for f in left[:20])
+
+
+def _package(fs: E2EFeedstock, name: str) -> Path:
+    [path] = [p for p in fs.artifacts.glob("linux-64/*.conda") if p.name.rsplit("-", 2)[0] == name]
+    return path
+
+
+@pytest.mark.parametrize("name", ["libtorch", "pytorch"])
+def test_the_recipes_own_tests_pass_in_the_engines_test_phase(replay, channel, name) -> None:
+    # `rattler-build test` on the package: the test sections of recipe-v1.yaml as packaged,
+    # in environments the engine solves from the build's channel and the stand-ins. The
+    # upstream pytest slice alone is skipped (fixtures/wheel_replay/support.py says why).
+    import rattler_build
+
+    channels = [replay.artifacts.as_uri(), channel.as_uri()]
+    package = rattler_build.Package.from_file(_package(replay, name))
+    assert package.test_count > 0
+    for index in range(package.test_count):
+        result = package.run_test(index, channel=channels)
+        tail = "\n".join("\n".join(map(str, result.output)).splitlines()[-40:])
+        assert result.success, f"test {index} of {name}:\n{tail}"
