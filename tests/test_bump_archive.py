@@ -12,7 +12,7 @@ import pytest
 from fixtures.bump import command, releases
 from packaging.version import Version
 
-from tools.bump import knobs, licences, source
+from tools.bump import knobs, licences, source, write
 
 
 class FromArchive:
@@ -147,3 +147,23 @@ def test_licence_globs_span_directories_only_with_two_stars() -> None:
         "third_party/a/b/LICENSE.md",
     ]
     assert licences.declared_files(["third_party/*/LICENSE"], present) == ["third_party/a/LICENSE"]
+
+
+def test_the_wheels_requires_python_serves_a_source_that_states_none(tmp_path) -> None:
+    feedstock = releases.feedstock(tmp_path / "feedstock")
+    releases.write_patches(feedstock / "recipe")
+    older = command.releases_after(command.recipe_releases(feedstock / "recipe")[0].version)[0]
+    archive = releases.older_release(tmp_path / "releases", older, tmp_path)
+    wheel = command.wheel(tmp_path, older)
+    result = command.bump(feedstock, older, "--source", archive, "--wheel", wheel)
+    assert result.returncode == 0, result.stderr
+    assert f"Python:  requires >=3.11 ({wheel.name} METADATA)" in result.stdout
+    assert "Python:  skips 3.10 (below 3.11) in both recipes" in result.stdout
+
+
+def test_cmake_test_is_never_moved_to_an_older_standard(tmp_path) -> None:
+    cmake_test = tmp_path / "cmake_test" / "CMakeLists.txt"
+    cmake_test.parent.mkdir()
+    cmake_test.write_text("project(p CXX)\nset(CMAKE_CXX_STANDARD 23)\n")
+    assert write.follow_cxx_standard(tmp_path, 20) == (23, False)
+    assert "set(CMAKE_CXX_STANDARD 23)" in cmake_test.read_text()

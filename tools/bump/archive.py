@@ -1,4 +1,4 @@
-"""Stage 1: the release archive, fetched (a path, ``file://`` or ``https://``), hashed, and the
+"""The release archive, fetched (a path, ``file://`` or ``https://``), hashed, and the
 few files the later stages read extracted (a PyTorch archive is hundreds of MB: only the
 patches' targets and the build-system files come out, so a bump stays quick)."""
 

@@ -1,4 +1,4 @@
-"""Stage 5: the settings the new source's CMake takes that no build script names: the options
+"""The settings the new source's CMake takes that no build script names: the options
 its top-level CMakeLists.txt declares, and the environment variables a configure reads.
 
 A configure reads the environment two ways. Any CMake file can read ``$ENV{NAME}`` (or test

@@ -1,4 +1,4 @@
-"""Stage 6: the licence files both recipes list (``about: license_file``), checked against the
+"""The licence files both recipes list (``about: license_file``), checked against the
 new archive: conda-build and rattler-build stop on a listed file the source lacks, hours into
 a build. The licence files the source's own pyproject.toml declares (``[project]
 license-files``, PEP 639 globs) that the recipes do not list are named beside: new vendored

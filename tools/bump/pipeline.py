@@ -28,7 +28,6 @@ from tools.bump import (
 )
 from tools.drift import present
 from tools.errors import UserError
-from tools.files import atomic_write_text
 from tools.log import step
 from tools.recipe import release as recipes
 
@@ -93,7 +92,8 @@ class SourceFacts:
 def inspect_source(
     request: BumpRequest, url: str, texts: dict[str, str], listed_licences: tuple[str, ...]
 ) -> SourceFacts:
-    """Stages 1-6 in a scratch folder that is gone afterwards (only the facts are kept)."""
+    """Everything read from the archive, in a scratch folder that is gone afterwards (only
+    the facts are kept)."""
     with tempfile.TemporaryDirectory(prefix="bump-") as scratch_name:
         scratch = Path(scratch_name)
         with step(f"fetch and hash {url}"):
@@ -149,7 +149,7 @@ def bump(request: BumpRequest) -> BumpResult:
         previous, new.archive, new.patches, new.backend, facts, pythons, requires_python, origin
     )
     result.written += _write_recipes(request, found, previous, new.archive.sha256, pythons)
-    cxx_before, changed = _follow_cxx_standard(request.recipe_dir, new.cxx_standard)
+    cxx_before, changed = write.follow_cxx_standard(request.recipe_dir, new.cxx_standard)
     if changed:
         result.written.append(
             str((request.recipe_dir / source.CMAKE_TEST).relative_to(request.root))
@@ -205,20 +205,6 @@ def _write_recipes(
         if write.write(updated):
             written.append(str(recipe.path.relative_to(request.root)))
     return written
-
-
-def _follow_cxx_standard(recipe_dir: Path, standard: int | None) -> tuple[int | None, bool]:
-    """recipe/cmake_test builds with the standard the new TorchConfig.cmake requires (raised,
-    never lowered: a consumer may use a newer one); ``(the standard before, changed)``."""
-    path = recipe_dir / source.CMAKE_TEST
-    if standard is None or not path.is_file():
-        return None, False
-    text = path.read_text(encoding="utf-8")
-    before = source.cmake_test_standard(text)
-    if before is None or before >= standard:
-        return before, False
-    atomic_write_text(path, source.with_standard(text, standard))
-    return before, True
 
 
 def _other_args(request: BumpRequest) -> str:

@@ -1,4 +1,4 @@
-"""Stage 4: what the new source demands, read from its own build files (no wheel needed): the
+"""What the new source demands, read from its own build files (no wheel needed): the
 Pythons it supports (``[project] requires-python`` in pyproject.toml), the C++ standard its
 installed ``TorchConfig.cmake`` imposes on every consumer (``cxx_std_NN``), and the oldest
 CUDA its CMake accepts (an ``if(CUDA_VERSION VERSION_LESS X)`` that stops the configure)."""

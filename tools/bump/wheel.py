@@ -1,4 +1,4 @@
-"""Stage 7: what the release's wheel says about the recipe: the Pythons it supports
+"""What the release's wheel says about the recipe: the Pythons it supports
 (``Requires-Python``), the CUDA release it was built with (``cuda-toolkit[...]==X`` or
 ``nvidia-cuda-runtime``), and the pins that moved (drift's comparison, reused)."""
 
