@@ -104,13 +104,14 @@ def inspect_source(
         paths = archive.extract(fetched, tree, lambda p: p in named or source.wanted(p))
         tree.mkdir(exist_ok=True)
         found = backend.detect(request.recipe_dir, tree, fetched.origin)
+        with step(f"try {len(texts)} patches on the new source"):
+            tried = patches.try_all(request.recipe_dir, texts, tree, paths)
+        # From here on the tree is patched: what follows reads the source the build sees.
         scripts = [request.recipe_dir / n for n in ("build.sh", "bld.bat", "cmake_cache.py")]
         options = knobs.new_options(tree, scripts)
         read = knobs.environment(tree, paths)
         unset = {n: read[n] for n in knobs.unnamed(read, scripts) if n not in options}
         project = source.pyproject(tree).get("project", {})
-        with step(f"try {len(texts)} patches on the new source"):
-            tried = patches.try_all(request.recipe_dir, texts, tree, paths)
         return SourceFacts(
             fetched,
             found,
