@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-HELP = "move both recipes to a new PyTorch release: version, sha256, patches, wheel facts"
+HELP = "move both recipes to a new PyTorch release: sha256, patches, archive and wheel facts"
 
 EPILOG = """\
 stages, in order (docs/bump.md is the manual):
