@@ -171,7 +171,7 @@ def bump(request: BumpRequest) -> BumpResult:
         *checklist.backend_items(new.backend),
         *checklist.option_items(new.options),
         *checklist.knob_items(new.knobs),
-        *checklist.cxx_items(new.cxx_standard, cxx_before, f"recipe/{source.CMAKE_TEST}"),
+        *checklist.cxx_items(new.cxx_standard, cxx_before, f"recipe/{source.CMAKE_TEST.as_posix()}"),
         *checklist.cuda_floor_items(new.cuda_minimum, below),
         *checklist.licence_items(new.licences),
         *checklist.python_items(pythons, requires_python, origin),
@@ -191,8 +191,8 @@ def _write_recipes(
     sha256: str,
     pythons: wheel.PythonRange,
 ) -> list[str]:
-    """Version, sha256, build number (0 for a new version) and, when the wheel and the CI
-    configs tell the Python range, the skip; each recipe written atomically."""
+    """Version, sha256, build number (0 for a new version) and, when requires-python and the
+    CI configs tell the Python range, the skip; each recipe written atomically."""
     build = previous.build if request.version == previous.version else 0
     written = []
     for recipe in found:
