@@ -171,7 +171,7 @@ def bump(request: BumpRequest) -> BumpResult:
         *checklist.backend_items(new.backend),
         *checklist.option_items(new.options),
         *checklist.knob_items(new.knobs),
-        *checklist.cxx_items(new.cxx_standard, cxx_before, f"recipe/{source.CMAKE_TEST.as_posix()}"),
+        *checklist.cxx_items(new.cxx_standard, cxx_before, f"recipe/{source.CMAKE_TEST}"),
         *checklist.cuda_floor_items(new.cuda_minimum, below),
         *checklist.licence_items(new.licences),
         *checklist.python_items(pythons, requires_python, origin),

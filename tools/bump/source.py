@@ -24,7 +24,7 @@ PYPROJECT = "pyproject.toml"
 # The template of the TorchConfig.cmake that libtorch installs, and so every consumer reads.
 TORCH_CONFIG = "cmake/TorchConfig.cmake.in"
 # recipe/cmake_test: the downstream project the libtorch and pytorch tests build.
-CMAKE_TEST = Path("cmake_test") / "CMakeLists.txt"
+CMAKE_TEST = "cmake_test/CMakeLists.txt"
 
 
 def project_cmake(path: str) -> bool:
