@@ -48,8 +48,9 @@ done|failed|interrupted|skipped|pending, "reason" (why a skipped config was not 
 "earlier_run" (done by an earlier run, kept by a resume), "machine", "started",
 "duration_seconds", "returncode", "log", "packages": [{"path", "sha256", "size"}],
 "ccache": {"hits", "misses", "hit_rate"} or null, "note", "provenance": {"commit",
-"dirty", "diff_sha256", "recipe_version", "build_number", "ci_support_sha256", "toolkit",
-"engine", "image", "machine"}}}, ...}; every config of the matrix has a record),
+"dirty", "diff_sha256", "recipe_version", "recipe_build_number" (the recipe's), "build_number"
+(this config's, variant offsets included), "ci_support_sha256", "toolkit", "engine", "image",
+"machine"}}}, ...}; every config of the matrix has a record),
 SHA256SUMS (`sha256sum -c` format, every package in the channel folders) and log_files.zip
 (the logs, summary.json and SHA256SUMS).
 
