@@ -72,6 +72,8 @@ or glob lists the three closest names, an ambiguous one every match, one per lin
 interrupted (rerun the same command to resume).  --why and --report exit 0 when they
 printed, 2 when there is nothing to read.  --verify exits 0 when the upload holds up, 1
 when something falls short (each finding, then one `problems:` line), 2 on bad input.
+--publish exits 0 when published, 1 when the batch fails the --verify checks (one `error:`
+line naming the first finding), 2 on bad input or a failed upload.
 """
 
 
