@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("conda-smithy semantics", ("tools.smithy",)),
     ("pipelines", ("tools.render", "tools.render_meta", "tools.render_v1", "tools.rendered",
                    "tools.ci_support", "tools.drift", "tools.check", "tools.localbuild",
-                   "tools.emulate")),
+                   "tools.emulate", "tools.layout")),
     ("release bump", ("tools.bump",)),
     ("commands", ("tools.__main__", "tools.commands", "tools.localbuild.cli")),
 )  # fmt: skip

@@ -36,7 +36,13 @@ OWNERS: Mapping[str, tuple[str, ...]] = {
     "fp16": ("include/fp16.h", "include/fp16/*"),
     "psimd": ("include/psimd.h",),
     "fxdiv": ("include/fxdiv.h",),
-    "libprotobuf": ("include/google/protobuf/*", "lib/libprotobuf*", "lib/libprotoc*"),
+    "libprotobuf": (
+        "include/google/protobuf/*",
+        "lib/libprotobuf*",
+        "lib/libprotoc*",
+        "bin/protoc*",
+        "Library/bin/protoc.exe",
+    ),
     "ittapi": (
         "include/ittnotify.h",
         "include/jitprofiling.h",
@@ -49,7 +55,22 @@ OWNERS: Mapping[str, tuple[str, ...]] = {
     "fmt": ("include/fmt/*", "lib/libfmt*", "lib/cmake/fmt/*"),
     "sleef": ("include/sleef*.h", "lib/libsleef*"),
     "eigen": ("include/eigen3/*",),
-    "libuv": ("include/uv.h", "include/uv/*", "lib/libuv*"),
+    "libuv": ("include/uv.h", "include/uv/*", "lib/libuv*", "Library/bin/uv.dll"),
+    # OpenMP runtimes upstream's install step copies next to torch's libraries (2.14+,
+    # cmake/PostBuildSteps.cmake; recipe/package_files.py leaves them to these packages).
+    "llvm-openmp": (
+        "lib/libomp.dylib",
+        "lib/libomp.so*",
+        "include/omp.h",
+        "Library/bin/libomp*.dll",
+    ),
+    "intel-openmp": (
+        "lib/libiomp5*",
+        "Library/bin/libiomp5md.dll",
+        "Library/bin/libiompstubs5md.dll",
+    ),
+    "libgomp": ("lib/libgomp.so*",),
+    "libgfortran": ("lib/libgfortran.so*",),
     "libabseil": ("include/absl/*", "lib/libabsl_*"),
     "nccl": ("include/nccl.h", "lib/libnccl*"),
     "nvtx-c": ("include/nvtx3/*",),
