@@ -11,6 +11,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from fixtures.recipe_release import current
+
 ROOT = Path(__file__).resolve().parents[1]
 LINUX = "torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"
 
@@ -90,3 +92,23 @@ def test_a_missing_wheel_is_one_error_line(tmp_path: Path) -> None:
     assert done.stderr.splitlines() == [
         f"error: {tmp_path / LINUX}: no such file; pass an upstream torch wheel"
     ]
+
+
+def test_the_recipes_release_is_held_to_meta_yamls_licence_list(tmp_path: Path) -> None:
+    version = current().version
+    licenses = f"torch-{version}.dist-info/licenses"
+    wheel = _wheel(
+        tmp_path,
+        f"torch-{version}-cp312-cp312-manylinux_2_28_x86_64.whl",
+        *UPSTREAM_SHAPE,
+        f"{licenses}/LICENSE",
+        f"{licenses}/third_party/FP16/LICENSE",
+    )
+    done = _layout(str(wheel), "--config", "linux-64 cpu mkl")
+    assert done.returncode == 1
+    missing = [line for line in done.stdout.splitlines() if line.startswith("licence: ")]
+    assert "licence: third_party/kineto/LICENSE: meta.yaml's license_file lists it" in "\n".join(
+        missing
+    )
+    assert not any("third_party/FP16/LICENSE" in line for line in missing)
+    assert not any(line.startswith(("licence: LICENSE", "licence: NOTICE")) for line in missing)
