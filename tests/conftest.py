@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fixtures.cache import CacheError, pip_download, tests_cache_root, unpacked
+from fixtures.cache import CacheError, pip_download, tests_cache_root, unpacked_wheel
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = REPO_ROOT.parent / "shared"
@@ -88,5 +88,42 @@ def torch_site(torch_wheel: Path) -> Path:
         f"cp{sys.version_info[0]}{sys.version_info[1]}-manylinux_2_28_x86_64.whl"
     ):
         pytest.skip(f"{torch_wheel.name} does not run on this interpreter/machine")
-    target = torch_wheel.parent / (torch_wheel.stem + ".unpacked")
-    return unpacked(torch_wheel, target, "torch/__init__.py")
+    return unpacked_wheel(torch_wheel, torch_wheel.parent / (torch_wheel.stem + ".unpacked"))
+
+
+# Upstream's 2.15.0 wheels of the three platforms the replays lay out (tests/test_layout_replay.py);
+# one Python's wheel each: the file layout does not depend on it.
+UPSTREAM_WHEELS = {
+    "linux-64": ("manylinux_2_28_x86_64", "manylinux_2_28_x86_64"),
+    "osx-arm64": ("macosx_14_0_arm64", "macosx_*_arm64"),
+    "win-64": ("win_amd64", "win_amd64"),
+}
+
+
+@pytest.fixture(scope="session")
+def upstream_2_15_wheel(tests_cache_dir: Path):
+    """The real torch 2.15.0 wheel for a platform (a function of it), or skip."""
+
+    def get(platform: str) -> Path:
+        tag, pattern = UPSTREAM_WHEELS[platform]
+        try:
+            return pip_download(
+                tests_cache_dir / "wheels",
+                f"torch-2.15.0-cp312-cp312-{pattern}.whl",
+                [
+                    "torch==2.15.0",
+                    "--no-deps",
+                    "--only-binary=:all:",
+                    "--platform",
+                    tag,
+                    "--python-version",
+                    "3.12",
+                ],
+                timeout=3600,
+                # A machine-wide pip constraint may pin torch to the recipe's release.
+                env={"PIP_CONSTRAINT": "/dev/null"},
+            )
+        except CacheError as error:
+            pytest.skip(str(error))
+
+    return get

@@ -325,6 +325,17 @@ def test_every_python_independent_object_is_compiled_once_for_all_outputs(flow: 
 
 
 @pytest.mark.slow
+def test_the_core_compiles_once_and_the_bindings_once_per_python(flow: Flow) -> None:
+    # Counted from the compiler launcher: .ninja_log is recompacted on every reconfigure.
+    # The other output order is tests/test_build_sh_output_order.py's.
+    launched = flow.conda.launched_objects()
+    core = ("c10/c10.cpp.o", "aten/src/ATen/Context.cpp.o", "torch/csrc/global_deps.c.o")
+    assert {o: launched[o] for o in core} == dict.fromkeys(core, 1), launched
+    pythons = len({python.version for python in flow.pythons})
+    assert launched["torch/csrc/Module.cpp.o"] == pythons, launched
+
+
+@pytest.mark.slow
 def test_top_level_build_compiles_through_the_compiler_cache(flow: Flow) -> None:
     assert any("c10.cpp" in call for call in flow.conda.compiler_cache_calls())
 
@@ -493,14 +504,14 @@ def build_sh_error(stderr: str) -> str:
 def test_libtorch_refuses_to_overwrite_a_host_dependencys_file(cpu_flow: CpuFlow) -> None:
     assert cpu_flow.clobbering.returncode == 2
     line = build_sh_error(cpu_flow.clobbering.stderr)
-    assert "include/c10/c10.h already exists" in line and "recipe/build.sh" in line
+    assert "include/c10/c10.h already exists" in line and "recipe/package_files.py" in line
 
 
 @pytest.mark.slow
 def test_libtorch_refuses_a_library_that_links_libpython(cpu_flow: CpuFlow) -> None:
     assert cpu_flow.python_bound.returncode == 2
     line = build_sh_error(cpu_flow.python_bound.stderr)
-    assert "needs a Python library" in line and "libtorch_file" in line
+    assert "needs a Python library" in line and "recipe/package_files.py" in line
 
 
 @pytest.mark.slow

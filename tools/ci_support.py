@@ -365,6 +365,20 @@ class Difference:
             return f"changed: {self.path} (CI-job table between the matrix-table markers)"
         return f"{self.kind}: {self.path}" + (f"\n    {self.why}" if self.why else "")
 
+    def written(self) -> str:
+        """What ``write`` did about this difference, in the words of a file listing."""
+        action, note = _WRITTEN[self.kind]
+        return f"{action}: {self.path}{note}" + (f"\n    {self.why}" if self.why else "")
+
+
+# A difference --check reports, as the change --write made to resolve it.
+_WRITTEN = {
+    "missing": ("added", ""),
+    "changed": ("updated", ""),
+    "stale": ("removed", ""),
+    "closed-migration": ("removed", " (a closed migration)"),
+}
+
 
 def differences(folder: Path, matrix: Matrix) -> list[Difference]:
     expected = expected_files(matrix)

@@ -1,0 +1,94 @@
+"""The batch, as a pipeline: select -> plan -> run -> record -> report.
+
+Each stage is its own module (choose, preflight, loop, record, summary); this one only
+sequences them.  The commands that read earlier batches (--why, --report, --verify,
+--merge, --cfep3-request) are the reviewer's side, ``tools.localbuild.review``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from tools.localbuild import provenance
+from tools.localbuild.batch import choose, loop, preflight, record, summary
+from tools.localbuild.configs import Config, discover, labels
+from tools.localbuild.console import Console
+from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.plan import HostFacts
+from tools.localbuild.options import Options
+
+
+def run_batch(options: Options, console: Console, host: HostFacts | None = None) -> int:
+    host = host or HostFacts.detect()
+    available = discover(options.root)
+    label_of = labels(options.root, available)
+    if options.list_only:
+        return choose.list_configs(options, available, label_of, console)
+
+    # select
+    engine = ContainerEngine.from_env(options.env)
+    names = choose.this_shard(
+        options, choose.choose(options, console, engine, host, label_of), console
+    )
+    if not names:
+        return 0  # an empty shard; this_shard said so
+    # plan: everything the run decides or refuses happens here, for --dry-run too; only
+    # the containers and builds below are left out of a dry run.
+    configs = [Config(n, options.root / ".ci_support" / f"{n}.yaml") for n in names]
+    batch = preflight.plan_all(options, configs, engine, host)
+    checked = preflight.preflight(options, batch, engine)
+    if options.dry_run:
+        return preflight.dry_run(options, batch, engine, console, label_of)
+    with loop.workspace(options):
+        if options.debug:
+            return loop.debug(batch.plans[0])
+        started = time.time()
+        sources = _provenance(options, batch, engine, checked)
+        if any(p.dirty for p in sources.values()):
+            console.note(f"{provenance.DIRTY_WARNING}: commit and package it first for CFEP-03")
+        outcome = loop.run_all(options, batch, engine, console, label_of, sources)  # run
+        files = record.write_records(  # record
+            options.root, options.artifacts, outcome.results, started, matrix=available
+        )
+        return summary.report_run(  # report
+            options.root, outcome, files, started, console, label_of
+        )
+
+
+def _provenance(
+    options: Options,
+    batch: preflight.BatchPlan,
+    engine: ContainerEngine,
+    checked: preflight.Checked,
+) -> dict[str, provenance.Provenance]:
+    """Per config, where its packages come from: the checkout's facts, asked once, with the
+    config's own (variant file, image, recipe render)."""
+    tree = provenance.checkout(options.root)
+    base = provenance.Provenance(
+        commit=tree.commit,
+        dirty=tree.dirty,
+        diff_sha256=tree.diff_sha256,
+        recipe_version=None,
+        recipe_build_number=provenance.recipe_build_number(options.root),
+        build_number=None,
+        ci_support_sha256=None,
+        toolkit=provenance.toolkit_version(),
+        engine=None,
+        image=None,
+        machine=provenance.machine(options.env),
+    )
+    found = {}
+    for plan in batch.plans:
+        used = (
+            f"{engine.name} {checked.engine_version or 'version unknown'}"
+            if plan.dispatch == "docker"
+            else f"{plan.dispatch} (no container)"
+        )
+        found[plan.config] = provenance.for_config(
+            replace(base, engine=used),
+            ci_support=options.root / ".ci_support" / f"{plan.config}.yaml",
+            image=plan.image,
+            recipe=checked.recipes.get(plan.config),
+        )
+    return found

@@ -1,0 +1,173 @@
+"""The plan stage: a plan per config this machine builds, a result for each one it cannot,
+and everything the run refuses before it starts a container (the same for --dry-run)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from tools.errors import CommandError, ProblemsFound, UserError
+from tools.localbuild.batch import lock
+from tools.localbuild.batch.record import (
+    FAILED,
+    SKIPPED,
+    UNBUILDABLE,
+    ConfigResult,
+    cannot_build_here,
+)
+from tools.localbuild.configs import Config, UnreadableConfig, read_variant
+from tools.localbuild.console import Console
+from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.plan import BuildPlan, HostFacts, describe, plan_build
+from tools.localbuild.options import Options
+from tools.localbuild.provenance import engine_version
+from tools.proc import call
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    plans: list[BuildPlan]  # what this machine builds, in order
+    unbuildable: list[ConfigResult]  # "skipped": needs another machine
+    unreadable: list[ConfigResult]  # "failed": a file that cannot be read (rerender it)
+
+
+def plan_all(
+    options: Options, configs: Sequence[Config], engine: ContainerEngine, host: HostFacts
+) -> BatchPlan:
+    """Plans for the configs this machine can build; the others, when a glob or --all chose
+    them, become results with the reason (a config named exactly is an error): "skipped" for
+    one that needs another machine, "failed" for a file that cannot be read (rerender it)."""
+    buildable: list[Config] = []
+    unbuildable: list[ConfigResult] = []
+    unreadable: list[ConfigResult] = []
+    for config in configs:
+        result = not_buildable(options, config, engine, host)
+        if result is None:
+            buildable.append(config)
+        else:
+            (unreadable if result.status == FAILED else unbuildable).append(result)
+    plans = [
+        plan_build(options, c, engine, host, index=i, total=len(buildable))
+        for i, c in enumerate(buildable, start=1)
+    ]
+    return BatchPlan(plans, unbuildable, unreadable)
+
+
+def not_buildable(
+    options: Options, config: Config, engine: ContainerEngine, host: HostFacts
+) -> ConfigResult | None:
+    """``None`` when this machine can build ``config``; else why not, as the result the run
+    records: "failed" for a file that cannot be read, "skipped" for one that needs another
+    machine.  A config the user named exactly raises instead (the run refuses it)."""
+    try:
+        read_variant(config.path)
+    except UnreadableConfig as exc:
+        if config.name in options.requested:
+            raise
+        return ConfigResult(config.name, FAILED, note=str(exc))
+    try:
+        plan_build(options, config, engine, host)
+    except UserError as exc:
+        if config.name in options.requested:
+            raise
+        why = str(exc).removeprefix(f"{config.name}: ")
+        return ConfigResult(
+            config.name,
+            SKIPPED,
+            note=f"{UNBUILDABLE}: {why}",
+            reason=cannot_build_here(config.os),
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the checks before the run learnt, for the records (provenance.py)."""
+
+    engine_version: str | None  # the container engine's, when a config runs in one
+    recipes: Mapping[str, tuple[str, int]]  # per config: the rendered version, build number
+
+
+def preflight(options: Options, batch: BatchPlan, engine: ContainerEngine) -> Checked:
+    """What the run refuses before it starts a container, in the order it finds out."""
+    if not batch.plans and not batch.unreadable:
+        first = batch.unbuildable[0]
+        raise UserError(
+            f"none of the {len(batch.unbuildable)} selected config(s) builds on this machine: "
+            f"{first.config}: {first.note}"
+        )
+    # The engine renders the recipe first thing in the container; a recipe that does not
+    # render is refused here, before hours of image pulls and environment solves.  The
+    # toolkit renders it as the run will: meta.yaml as conda-build, recipe.yaml (a feedstock
+    # switched to rattler-build, by conda-forge.yml) with rattler-build's own renderer.
+    from tools.render import render_config
+
+    recipes = {}
+    for plan in batch.plans:
+        outputs = render_config(
+            options.root / ".ci_support" / f"{plan.config}.yaml", root=options.root
+        )
+        built = [o for o in outputs if not o.skip] or outputs
+        if built:
+            recipes[plan.config] = (built[0].version, built[0].build_number)
+    version = None
+    if any(p.dispatch == "docker" for p in batch.plans):
+        version = _check_engine(engine, options.env)
+    if any(p.dispatch == "native" for p in batch.plans):
+        _check_native(options.env)
+    return Checked(version, recipes)
+
+
+def _check_engine(engine: ContainerEngine, env) -> str | None:
+    """Refuse an engine that does not answer; else its version, as `info` prints it."""
+    engine.resolve(env)
+    try:
+        result = call(
+            *engine.info_argv(), env=env, capture=True, check=False, quiet=True, timeout=60
+        )
+    except CommandError as exc:
+        raise engine.not_running(str(exc)) from None
+    if result.returncode != 0:
+        detail = (result.stderr.strip().splitlines() or [""])[-1]
+        raise engine.not_running(detail[:200])
+    return engine_version(result.stdout)
+
+
+def _check_native(env) -> None:
+    if shutil.which("conda-build", path=env.get("PATH")) is None:
+        raise UserError(
+            "--native needs conda-build on PATH: `conda env create -f environment.yml` "
+            "then `conda activate pytorch-feedstock-build`"
+        )
+
+
+def dry_run(
+    options: Options,
+    batch: BatchPlan,
+    engine: ContainerEngine,
+    console: Console,
+    label_of: Mapping[str, str],
+) -> int:
+    lock.check_free(options.artifacts)  # the run would be refused here, so the dry run is
+    console.say(f"dry run: {len(batch.plans)} config(s); nothing is started, written or deleted")
+    for plan in batch.plans:
+        status = (
+            "would skip: done marker exists (--force rebuilds)"
+            if plan.marker.exists() and not options.force
+            else "would build"
+        )
+        label = label_of.get(plan.config, "")
+        console.say(
+            describe(plan, status=status, engine=engine, secrets=options.secrets, label=label)
+        )
+    for result in batch.unbuildable:
+        console.say(f"[-] {label_of.get(result.config, result.config)}: would skip: {result.note}")
+    for result in batch.unreadable:
+        console.say(f"[!] {label_of.get(result.config, result.config)}: would fail: {result.note}")
+    if batch.unreadable:
+        raise ProblemsFound(
+            f"{len(batch.unreadable)} selected config(s) cannot be read and would fail: "
+            f"{', '.join(r.config for r in batch.unreadable)}"
+        )
+    return 0

@@ -1,0 +1,349 @@
+"""``build-locally.py --verify DIR [--commit SHA]``: the CFEP-03 reviewer's check of an upload.
+
+CFEP-03 trusts the core member who approves a delegate's local builds; the admin bot later
+checks only that each file's sha256 matches.  This command checks what that person must:
+
+- every line of SHA256SUMS against the package beside it, and no package left out;
+- every config of this checkout's matrix built, or explained by its record (a skipped
+  config's reason);
+- the records' commit, and the commit each package embeds (info/about.json), against
+  ``--commit`` (the PR's head); a record from a dirty tree falls short;
+- each built config's log ends with the batch's end line, saying done with the marker;
+- ``tools check --config`` on each config's packages.
+
+DIR is what a delegate posts: the packages (in their subdir folders), SHA256SUMS,
+summary.json and the logs, or log_files.zip in place of the last three.  The zip is read
+into a temporary folder, member by member, and a member that is not a plain file name (an
+absolute path, ``..``, a folder, a link) is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.errors import CommandError, ProblemsFound, UserError
+from tools.localbuild import artifacts as art
+from tools.localbuild.batch.loop import end_line
+from tools.localbuild.batch.record import DONE, SKIPPED
+from tools.localbuild.configs import discover, labels
+from tools.localbuild.provenance import Provenance
+from tools.localbuild.review.cfep3 import read_sums
+from tools.localbuild.review.embedded import read_embedded
+from tools.proc import call
+
+# SHA256SUMS' own rule for a package's path (cfep3.read_sums): a channel subdir and a file.
+_PACKAGE_PATH = re.compile(r"^(?:noarch|(?:linux|osx|win)-[a-z0-9]+)/[^/\\]+$")
+Checker = Callable[[str, list[Path]], str | None]  # (config, packages) -> problem or None
+
+
+@dataclass(frozen=True)
+class Finding:
+    subject: str  # a file or a config's label
+    problem: str
+
+    def line(self) -> str:
+        return f"FAIL {self.subject}: {self.problem}"
+
+
+@dataclass(frozen=True)
+class Upload:
+    """The delegate's files, wherever each came from (DIR itself, or its log_files.zip)."""
+
+    packages_dir: Path
+    summary: Path
+    sums: Path
+    logs: Path  # the folder holding <config>-log.txt
+
+
+def _safe_member(info: zipfile.ZipInfo, archive: Path) -> str:
+    name = info.filename
+    mode = info.external_attr >> 16
+    plain = name and "/" not in name and "\\" not in name and name not in (".", "..")
+    if not plain or ":" in name or stat.S_ISLNK(mode) or info.is_dir():
+        raise UserError(
+            f"{archive}: member {name!r} is not a plain file name (a path, '..', a folder or "
+            "a link); refusing to extract anything from it"
+        )
+    return name
+
+
+@contextmanager
+def open_upload(directory: Path) -> Iterator[Upload]:
+    """DIR's files, with log_files.zip filling in what DIR lacks (extracted into a temporary
+    folder only, after every member name was checked)."""
+    if not directory.is_dir():
+        raise UserError(f"--verify {directory}: not a directory")
+    base = directory / "build_artifacts" if (directory / "build_artifacts").is_dir() else directory
+    with tempfile.TemporaryDirectory(prefix="verify-") as tmp:
+        unpacked = Path(tmp)
+        archive = base / "log_files.zip"
+        if archive.is_file():
+            try:
+                with zipfile.ZipFile(archive) as zipped:
+                    members = [(_safe_member(i, archive), i) for i in zipped.infolist()]
+                    for name, info in members:
+                        with zipped.open(info) as source, (unpacked / name).open("xb") as target:
+                            target.write(source.read())
+            except (zipfile.BadZipFile, FileExistsError) as exc:
+                raise UserError(f"{archive}: not a readable zip ({exc})") from None
+
+        def pick(name: str) -> Path:
+            own = base / name
+            return own if own.is_file() else unpacked / name
+
+        summary, sums = pick("summary.json"), pick("SHA256SUMS")
+        for what, path in (("summary.json", summary), ("SHA256SUMS", sums)):
+            if not path.is_file():
+                raise UserError(
+                    f"--verify {directory}: no {what}, neither there nor in log_files.zip; "
+                    "ask the delegate for the whole build_artifacts upload"
+                )
+        logs = base if art.log_files(base) else unpacked
+        yield Upload(base, summary, sums, logs)
+
+
+def verify(
+    root: Path,
+    directory: Path,
+    commit: str | None,
+    *,
+    say: Callable[[str], None],
+    check: Checker | None = None,
+) -> int:
+    check = check or tools_check(root)
+    with open_upload(directory) as upload:
+        document = art.load_summary(
+            upload.summary, named=str(upload.summary), hint="ask the delegate for the original"
+        )
+        records = {k: v for k, v in document["configs"].items() if isinstance(v, dict)}
+        sums = read_sums(upload.sums)
+        matrix = discover(root)
+        label_of = labels(root, sorted({*matrix, *records}))
+        expected, source = _expected_commit(commit, records)
+        findings = [
+            *check_sums(upload.packages_dir, sums, records),
+            *check_matrix(matrix, records, label_of),
+            *check_commits(upload.packages_dir, records, expected, label_of),
+            *check_logs(upload.logs, records, label_of),
+        ]
+        for config, record in records.items():
+            paths = [upload.packages_dir / str(p.get("path")) for p in _packages(record)]
+            present = [p for p in paths if p.is_file()]
+            if record.get("status") == DONE and present and config in matrix:
+                problem = check(config, present)
+                if problem:
+                    findings.append(Finding(label_of.get(config, config), problem))
+    for finding in findings:
+        say(finding.line())
+    what = f"commit {expected[:12]}" if expected else "no commit"
+    held = coverage(matrix, records, label_of)
+    if findings:
+        raise ProblemsFound(
+            f"NOT verified: {len(findings)} problem(s) with {directory} against {what} "
+            f"({source}); first: {findings[0].subject}: {findings[0].problem}; the upload "
+            f"holds {held}"
+        )
+    say(
+        f"verified: {root.name} at {what} ({source}): {held.built}, {len(sums)} packages "
+        "match SHA256SUMS and embed the commit, logs end in success, `tools check` passes"
+        + (f"; {held.explained}" if held.explained else "")
+    )
+    return 0
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of the matrix an upload holds, in words for the verdict."""
+
+    built: str  # "3 of 4 configs built"
+    missing: str  # "missing: <label> (<why>), ..." or ""
+    explained: str  # "not built, as recorded: <label> (<reason>), ..." or ""
+
+    def __str__(self) -> str:
+        return "; ".join(part for part in (self.built, self.missing, self.explained) if part)
+
+
+def coverage(
+    matrix: list[str], records: Mapping[str, Mapping[str, object]], label_of: Mapping[str, str]
+) -> Coverage:
+    """The matrix's configs the upload built, those it lacks (no record, or a build that did
+    not finish) and those its records explain (skipped, with the reason)."""
+    built, missing, explained = 0, [], []
+    for config in matrix:
+        record, label = records.get(config), label_of.get(config, config)
+        status = record.get("status") if record is not None else None
+        if status == DONE:
+            built += 1
+        elif record is None:
+            missing.append(f"{label} (no record)")
+        elif status == SKIPPED:
+            explained.append(f"{label} ({record.get('reason') or 'no reason'})")
+        else:
+            missing.append(f"{label} ({status}: {record.get('note') or 'not built'})")
+    return Coverage(
+        f"{built} of {len(matrix)} configs built",
+        f"missing: {', '.join(missing)}" if missing else "",
+        f"not built, as recorded: {', '.join(explained)}" if explained else "",
+    )
+
+
+def _packages(record: Mapping[str, object]) -> list[Mapping[str, object]]:
+    """A record's packages whose path is ``<subdir>/<file>``: nothing else is read."""
+    entries = record.get("packages")
+    return [
+        p
+        for p in (entries if isinstance(entries, list) else [])
+        if isinstance(p, dict) and _PACKAGE_PATH.match(str(p.get("path")))
+    ]
+
+
+def _expected_commit(
+    commit: str | None, records: Mapping[str, Mapping[str, object]]
+) -> tuple[str | None, str]:
+    if commit:
+        return commit, "--commit"
+    found = sorted(
+        {
+            p.commit
+            for r in records.values()
+            if r.get("status") == DONE
+            and (p := Provenance.from_json(r.get("provenance"))) is not None
+            and p.commit
+        }
+    )
+    if len(found) == 1:
+        return found[0], "the records' commit; pass --commit with the PR's head"
+    return None, "no single commit in the records; pass --commit with the PR's head"
+
+
+def _matches(expected: str | None, actual: str | None) -> bool:
+    """A short sha (from --commit) names the commit whose full sha starts with it."""
+    return bool(expected and actual and actual.startswith(expected))
+
+
+def check_sums(
+    packages_dir: Path, sums: list[tuple[str, str]], records: Mapping[str, Mapping[str, object]]
+) -> Iterator[Finding]:
+    listed = {}
+    for digest, name in sums:
+        listed[name] = digest
+        path = packages_dir / name
+        if not path.is_file():
+            yield Finding(name, "listed in SHA256SUMS but missing from the upload")
+        elif art.sha256_of(path) != digest:
+            yield Finding(name, "tampered: its sha256 is not the one SHA256SUMS lists")
+    for path in art.package_files(packages_dir):
+        name = path.relative_to(packages_dir).as_posix()
+        if name not in listed:
+            yield Finding(name, "a package the SHA256SUMS file does not list")
+    for config, record in records.items():
+        for package in _packages(record):
+            name, digest = str(package.get("path")), package.get("sha256")
+            if name in listed and listed[name] != digest:
+                yield Finding(
+                    name, f"summary.json's sha256 for it ({config}) differs from SHA256SUMS"
+                )
+
+
+def check_matrix(
+    matrix: list[str], records: Mapping[str, Mapping[str, object]], label_of: Mapping[str, str]
+) -> Iterator[Finding]:
+    for config in matrix:
+        record = records.get(config)
+        label = label_of.get(config, config)
+        if record is None:
+            yield Finding(label, f"missing: no record of {config} (neither built nor explained)")
+        elif record.get("status") == SKIPPED and not record.get("reason"):
+            yield Finding(label, "skipped without a reason")
+        elif record.get("status") not in (DONE, SKIPPED):
+            yield Finding(label, f"{record.get('status')}: {record.get('note') or 'not built'}")
+    for config in sorted(set(records) - set(matrix)):
+        yield Finding(config, "a record for a config this checkout's matrix does not have")
+
+
+def check_commits(
+    packages_dir: Path,
+    records: Mapping[str, Mapping[str, object]],
+    expected: str | None,
+    label_of: Mapping[str, str],
+) -> Iterator[Finding]:
+    for config, record in records.items():
+        if record.get("status") != DONE:
+            continue
+        label = label_of.get(config, config)
+        source = Provenance.from_json(record.get("provenance"))
+        if source is None:
+            yield Finding(label, "no provenance recorded (rebuild with this build-locally.py)")
+            continue
+        if source.dirty:
+            yield Finding(label, f"built from a dirty tree (diff sha256 {source.diff_sha256})")
+        if not _matches(expected, source.commit):
+            yield Finding(label, f"recorded commit {source.commit}, expected {expected}")
+        for package in _packages(record):
+            path = packages_dir / str(package.get("path"))
+            if not path.is_file():
+                continue  # check_sums names it
+            embedded = read_embedded(path)
+            if embedded.error:
+                yield Finding(str(package.get("path")), embedded.error)
+            elif not _matches(expected, embedded.commit):
+                yield Finding(
+                    str(package.get("path")),
+                    f"from another commit: it embeds {embedded.commit or 'none'}, "
+                    f"expected {expected}",
+                )
+
+
+def check_logs(
+    logs: Path, records: Mapping[str, Mapping[str, object]], label_of: Mapping[str, str]
+) -> Iterator[Finding]:
+    for config, record in records.items():
+        if record.get("status") != DONE:
+            continue
+        label = label_of.get(config, config)
+        log = art.log_path(logs, config)
+        if not log.is_file():
+            yield Finding(label, f"no log ({log.name})")
+            continue
+        lines = log.read_text(encoding="utf-8", errors="replace").rstrip("\n").splitlines()
+        last = lines[-1] if lines else ""
+        if not last.endswith(f"### build-locally: {end_line(DONE, True)}"):
+            yield Finding(label, f"log cut short or not a success: it ends {last[-80:]!r}")
+        marker = art.marker_path(logs, config)
+        if any(logs.glob("conda-forge-build-done-*")) and not marker.exists():
+            yield Finding(label, f"the record says done but {marker.name} is missing")
+
+
+def tools_check(root: Path) -> Checker:
+    """``python -m tools check --config CONFIG`` on a config's packages, in this checkout."""
+
+    def run(config: str, packages: list[Path]) -> str | None:
+        argv = [sys.executable, "-m", "tools", "check", "--config", config, "--status", "fail"]
+        try:
+            result = call(
+                *argv,
+                *map(str, packages),
+                cwd=root,
+                capture=True,
+                check=False,
+                quiet=True,
+                env=dict(os.environ),
+                timeout=600,
+            )
+        except CommandError as exc:
+            return f"`tools check` could not run: {exc}"
+        if result.returncode == 0:
+            return None
+        tail = result.stderr.strip().splitlines() or result.stdout.strip().splitlines() or [""]
+        return f"`tools check --config {config}` failed: {tail[-1][:200]}"
+
+    return run
