@@ -340,27 +340,17 @@ def test_a_failed_commands_error_never_carries_a_token(monkeypatch):
 
 def test_build_locally_refuses_a_second_run_on_the_same_build_artifacts(feedstock):
     import signal
-    import subprocess
-    import time
 
-    from test_build_locally_e2e import ARM, CPU
+    from test_build_locally_e2e import ARM, CPU, INTERRUPT_SAFETY_NET
 
-    first = subprocess.Popen(
-        feedstock.command(CPU),
-        cwd=feedstock.root,
-        env={**feedstock.env, "FAKE_BUILD_HANG": CPU},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
+    first = feedstock.start(CPU, FAKE_BUILD_HANG=CPU)
     try:
         log = feedstock.artifacts / f"{CPU}-log.txt"
-        deadline = time.monotonic() + 30
-        while not (log.exists() and "compiling forever" in log.read_text()):
-            if time.monotonic() > deadline or first.poll() is not None:
-                pytest.fail(f"the first build never reached its hanging step: {first.poll()}")
-            time.sleep(0.1)
+        feedstock.wait_until(
+            first,
+            lambda: log.exists() and "compiling forever" in log.read_text(),
+            "the first build never reached its hanging step",
+        )
         second, dry = feedstock.run(ARM), feedstock.run(ARM, "--dry-run")
         assert second.returncode == 2
         assert f"another build-locally run (pid {first.pid})" in second.stderr
@@ -368,7 +358,7 @@ def test_build_locally_refuses_a_second_run_on_the_same_build_artifacts(feedstoc
         assert not feedstock.marker(ARM).exists() and not feedstock.builds()[1:]
     finally:
         first.send_signal(signal.SIGINT)
-        first.communicate(timeout=30)
+        first.communicate(timeout=INTERRUPT_SAFETY_NET)
 
 
 def test_prune_keeps_the_work_folder_another_conda_build_made_meanwhile(feedstock):

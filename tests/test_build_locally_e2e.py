@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.cli import default_sigint
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="drives bash scripts through a pseudo-terminal (POSIX only)"
@@ -33,6 +34,9 @@ CUDA = "linux_64_cuda_compiler_version12.9"
 CPU = "linux_64_cuda_compiler_versionNone"
 ARM = "linux_aarch64_cuda_compiler_versionNone"
 TOKEN = "tok-5b1d0e9a77c3"
+# Seconds a run may take to reach a step, or to stop after Ctrl-C, before the test gives up:
+# generous, as two full suites on 2 busy cores make a fake engine's start take seconds.
+INTERRUPT_SAFETY_NET = 180
 
 
 def _config_yaml(target: str, cuda: str) -> str:
@@ -120,6 +124,29 @@ class Feedstock:
             check=False,
         )
         return Run(result.returncode, result.stdout, result.stderr)
+
+    def start(self, *args: str, **env: str) -> subprocess.Popen:
+        """A run the test will interrupt (Ctrl-C reaches it even when the suite ignores it)."""
+        return subprocess.Popen(
+            self.command(*args),
+            cwd=self.root,
+            env={**self.env, **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=default_sigint,
+        )
+
+    def wait_until(self, proc: subprocess.Popen, ready, what: str) -> None:
+        """Wait for an event the run really produces; the deadline is only a safety net for a
+        machine under heavy load, never what the test waits for."""
+        deadline = time.monotonic() + INTERRUPT_SAFETY_NET
+        while not ready():
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail(f"{what}: {proc.communicate()}")
+            time.sleep(0.1)
 
     def calls(self, kind: str | None = None) -> list[dict]:
         path = self.state / "calls.jsonl"
@@ -462,24 +489,15 @@ def test_tokens_are_not_forwarded_and_are_redacted_from_logs(feedstock: Feedstoc
 def test_sigint_stops_the_container_marks_interrupted_and_the_next_run_resumes(
     feedstock: Feedstock,
 ) -> None:
-    proc = subprocess.Popen(
-        feedstock.command(CPU, ARM),
-        cwd=feedstock.root,
-        env={**feedstock.env, "FAKE_BUILD_HANG": "*aarch64*"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = feedstock.start(CPU, ARM, FAKE_BUILD_HANG="*aarch64*")
     log = feedstock.artifacts / f"{ARM}-log.txt"
-    deadline = time.monotonic() + 30
-    while not (log.exists() and "compiling forever" in log.read_text()):
-        if time.monotonic() > deadline or proc.poll() is not None:
-            proc.kill()
-            pytest.fail(f"the build never reached its hanging step: {proc.communicate()}")
-        time.sleep(0.1)
+    feedstock.wait_until(
+        proc,
+        lambda: log.exists() and "compiling forever" in log.read_text(),
+        "the build never reached its hanging step",
+    )
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=30)
+    _, stderr = proc.communicate(timeout=INTERRUPT_SAFETY_NET)
     assert proc.returncode == 130, stderr
     [stop] = feedstock.calls("stop")
     assert stop["argv"][-1] == feedstock.calls("run")[-1]["name"]
@@ -502,23 +520,10 @@ def test_sigint_stops_the_container_marks_interrupted_and_the_next_run_resumes(
 def test_sigint_before_the_container_exists_stops_the_script_and_looks_again(
     feedstock: Feedstock,
 ) -> None:
-    proc = subprocess.Popen(
-        feedstock.command(CPU),
-        cwd=feedstock.root,
-        env={**feedstock.env, "FAKE_DOCKER_PULL_HANG": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while not feedstock.calls("pull"):
-        if time.monotonic() > deadline or proc.poll() is not None:
-            proc.kill()
-            pytest.fail(f"the script never pulled: {proc.communicate()}")
-        time.sleep(0.1)
+    proc = feedstock.start(CPU, FAKE_DOCKER_PULL_HANG="1")
+    feedstock.wait_until(proc, lambda: feedstock.calls("pull"), "the script never pulled")
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=40)
+    _, stderr = proc.communicate(timeout=INTERRUPT_SAFETY_NET)
     assert proc.returncode == 130, stderr
     assert len(feedstock.calls("stop")) == 2  # no container yet, then the final look
     assert feedstock.calls("run") == []
