@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from conda_package_streaming.create import conda_builder
+from fixtures import feedstock_matrix
 from fixtures.cli import REPO
 
 from tools.render_v1 import pin_spec
@@ -368,9 +369,15 @@ def test_explain_of_the_switched_feedstock_equals_meta_yaml_s(switched: Path) ->
     assert _json(switched, "explain") == _json(REPO, "explain")
 
 
-@pytest.mark.parametrize(
-    "config", ["linux_64_blas_implmklc_compiler_version14", "win_64_*versionNone*"]
-)
+# A CUDA config and a CPU one of the matrix (conda-forge's: linux-64 MKL and win-64), where it
+# has them.
+_SHAPES = [
+    feedstock_matrix.prefer({"cuda": True, "blas": "mkl"}, {"cuda": True}),
+    feedstock_matrix.prefer({"cuda": False, "platform": "win-64"}, {"cuda": False}),
+]
+
+
+@pytest.mark.parametrize("config", sorted({c.name for c in _SHAPES if c is not None}))
 def test_render_of_the_switched_feedstock_has_meta_yaml_s_shape(
     switched: Path, config: str
 ) -> None:
