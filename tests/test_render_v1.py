@@ -312,6 +312,20 @@ def test_matrix_refuses_a_switched_feedstock_and_names_the_rerender(v1: Path) ->
     assert "conda_build_tool: rattler-build" in message and "conda smithy rerender" in message
 
 
+def test_matrix_write_refuses_this_switched_feedstock_and_writes_nothing(
+    switched: Path, tmp_path: Path
+) -> None:
+    # the fork that takes the v1 recipe: one line saying why, exit 2, .ci_support as it was
+    pinning = FIXTURE.parent / "pinning-mini"
+    before = {p.name: p.read_bytes() for p in (switched / ".ci_support").iterdir() if p.is_file()}
+    message = _error(switched, "matrix", "--write", "--pinning", pinning)
+    assert message.startswith(f"error: {switched / 'conda-forge.yml'}: conda_build_tool: ")
+    assert "asks rattler-build which variant keys each output" in message
+    assert message.endswith("`conda smithy rerender`")
+    after = {p.name: p.read_bytes() for p in (switched / ".ci_support").iterdir() if p.is_file()}
+    assert after == before
+
+
 @pytest.mark.parametrize("tool", ["mambabuild", "conda-build+conda-libmamba-solver"])
 def test_a_build_tool_other_than_rattler_build_renders_meta_yaml(
     tmp_path: Path, meta: Path, tool: str
