@@ -11,14 +11,13 @@ required +PTX on every arch row. The same mechanism as tests/test_bump_clone.py.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from fixtures import feedstock_matrix
+from fixtures.clone import fresh_clone, git, run_tests
 from fixtures.recipe_release import REPO
 
 TAILORING = REPO / "docs" / "fork-tailoring.patch"
@@ -40,30 +39,22 @@ MATRIX_READING = (
 )
 
 
-def _git(*args: str, cwd: Path) -> None:
-    identity = ["-c", "user.name=fork-test", "-c", "user.email=fork-test@example.invalid"]
-    subprocess.run(["git", *identity, *args], cwd=cwd, check=True, capture_output=True)
-
-
 def _tailored_clone(tmp_path: Path) -> Path:
     """A clone with the lab's tailoring applied, .ci_support regenerated, all committed; the
     reference data beside it as beside this checkout."""
-    if shutil.which("git") is None or not (REPO / ".git").exists():
-        pytest.skip("needs git and a git checkout to clone")
     if not (PINNING / "conda_build_config.yaml").is_file():
         pytest.skip(f"{PINNING} is absent: `matrix --write` needs conda-forge's pinning")
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    clone = fresh_clone(tmp_path)
     (tmp_path / "shared").symlink_to(REPO.parent / "shared")
-    _git("apply", str(TAILORING), cwd=clone)
+    git("apply", str(TAILORING), cwd=clone)
     subprocess.run(
         [sys.executable, "-m", "tools", "matrix", "--pinning", str(PINNING), "--write"],
         cwd=clone,
         check=True,
         capture_output=True,
     )
-    _git("add", "-A", cwd=clone)
-    _git("commit", "-qm", "tailored for the lab (docs/fork-tailoring.patch)", cwd=clone)
+    git("add", "-A", cwd=clone)
+    git("commit", "-qm", "tailored for the lab (docs/fork-tailoring.patch)", cwd=clone)
     return clone
 
 
@@ -77,24 +68,5 @@ def test_the_matrix_reading_tests_pass_in_a_tailored_clone(tmp_path: Path) -> No
     assert config.first("channel_targets") != "conda-forge main"
     assert feedstock_matrix.arch_row(config, clone) == "9.0"
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-m",
-            "not slow",
-            "-p",
-            "no:cacheprovider",
-            *MATRIX_READING,
-        ],
-        cwd=clone,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-    )
+    result = run_tests(clone, MATRIX_READING)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
