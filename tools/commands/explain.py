@@ -12,9 +12,18 @@ from typing import Any
 
 HELP = "explain the build matrix: a row per CI job with platform, CUDA, BLAS, Pythons and packages"
 
-COLUMNS = ("CI job", "platform", "build platform", "CUDA", "BLAS", "Python", "packages")
+COLUMNS = (
+    "CI job",
+    "platform",
+    "build platform",
+    "CUDA",
+    "GPU architectures",
+    "BLAS",
+    "Python",
+    "packages",
+)
 # On a terminal the label says platform, CUDA and BLAS, so those columns go.
-TERMINAL_COLUMNS = ("config", "built on", "Python", "packages")
+TERMINAL_COLUMNS = ("config", "built on", "GPU architectures", "Python", "packages")
 
 EPILOG = """\
 The table names each config by its short label (`linux-64 cuda13.0 mkl`: platform,
@@ -25,7 +34,9 @@ match nothing are an error.
 
 --json prints a list, one object per CI job, in the table's order:
   {"config": str, "label": str, "platform": str, "build_platform": str, "cross": bool,
-   "cuda": str|null, "blas": str|null, "pythons": [str],
+   "cuda": str|null, "cuda_arch_list": str|null (the TORCH_CUDA_ARCH_LIST its build
+   exports, recipe/cuda_arch_lists.txt), "cuda_arch_set": str|null ("full", or the
+   name of a narrower set, which its build strings carry), "blas": str|null, "pythons": [str],
    "packages": [{"name": str, "count": int, "variants": [str]}]}
   A job whose every output is skipped has platform "-" and empty lists.
 
@@ -56,31 +67,43 @@ class JobSummary:
     build_platform: str = "-"
     cross: bool = False
     cuda: str | None = None
+    cuda_arch_list: str | None = None
+    cuda_arch_set: str | None = None
     blas: str | None = None
     pythons: tuple[str, ...] = ()
     packages: tuple[PackageSummary, ...] = ()
 
     def cells(self) -> tuple[str, ...]:
         if not self.packages:
-            return (self.config, "-", "-", "-", "-", "-", "nothing (every output skipped)")
+            return (self.config, "-", "-", "-", "-", "-", "-", "nothing (every output skipped)")
         build = f"{self.build_platform} ({'cross' if self.cross else 'native'})"
         return (
             self.config,
             self.platform,
             build,
             self.cuda or "-",
+            self.archs_cell(),
             self.blas or "-",
             ", ".join(self.pythons) or "-",
             ", ".join(p.cell() for p in self.packages),
         )
 
+    def archs_cell(self) -> str:
+        """The list; a narrower set than conda-forge's full one also by its name."""
+        if not self.cuda_arch_list:
+            return "-"
+        if self.cuda_arch_set and self.cuda_arch_set != "full":
+            return f"{self.cuda_arch_list} ({self.cuda_arch_set})"
+        return self.cuda_arch_list
+
     def terminal_cells(self) -> tuple[str, ...]:
         label = self.label or self.config
         if not self.packages:
-            return (label, "-", "-", "nothing (every output skipped)")
+            return (label, "-", "-", "-", "nothing (every output skipped)")
         return (
             label,
             f"{self.build_platform}{' (cross)' if self.cross else ''}",
+            self.archs_cell(),
             python_range(self.pythons),
             ", ".join(p.cell() for p in self.packages),
         )
@@ -93,6 +116,8 @@ class JobSummary:
             "build_platform": self.build_platform,
             "cross": self.cross,
             "cuda": self.cuda,
+            "cuda_arch_list": self.cuda_arch_list,
+            "cuda_arch_set": self.cuda_arch_set,
             "blas": self.blas,
             "pythons": list(self.pythons),
             "packages": [
@@ -156,6 +181,11 @@ def summarize(config: str, outputs) -> JobSummary:
         build_platform=first.build_platform if cross else first.subdir,
         cross=cross,
         cuda=None if cuda in ("None", "") else cuda,
+        cuda_arch_list="/".join(sorted({o.cuda_arch_list for o in built if o.cuda_arch_list}))
+        or None,
+        cuda_arch_set=_one(built, "cuda_arch_set") or None
+        if any(o.cuda_arch_list for o in built)
+        else None,
         blas=_one(built, "blas_impl") or None,
         pythons=tuple(pythons),
         packages=tuple(packages),
@@ -188,13 +218,14 @@ def terminal_table(rows: list[tuple[str, ...]], width: int) -> str:
     """Columns padded; the last one wrapped so no line is wider than ``width``."""
     import textwrap
 
-    widths = [max(len(TERMINAL_COLUMNS[i]), *(len(r[i]) for r in rows)) for i in range(3)]
+    padded = len(TERMINAL_COLUMNS) - 1  # the last column wraps
+    widths = [max(len(TERMINAL_COLUMNS[i]), *(len(r[i]) for r in rows)) for i in range(padded)]
     indent = sum(widths) + 2 * len(widths)
     room = max(width - indent, 30)
     lines = []
     for row in [TERMINAL_COLUMNS, *rows]:
-        head = "".join(cell.ljust(w + 2) for cell, w in zip(row[:3], widths, strict=True))
-        wrapped = textwrap.wrap(row[3], room, break_on_hyphens=False) or [""]
+        head = "".join(cell.ljust(w + 2) for cell, w in zip(row[:padded], widths, strict=True))
+        wrapped = textwrap.wrap(row[padded], room, break_on_hyphens=False) or [""]
         lines.append((head + wrapped[0]).rstrip())
         lines.extend((" " * indent + more).rstrip() for more in wrapped[1:])
     return "\n".join(lines)
