@@ -218,12 +218,17 @@ def terminal_table(rows: list[tuple[str, ...]], width: int) -> str:
     """Columns padded; the last one wrapped so no line is wider than ``width``."""
     import textwrap
 
-    padded = len(TERMINAL_COLUMNS) - 1  # the last column wraps
-    widths = [max(len(TERMINAL_COLUMNS[i]), *(len(r[i]) for r in rows)) for i in range(padded)]
+    heads = TERMINAL_COLUMNS
+    gpu = heads.index("GPU architectures")
+    if all(r[gpu] == "-" for r in rows):  # no CUDA config: the column would say nothing
+        heads = heads[:gpu] + heads[gpu + 1 :]
+        rows = [r[:gpu] + r[gpu + 1 :] for r in rows]
+    padded = len(heads) - 1  # the last column wraps
+    widths = [max(len(heads[i]), *(len(r[i]) for r in rows)) for i in range(padded)]
     indent = sum(widths) + 2 * len(widths)
     room = max(width - indent, 30)
     lines = []
-    for row in [TERMINAL_COLUMNS, *rows]:
+    for row in [heads, *rows]:
         head = "".join(cell.ljust(w + 2) for cell, w in zip(row[:padded], widths, strict=True))
         wrapped = textwrap.wrap(row[padded], room, break_on_hyphens=False) or [""]
         lines.append((head + wrapped[0]).rstrip())
