@@ -155,3 +155,39 @@ def test_render_and_explain_show_the_list_per_config(tmp_path):
     cuda = str(_values(_cuda_config())["cuda_compiler_version"][0])
     row = next(r for r in explain.stdout.splitlines() if r.startswith(f"| {_cuda_config().stem} "))
     assert f"| {cuda} | {read_rows(ARCH_LISTS)[(cuda, 'linux-64')]} |" in row
+
+
+def _activate(cudaarchs_preset: str | None, conda_build: str = "1") -> str:
+    """CUDAARCHS after sourcing the stand-in cuda-nvcc activation (13.0, linux-64)."""
+    from fixtures.standin_channel.cuda import CUDAARCHS, TARGETS, activation_script
+
+    script = activation_script(TARGETS["linux-64"], CUDAARCHS[("13.0", "linux-64")])
+    env = {"PATH": "/usr/bin:/bin", "CXX": "g++", "CONDA_BUILD": conda_build}
+    if cudaarchs_preset is not None:
+        env["CUDAARCHS"] = cudaarchs_preset
+    return subprocess.run(
+        ["bash", "-c", f'{script}\nprintf %s "${{CUDAARCHS-unset}}"'],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_the_stand_in_nvcc_activation_sets_cudaarchs_in_a_build_as_conda_forges_does():
+    # cuda-nvcc-feedstock's activate.sh: `if [[ ! -v CUDAARCHS ]]; then export CUDAARCHS=
+    # "@default_cudaarchs@"` under CONDA_BUILD=1; the value is that feedstock's
+    # DEFAULT_CUDAARCHS (CMake's form: every generation, the newest also as PTX).
+    from fixtures.standin_channel.cuda import CUDAARCHS
+
+    exported = _activate(None)
+    assert exported == CUDAARCHS[("13.0", "linux-64")]
+    assert exported.startswith("75-real;80-real;") and exported.endswith(";121-virtual")
+
+
+def test_the_stand_in_nvcc_activation_keeps_a_preset_cudaarchs():
+    assert _activate("90-real") == "90-real"
+
+
+def test_the_stand_in_nvcc_activation_leaves_cudaarchs_alone_outside_a_build():
+    assert _activate(None, conda_build="0") == "unset"

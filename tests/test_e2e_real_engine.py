@@ -442,6 +442,56 @@ def test_tools_check_compares_every_fatbin_with_the_recipes_arch_list(cuda) -> N
     assert not [f for f in findings if "not in this config's list" in f["detail"]], findings
 
 
+@pytest.fixture
+def one_arch(cuda: E2EFeedstock, tmp_path: Path) -> tuple[Path, Path]:
+    """A lab's tailoring of the e2e feedstock: the config's row cut to its newest entry and
+    ``cuda_arch_set`` naming it (sm120); (recipe folder, config file)."""
+    recipe = shutil.copytree(cuda.root / "recipe", tmp_path / "recipe")
+    rows = recipe / "cuda_arch_lists.txt"
+    newest = read_rows(rows)[("13.0", "linux-64")].split(";")[-1]
+    rows.write_text(f"13.0 linux-64 {newest}\n")
+    source = cuda.root / ".ci_support" / f"{cuda.config}.yaml"
+    label = "sm" + newest.split("+")[0].replace(".", "")  # sm120: the lab's name for its set
+    text = source.read_text().replace("cuda_arch_set:\n- full\n", f"cuda_arch_set:\n- {label}\n")
+    assert f"- {label}\n" in text, source
+    config = tmp_path / source.name
+    config.write_text(text)
+    return recipe, config
+
+
+def test_a_one_arch_build_is_told_apart_from_the_default_build(cuda, one_arch) -> None:
+    recipe, config = one_arch
+    result = _tools(cuda, "render", str(config), "--recipe-dir", str(recipe), "--json")
+    assert result.returncode == 0, result.stderr
+    tailored = {
+        f"{o['name']}-{o['version']}-{o['build_string']}" for o in json.loads(result.stdout)
+    }
+    built = {p.name.removesuffix(".conda") for p in cuda.artifacts.glob("*/*.conda")}
+    names = {d.rsplit("-", 2)[0] for d in built}
+    assert names <= {d.rsplit("-", 2)[0] for d in tailored}
+    assert not tailored & built
+    assert all(re.search(r"-cuda130_sm\d+_", d) for d in tailored), tailored
+
+
+def test_tools_check_warns_on_the_default_builds_extra_architectures(cuda, one_arch) -> None:
+    recipe, config = one_arch
+    check = ["check", "build_artifacts", "--config", str(config), "--recipe-dir", str(recipe)]
+    result = _tools(cuda, *check, "--only", "cuda.fatbin", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr  # nothing asked for is missing
+    newest = read_rows(recipe / "cuda_arch_lists.txt")[("13.0", "linux-64")]
+    warned = [
+        f
+        for f in json.loads(result.stdout)
+        if f["status"] == "warn" and f["detail"].endswith(f": not in this config's list {newest}")
+    ]
+    assert sorted(f["path"].rsplit("/", 1)[-1] for f in warned) == [
+        "libtorch_cuda.so",
+        "libtorch_cuda_linalg.so",
+        "libtorch_cuda_linalg.so",
+    ], warned
+    assert all(f["detail"].startswith("sm_75, ") for f in warned), warned
+
+
 def test_the_gpu_smoke_test_installs_the_build_and_runs_the_miniatures_kernel(
     cuda, channel, tmp_path
 ) -> None:
