@@ -352,6 +352,11 @@ configure_cuda() {
     arch_list="$("${PYTHON}" "${RECIPE_DIR}/cuda_arch_list.py" "${RECIPE_DIR}/cuda_arch_lists.txt" \
         "${CUDA_VERSION_VARIANT}" "${target_platform}" 2>&1)" || die "${arch_list#error: }"
     export TORCH_CUDA_ARCH_LIST="${arch_list}"
+    # conda-forge's cuda-nvcc activation exports CUDAARCHS (every GPU generation its CUDA
+    # supports) where a build left it unset, and CMake takes that for CMAKE_CUDA_ARCHITECTURES:
+    # the fatbins would hold those GPUs besides the row above (the miniature's did). The row
+    # is the one list. https://github.com/rapidsai/rmm/issues/2238 (the same interference)
+    unset CUDAARCHS
     export USE_CUDA=1
     export USE_CUFILE=1
     export USE_STATIC_CUDNN=0
