@@ -126,7 +126,11 @@ def test_the_refusal_is_one_error_line_and_exit_2(tmp_path):
     )
     assert result.returncode == 2, result.stdout + result.stderr
     [line] = result.stderr.splitlines()
-    assert line.startswith("error: ") and "9.0 leaves out" in line
+    assert (
+        line.startswith("error: ")
+        and "cuda_arch_lists.txt:1: " in line
+        and "9.0 leaves out" in line
+    )
 
 
 def test_a_set_name_that_cannot_be_a_build_string_word_is_refused(tmp_path):

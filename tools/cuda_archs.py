@@ -137,8 +137,14 @@ def config_arch_list(recipe_dir: Path, variant: dict[str, str], subdir: str) -> 
         )
     gaps = uncovered(str(cuda), subdir, parse_arch_list(text)) if label == FULL else None
     if gaps:
+        path = recipe_dir / ARCH_LISTS
+        line = next(
+            n
+            for n, row in enumerate(path.read_text().splitlines(), 1)
+            if row.split("#", 1)[0].split()[:2] == [cuda, subdir]
+        )
         raise UserError(
-            f"{recipe_dir / ARCH_LISTS}: {cuda} {subdir} {text} leaves out {', '.join(gaps)},"
+            f"{path}:{line}: {cuda} {subdir} {text} leaves out {', '.join(gaps)},"
             f" but {ARCH_SET_KEY} is {FULL!r}; name the narrower set in {cbc}"
             f" ({ARCH_SET_KEY}: [sm90], say) so its packages say so in their build string"
         )
