@@ -195,3 +195,26 @@ def test_the_stand_in_nvcc_activation_keeps_a_preset_cudaarchs():
 
 def test_the_stand_in_nvcc_activation_leaves_cudaarchs_alone_outside_a_build():
     assert _activate(None, conda_build="0") == "unset"
+
+
+def test_explain_on_a_terminal_shows_the_list_under_each_cuda_row():
+    result = subprocess.run(
+        [sys.executable, "-m", "tools", "explain"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    notes = [line for line in result.stdout.splitlines() if line.startswith("  GPU arch")]
+    rows = read_rows(ARCH_LISTS)
+    cuda_configs = [
+        c
+        for c in (REPO / ".ci_support").glob("*.yaml")
+        if (str(_values(c).get("cuda_compiler_version", ["None"])[0]), _platform(c)) in rows
+    ]
+    assert len(notes) == len(cuda_configs) > 0
+    assert all(line.removeprefix("  GPU architectures: ") in rows.values() for line in notes)
+
+
+def _platform(config: Path) -> str:
+    return str(_values(config)["target_platform"][0])

@@ -23,7 +23,7 @@ COLUMNS = (
     "packages",
 )
 # On a terminal the label says platform, CUDA and BLAS, so those columns go.
-TERMINAL_COLUMNS = ("config", "built on", "GPU architectures", "Python", "packages")
+TERMINAL_COLUMNS = ("config", "built on", "Python", "packages")
 
 EPILOG = """\
 The table names each config by its short label (`linux-64 cuda13.0 mkl`: platform,
@@ -99,11 +99,10 @@ class JobSummary:
     def terminal_cells(self) -> tuple[str, ...]:
         label = self.label or self.config
         if not self.packages:
-            return (label, "-", "-", "-", "nothing (every output skipped)")
+            return (label, "-", "-", "nothing (every output skipped)")
         return (
             label,
             f"{self.build_platform}{' (cross)' if self.cross else ''}",
-            self.archs_cell(),
             python_range(self.pythons),
             ", ".join(p.cell() for p in self.packages),
         )
@@ -214,25 +213,24 @@ def python_range(pythons: tuple[str, ...]) -> str:
     return ", ".join(pythons) or "-"
 
 
-def terminal_table(rows: list[tuple[str, ...]], width: int) -> str:
-    """Columns padded; the last one wrapped so no line is wider than ``width``."""
+def terminal_table(rows: list[tuple[str, ...]], width: int, notes: list[str] | None = None) -> str:
+    """Columns padded; the last one wrapped so no line is wider than ``width``; a row's
+    note (if any) on a line of its own under it, indented by two."""
     import textwrap
 
-    heads = TERMINAL_COLUMNS
-    gpu = heads.index("GPU architectures")
-    if all(r[gpu] == "-" for r in rows):  # no CUDA config: the column would say nothing
-        heads = heads[:gpu] + heads[gpu + 1 :]
-        rows = [r[:gpu] + r[gpu + 1 :] for r in rows]
-    padded = len(heads) - 1  # the last column wraps
-    widths = [max(len(heads[i]), *(len(r[i]) for r in rows)) for i in range(padded)]
+    widths = [max(len(TERMINAL_COLUMNS[i]), *(len(r[i]) for r in rows)) for i in range(3)]
     indent = sum(widths) + 2 * len(widths)
     room = max(width - indent, 30)
     lines = []
-    for row in [heads, *rows]:
-        head = "".join(cell.ljust(w + 2) for cell, w in zip(row[:padded], widths, strict=True))
-        wrapped = textwrap.wrap(row[padded], room, break_on_hyphens=False) or [""]
+    for row, note in zip(
+        [TERMINAL_COLUMNS, *rows], ["", *(notes or [""] * len(rows))], strict=True
+    ):
+        head = "".join(cell.ljust(w + 2) for cell, w in zip(row[:3], widths, strict=True))
+        wrapped = textwrap.wrap(row[3], room, break_on_hyphens=False) or [""]
         lines.append((head + wrapped[0]).rstrip())
         lines.extend((" " * indent + more).rstrip() for more in wrapped[1:])
+        if note:
+            lines.append(f"  {note}")
     return "\n".join(lines)
 
 
@@ -308,7 +306,9 @@ def run(args: argparse.Namespace) -> int:
         import shutil
 
         width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
-        print(terminal_table([job.terminal_cells() for job in jobs], width))
+        # A CUDA job's GPU list (long) goes on a line of its own under its row.
+        notes = [f"GPU architectures: {j.archs_cell()}" if j.cuda_arch_list else "" for j in jobs]
+        print(terminal_table([job.terminal_cells() for job in jobs], width, notes))
         return 0
     rows = [job.cells() for job in jobs]
     if args.update_readme:
