@@ -99,6 +99,8 @@ def test_explain_json_has_one_object_per_config_matching_the_filter() -> None:
             "build_platform",
             "cross",
             "cuda",
+            "cuda_arch_list",
+            "cuda_arch_set",
             "blas",
             "pythons",
             "packages",

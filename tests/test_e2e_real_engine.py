@@ -452,11 +452,66 @@ def test_tools_check_compares_every_fatbin_with_the_recipes_arch_list(cuda) -> N
     findings = [f for f in json.loads(result.stdout) if f["check"] == "cuda.fatbin"]
     passed = sorted(f["path"].rsplit("/", 1)[-1] for f in findings if f["status"] == "pass")
     assert passed == ["libtorch_cuda.so", "libtorch_cuda_linalg.so", "libtorch_cuda_linalg.so"]
-    # The promise is the recipe's own row for the e2e CUDA config.
-    promised = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
+    # The list is the recipe's own row for the e2e CUDA config (linux-64, the newest CUDA), and
+    # the build holds nothing else (no warning names code the list did not ask for).
+    asked = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
     assert all(
-        f"as {promised} promises" in f["detail"] for f in findings if f["status"] == "pass"
+        f["detail"].endswith(f", as {asked} asks") for f in findings if f["status"] == "pass"
     ), findings
+    assert not [f for f in findings if "not in this config's list" in f["detail"]], findings
+
+
+@pytest.fixture
+def one_arch(cuda: E2EFeedstock, tmp_path: Path) -> tuple[Path, Path]:
+    """A lab's tailoring of the e2e feedstock: the config's row cut to its newest entry and
+    ``cuda_arch_set`` naming it (sm120); (recipe folder, config file)."""
+    recipe = shutil.copytree(cuda.root / "recipe", tmp_path / "recipe")
+    rows = recipe / "cuda_arch_lists.txt"
+    newest = read_rows(rows)[(CUDA_VERSION, "linux-64")].split(";")[-1]
+    rows.write_text(f"{CUDA_VERSION} linux-64 {newest}\n")
+    source = cuda.root / ".ci_support" / f"{cuda.config}.yaml"
+    label = "sm" + newest.split("+")[0].replace(".", "")  # sm120: the lab's name for its set
+    text = source.read_text().replace("cuda_arch_set:\n- full\n", f"cuda_arch_set:\n- {label}\n")
+    assert f"- {label}\n" in text, source
+    config = tmp_path / source.name
+    config.write_text(text)
+    return recipe, config
+
+
+def test_a_one_arch_build_is_told_apart_from_the_default_build(cuda, one_arch) -> None:
+    recipe, config = one_arch
+    result = _tools(cuda, "render", str(config), "--recipe-dir", str(recipe), "--json")
+    assert result.returncode == 0, result.stderr
+    tailored = {
+        f"{o['name']}-{o['version']}-{o['build_string']}" for o in json.loads(result.stdout)
+    }
+    built = {p.name.removesuffix(".conda") for p in cuda.artifacts.glob("*/*.conda")}
+    names = {d.rsplit("-", 2)[0] for d in built}
+    assert names <= {d.rsplit("-", 2)[0] for d in tailored}
+    assert not tailored & built
+    cuda_tag = "cuda" + CUDA_VERSION.replace(".", "")
+    assert all(re.search(rf"-{cuda_tag}_sm\d+_", d) for d in tailored), tailored
+
+
+def test_tools_check_warns_on_the_default_builds_extra_architectures(cuda, one_arch) -> None:
+    recipe, config = one_arch
+    check = ["check", "build_artifacts", "--config", str(config), "--recipe-dir", str(recipe)]
+    result = _tools(cuda, *check, "--only", "cuda.fatbin", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr  # nothing asked for is missing
+    newest = read_rows(recipe / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
+    warned = [
+        f
+        for f in json.loads(result.stdout)
+        if f["status"] == "warn" and f["detail"].endswith(f": not in this config's list {newest}")
+    ]
+    assert sorted(f["path"].rsplit("/", 1)[-1] for f in warned) == [
+        "libtorch_cuda.so",
+        "libtorch_cuda_linalg.so",
+        "libtorch_cuda_linalg.so",
+    ], warned
+    default = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
+    oldest = "sm_" + default.split(";")[0].split("+")[0].replace(".", "")
+    assert all(f["detail"].startswith(f"{oldest}, ") for f in warned), warned
 
 
 def test_the_gpu_smoke_test_installs_the_build_and_runs_the_miniatures_kernel(
