@@ -351,13 +351,16 @@ configure_cuda() {
         *) die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' on target_platform='${target_platform}': ${RECIPE_FILE} builds CUDA on Linux only; fix recipe/conda_build_config.yaml" ;;
     esac
     # The GPU generations each CUDA version can target: one row per CUDA version and
-    # platform in cuda_arch_lists.txt (tools check and the tests read the same file).
-    arch_list="$(awk -v cuda="${CUDA_VERSION_VARIANT}" -v platform="${target_platform}" \
-        '$1 == cuda && $2 == platform { print $3 }' "${RECIPE_DIR}/cuda_arch_lists.txt")"
-    if [[ -z "${arch_list}" ]]; then
-        die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' has no CUDA architecture list for ${target_platform}; add a row to recipe/cuda_arch_lists.txt"
-    fi
+    # platform in cuda_arch_lists.txt, read by the one helper bld.bat uses too (tools check
+    # and the tests read the same file). A missing row is the helper's one error line.
+    arch_list="$("${PYTHON}" "${RECIPE_DIR}/cuda_arch_list.py" "${RECIPE_DIR}/cuda_arch_lists.txt" \
+        "${CUDA_VERSION_VARIANT}" "${target_platform}" 2>&1)" || die "${arch_list#error: }"
     export TORCH_CUDA_ARCH_LIST="${arch_list}"
+    # conda-forge's cuda-nvcc activation exports CUDAARCHS (every GPU generation its CUDA
+    # supports) where a build left it unset, and CMake takes that for CMAKE_CUDA_ARCHITECTURES:
+    # the fatbins would hold those GPUs besides the row above (the miniature's did). The row
+    # is the one list. https://github.com/rapidsai/rmm/issues/2238 (the same interference)
+    unset CUDAARCHS
     export USE_CUDA=1
     export USE_CUFILE=1
     export USE_STATIC_CUDNN=0

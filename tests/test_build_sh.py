@@ -42,7 +42,8 @@ from fixtures.minitorch.support import (
     venv_python,
 )
 
-from tools.cuda_archs import read_rows
+from tools.check.elf import read_elf
+from tools.cuda_archs import parse_arch_list, read_rows
 
 BUILD_SH = RECIPE_DIR / "build.sh"
 LIBTORCH_LIBS = ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_global_deps.so")
@@ -201,7 +202,21 @@ def test_activation_exports_the_arch_list_the_build_used(flow: Flow) -> None:
     out = _source_activation(f'. "{activate}"; printf %s "$CF_TORCH_CUDA_ARCH_LIST"', None)
     # The row build.sh read (FakeCondaBuild's recipe copy cuts the list to its last entry).
     rows = read_rows(flow.conda.recipe_dir / "cuda_arch_lists.txt")
-    assert out == rows[("13.0", "linux-64")] == "12.0+PTX"
+    full = read_rows(RECIPE_DIR / "cuda_arch_lists.txt")[("13.0", "linux-64")]
+    assert out == rows[("13.0", "linux-64")] == full.split(";")[-1]
+
+
+@pytest.mark.slow
+def test_the_recipes_arch_list_decides_the_fatbin_not_nvccs_cudaarchs(flow: Flow) -> None:
+    # The build ran with CUDAARCHS set as conda-forge's cuda-nvcc activation sets it (every
+    # GPU generation); the device code is the row build.sh exported, and nothing else.
+    assert flow.conda.environment("libtorch", {})["CUDAARCHS"].startswith("75-real;")
+    row = read_rows(flow.conda.recipe_dir / "cuda_arch_lists.txt")[("13.0", "linux-64")]
+    promise = parse_arch_list(row)
+    with (flow.libtorch.root / "lib" / "libtorch_cuda.so").open("rb") as stream:
+        code = read_elf(stream).device_code
+    assert {c.arch for c in code if c.kind == "sass"} == promise.sass
+    assert {c.arch for c in code if c.kind == "ptx"} == promise.ptx
 
 
 @pytest.mark.slow

@@ -270,19 +270,20 @@ def test_ctrl_c_while_rendering_prints_interrupted_and_exits_130(tmp_path: Path)
     import signal
     import sys
 
+    from tools.diskcache import ENV
+
     wheel = _wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")
-    # An empty render cache of its own (the documented PYTORCH_FEEDSTOCK_CACHE): every one of
-    # the configurations is really rendered, seconds of work, so the SIGINT sent on the step's
-    # first line lands inside the render; a warm cache renders them all in 0.1 s.
-    cold = tmp_path / "cold-render-cache"
-    cold.mkdir()
+    # An empty render cache of its own (the documented PYTORCH_FEEDSTOCK_CACHE): every
+    # configuration is really rendered, seconds of work, so the SIGINT sent on the step's first
+    # line lands inside the render; renders kept from other tests end it in 0.1 s.
+    env = {**os.environ, ENV: str(tmp_path / "render-cache")}
     process = subprocess.Popen(
         [sys.executable, "-m", "tools", "drift", "--offline", "--wheel", str(wheel)],
         cwd=ROOT,
-        env={**os.environ, "PYTORCH_FEEDSTOCK_CACHE": str(cold)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
         preexec_fn=default_sigint,
     )
     try:
