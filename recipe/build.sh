@@ -85,6 +85,8 @@ STAGE_DIR="${SRC_DIR}/_stage"
 # The install tree of a scikit-build-core build (setuptools installs into the source).
 INSTALL_STAGE="${STAGE_DIR}/install"
 COMPILED_MARKER="${STAGE_DIR}/compiled"
+# The forwarded environment the compile stage configured the tree with.
+STAGE_ENVIRONMENT="${STAGE_DIR}/forwarded-environment.json"
 CUDA_VERSION_VARIANT="${cuda_compiler_version:-None}"
 
 cmake_cache() {
@@ -98,8 +100,12 @@ detect_build_backend() {
     answer="$("${PYTHON}" "${RECIPE_DIR}/build_backend.py" "${SRC_DIR}" 2>&1)" \
         || die "${answer#build_backend.py: error: }"
     BUILD_BACKEND="${answer}"
+    # The recipe's own `cmake --install` strips exactly when the backend's install does, so
+    # that libtorch's files and each pytorch output's match: setup.py's `install` target does
+    # not strip, scikit-build-core's install step does (install.strip, true for Release).
     case "${BUILD_BACKEND}" in
-        setuptools|scikit-build-core) ;;
+        setuptools) INSTALL_STRIP=() ;;
+        scikit-build-core) INSTALL_STRIP=(--strip) ;;
         *) die "recipe/build_backend.py answered '${BUILD_BACKEND}', which ${RECIPE_FILE} does not build" ;;
     esac
     echo "build.sh: ${SRC_DIR} builds with ${BUILD_BACKEND}"
@@ -149,7 +155,6 @@ configure_flags() {
         CXXFLAGS="${CXXFLAGS} -DTARGET_OS_OSX=1"
     fi
     export CFLAGS CXXFLAGS LDFLAGS
-    export _GLIBCXX_USE_CXX11_ABI=1
 }
 
 LAUNCHER_LANGUAGES=(C CXX CUDA)
@@ -270,17 +275,17 @@ configure_pytorch() {
     # one job per 8 GB of this machine's memory (JOB_MEMORY_GB overrides; build_jobs.py).
     MAX_JOBS="$("${PYTHON}" "${RECIPE_DIR}/build_jobs.py" --per-job-gb 8)" \
         || die "recipe/build_jobs.py could not choose MAX_JOBS (its error is above)"
+    # setup.py passes MAX_JOBS to its `cmake --build` itself; from 2.14 on pyproject.toml's
+    # [tool.scikit-build.env] table hands it to CMake as CMAKE_BUILD_PARALLEL_LEVEL
+    # (pytorch/pytorch#180247), unless that is set already: so it is not set here.
     export MAX_JOBS
     echo "MAX_JOBS=${MAX_JOBS} (CPU_COUNT=${CPU_COUNT:-unset}, JOB_MEMORY_GB=${JOB_MEMORY_GB:-8})"
-    # What scikit-build-core's `cmake --build` honours (setup.py passes MAX_JOBS itself).
-    export CMAKE_BUILD_PARALLEL_LEVEL="${MAX_JOBS}"
+    # The wheel version: setup.py reads these, and from 2.14 on tools/metadata/version.py
+    # (the version provider of pyproject.toml's dynamic metadata).
     export PYTORCH_BUILD_VERSION="${PKG_VERSION}"
     # Any build number above 1 becomes a .postN suffix in torch.__version__.
     # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/315
     export PYTORCH_BUILD_NUMBER=0
-    # Link conda's libraries instead of copying them into torch/lib.
-    # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/243
-    export PACKAGE_TYPE=conda
     export BUILD_TEST=0
     export INSTALL_TEST=0
     export USE_NUMA=0
@@ -355,6 +360,19 @@ configure_cuda() {
     fi
     export TORCH_CUDA_ARCH_LIST="${arch_list}"
     export USE_CUDA=1
+    # Both flavours of libtorch_cuda_linalg from one build. Switching USE_MAGMA between
+    # two builds would rewrite the generated ATen/cuda/CUDAConfig.h and recompile every
+    # CUDA source that reaches it (recipe/README.md, "MAGMA or not"). Instead the tree is
+    # configured with MAGMA once, and patch 0004 compiles the linalg sources a second time
+    # with AT_MAGMA_ENABLED() false and no magma. Both are exported in every stage: the
+    # forwarding writes them into the cache on every configure (see check_stage_environment).
+    export USE_MAGMA=1
+    export BUILD_CUDA_LINALG_NOMAGMA=1
+    # No native-AOT stage 2 (pytorch#194242, #194243): it imports the installed torch,
+    # exports CuTeDSL kernels and relinks torch_cuda after the PEP 517 build, i.e. after
+    # libtorch was packaged from the compile stage. recipe/README.md, "Native AOT kernels".
+    # Not a forwarded name: caffe2/CMakeLists.txt caches it on the first configure.
+    export TORCH_NATIVE_AOT=0
     export USE_CUFILE=1
     export USE_STATIC_CUDNN=0
     export USE_SYSTEM_NCCL=1
@@ -394,7 +412,8 @@ compile_tree() {
             (cd "${SRC_DIR}" && "${PYTHON}" -m pip wheel . --no-deps --no-build-isolation \
                 "${SKBUILD_ARGS[@]}" --wheel-dir "${STAGE_DIR}/megabuild-wheel" -v)
             rm -rf "${STAGE_DIR}/megabuild-wheel" "${INSTALL_STAGE}"
-            cmake --install "${BUILD_DIR}" --prefix "${INSTALL_STAGE}"
+            # Stripped as the backend's own install is (detect_build_backend).
+            cmake --install "${BUILD_DIR}" --prefix "${INSTALL_STAGE}" "${INSTALL_STRIP[@]}"
             ;;
         *) die "BUILD_BACKEND='${BUILD_BACKEND}' has no compile step in ${RECIPE_FILE}" ;;
     esac
@@ -421,7 +440,8 @@ stash_cuda_linalg_flavours() {
     cp -p "$(install_tree)/lib/${name}" "${magma_dir}/"
     # nomagma: patch 0004 builds it in the same tree and installs it only on request, so
     # that it never lands in torch/lib next to the magma one.
-    cmake --install "${BUILD_DIR}" --component cuda_linalg_nomagma --prefix "${nomagma_dir%/lib}"
+    cmake --install "${BUILD_DIR}" --component cuda_linalg_nomagma --prefix "${nomagma_dir%/lib}" \
+        "${INSTALL_STRIP[@]}"
     # PyTorch turns USE_MAGMA off in the cache when it cannot find magma.
     [[ -f "${nomagma_dir}/${name}" ]] \
         || die "the build installed no ${nomagma_dir}/${name} (component cuda_linalg_nomagma, USE_MAGMA=$(cmake_cache get "${CMAKE_CACHE}" USE_MAGMA --default unset) in the tree): check that recipe/meta.yaml lists patches/0004-cmake-build-the-nomagma-cuda-linalg-library-in-the-same-tree.patch and libmagma-devel in the top-level host requirements"
@@ -549,19 +569,13 @@ compile_libtorch() {
     require_linkage_tool
     detect_build_backend
     use_compiler_cache
+    setuptools_only_settings
+    # What every later configure of this tree must see again (check_stage_environment).
+    "${PYTHON}" "${RECIPE_DIR}/stage_environment.py" record "${STAGE_ENVIRONMENT}" \
+        || die "recipe/stage_environment.py could not record the compile stage's environment (its error is above)"
+    compile_tree
     if is_linux_cuda; then
-        # Both flavours of libtorch_cuda_linalg from one build. Switching USE_MAGMA between
-        # two builds would rewrite the generated ATen/cuda/CUDAConfig.h and recompile every
-        # CUDA source that reaches it (recipe/README.md, "MAGMA or not"). Instead the tree
-        # is configured with MAGMA once, and patch 0004 compiles the linalg sources a second
-        # time with AT_MAGMA_ENABLED() false and no magma. setup.py hands BUILD_* variables
-        # to the first configure (scikit-build-core: cmake.define from the environment).
-        export USE_MAGMA=1
-        export BUILD_CUDA_LINALG_NOMAGMA=1
-        compile_tree
         stash_cuda_linalg_flavours
-    else
-        compile_tree
     fi
     # For the libtorch stage that follows in the same work directory (rattler-build
     # restores it from the staging output): the tree is complete, nothing to compile.
@@ -607,14 +621,11 @@ build_pytorch() {
     python_is PY_VER "${PY_VER:-}"
     check_cached_compiler_cache
     detect_build_backend
+    setuptools_only_settings
+    check_stage_environment
     # Point the shared tree at this output's Python; only Python-bound targets rebuild.
     # For scikit-build-core this rewrites .skbuild-info.json too (see the top of this file).
     cmake_cache retarget-python "${CMAKE_CACHE}" --python "${PYTHON}"
-    if is_linux_cuda; then
-        # Keep the environment in agreement with the cache (see build_libtorch).
-        USE_MAGMA="$(cmake_cache get "${CMAKE_CACHE}" USE_MAGMA)"
-        export USE_MAGMA
-    fi
     drop_stale_bytecode
     case "${BUILD_BACKEND}" in
         setuptools)
@@ -627,6 +638,33 @@ build_pytorch() {
     check_bytecode_matches_python
     check_extension_suffix
     place_torch_libraries
+}
+
+setuptools_only_settings() {
+    # Settings only the setup.py build (PyTorch <= 2.13) reads; from 2.14 on nothing does
+    # (EnvVarForwarding.cmake's aliases and PostBuildSteps.cmake name neither), so the
+    # scikit-build-core build does not get them. Both were in this recipe before the switch:
+    # PACKAGE_TYPE=conda for https://github.com/conda-forge/pytorch-cpu-feedstock/issues/243
+    # (link conda's libraries instead of copying them into torch/lib), and the libstdc++ ABI.
+    case "${BUILD_BACKEND}" in
+        setuptools)
+            export PACKAGE_TYPE=conda
+            export _GLIBCXX_USE_CXX11_ABI=1
+            ;;
+        scikit-build-core) ;;
+        *) die "BUILD_BACKEND='${BUILD_BACKEND}' has no settings branch in ${RECIPE_FILE}" ;;
+    esac
+}
+
+check_stage_environment() {
+    # Every configure copies the BUILD_*, USE_* and CMAKE_* variables (and a few more)
+    # into the cache, overwriting it (cmake/EnvVarForwarding.cmake), and each pytorch output
+    # configures the compile stage's tree again: one that differs would rewrite the cache
+    # and recompile libtorch for this Python only, silently. Stop instead.
+    local answer
+    answer="$("${PYTHON}" "${RECIPE_DIR}/stage_environment.py" compare "${STAGE_ENVIRONMENT}" \
+              --stage "${STAGE}" 2>&1)" \
+        || die "${answer#stage_environment.py: error: }; export the same in every stage (configure_pytorch in ${RECIPE_FILE})"
 }
 
 check_extension_suffix() {
