@@ -63,6 +63,8 @@ class Flow:
     ran_for_second_python: set[str]
     compiler_cache_calls_for_second_python: list[str]
     every_compile: list[Compile]
+    changed_option: subprocess.CompletedProcess[str]
+    ran_for_changed_option: set[str]
 
 
 @pytest.fixture(scope="module", params=LAYOUTS)
@@ -106,6 +108,11 @@ def flow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     }
     libtorch = conda.run_output("libtorch", venvs[0], [magma, blas])
     host = [magma, blas, libtorch, linalg["magma"]]
+    # A pytorch stage whose environment sets a build option the compile stage did not: the
+    # forwarding would write it into the cache on this output's configure.
+    before = ninja_log(conda.src_dir / "build")
+    changed_option = conda.attempt_output("pytorch", venvs[0], host, {"USE_DISTRIBUTED": "1"})
+    ran_for_changed_option = ran_between(before, ninja_log(conda.src_dir / "build"))
     pytorch_first = conda.run_output("pytorch", venvs[0], host, label="pytorch-first")
     before = ninja_log(conda.src_dir / "build")
     calls_before = len(conda.compiler_cache_calls())
@@ -124,6 +131,8 @@ def flow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         ran,
         conda.compiler_cache_calls()[calls_before:],
         compiles(conda.src_dir / "build"),
+        changed_option,
+        ran_for_changed_option,
     )
 
 
@@ -322,6 +331,18 @@ def test_every_python_independent_object_is_compiled_once_for_all_outputs(flow: 
     core = [c for c in flow.every_compile if c.target in python_independent]
     assert {c.target for c in core} >= {"c10", "torch_cpu", "torch", "torch_cuda"}
     assert len(core) == len(set(core)), sorted(c.source for c in core)
+
+
+@pytest.mark.slow
+def test_pytorch_stage_refuses_a_build_option_the_compile_stage_did_not_configure(
+    flow: Flow,
+) -> None:
+    # Silently, the forwarding would rewrite the cache and the tree would rebuild for this
+    # Python only; build.sh stops before configuring anything.
+    assert flow.changed_option.returncode == 2, flow.changed_option.stdout[-2000:]
+    line = build_sh_error(flow.changed_option.stderr)
+    assert "USE_DISTRIBUTED='1' is set here but was not in the compile stage" in line
+    assert flow.ran_for_changed_option == set()
 
 
 @pytest.mark.slow
