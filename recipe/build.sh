@@ -37,19 +37,26 @@
 #       under $SRC_DIR/_stage/install. Each pytorch output runs `pip install .` with the
 #       same build-dir, after cmake_cache.py has pointed both the cache and the backend's
 #       .skbuild-info.json at its Python: otherwise scikit-build-core, which every host
-#       environment holds its own copy of, deletes the cache and CMakeFiles/ (and with them
-#       every compiled object), and FindPython's internal entries contradict the new
-#       interpreter.
+#       environment holds its own copy of, deletes the top-level CMakeCache.txt and
+#       CMakeFiles/ (the configuration, not PyTorch's objects, which live in per-directory
+#       CMakeFiles/; a configure from an empty cache decides everything anew), and
+#       FindPython's internal entries contradict the new interpreter.
+#
+# Build options reach CMake from the environment: PyTorch's cmake/EnvVarForwarding.cmake
+# writes every BUILD_*, USE_* and CMAKE_* variable (and a few named ones) into the cache on
+# every configure, overwriting it. Every stage runs the same configure_build below, and each
+# pytorch output checks that it would write nothing the compile stage did not
+# (check_stage_environment, recipe/stage_environment.py).
 #
 # The seam: the script drives the source tree only through those commands and
 # build/CMakeCache.txt (+ .skbuild-info.json), the install tree, and the install component
 # patch 0004 defines (`cmake --install build --component cuda_linalg_nomagma`). It needs
 # no knowledge of PyTorch's internal files. tests/test_build_sh.py runs this very script
 # against a miniature torch-shaped project (tests/fixtures/minitorch, both layouts) in a
-# faked conda-build environment; the PyTorch-only variables exported below are inert
-# there, while the ones the miniature shares with PyTorch (USE_CUDA, USE_MAGMA, MAGMA_HOME,
-# BUILD_CUDA_LINALG_NOMAGMA, CMAKE_ARGS, MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER, LDFLAGS)
-# behave the same way.
+# faked conda-build environment. The miniature forwards BUILD_*/USE_*/CMAKE_* the way
+# PyTorch 2.15 does, and reads MAGMA_HOME, BLAS, OpenBLAS_*, TORCH_CUDA_ARCH_LIST,
+# TORCH_NVCC_FLAGS, CMAKE_ARGS, MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER and LDFLAGS as PyTorch
+# does; the other PyTorch options exported below reach its cache and change nothing there.
 set -euo pipefail
 
 RECIPE_FILE="recipe/build.sh"
@@ -162,8 +169,9 @@ LAUNCHER_LANGUAGES=(C CXX CUDA)
 use_compiler_cache() {
     # A compiler cache when the build environment has one (ccache or sccache in the
     # build requirements, or a developer's local build); CMake takes
-    # CMAKE_<LANG>_COMPILER_LAUNCHER from the environment on the first configure and
-    # keeps it in the cache. A launcher the user exported already is kept.
+    # CMAKE_<LANG>_COMPILER_LAUNCHER from the environment on the first configure and the
+    # forwarding writes it into the cache on every configure that sees it (later stages
+    # unset it: check_cached_compiler_cache). A launcher the user exported already is kept.
     local launcher language variable
     for launcher in sccache ccache; do
         command -v "${launcher}" >/dev/null 2>&1 || continue
