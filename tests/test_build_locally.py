@@ -12,8 +12,8 @@ import pytest
 
 from tools.errors import UserError
 from tools.localbuild import artifacts as art
-from tools.localbuild.ccache import CcacheStats, parse_stats
-from tools.localbuild.cfep3 import read_sums, request_yaml
+from tools.localbuild.batch.record import ConfigResult, classify
+from tools.localbuild.batch.summary import summary_table
 from tools.localbuild.configs import (
     Config,
     apply_filter,
@@ -21,13 +21,20 @@ from tools.localbuild.configs import (
     docker_image,
     select,
 )
-from tools.localbuild.engine import LABEL, ContainerEngine
-from tools.localbuild.logtee import LineSplitter, LogSink, clean, ninja_progress, phase_of, scrub
+from tools.localbuild.engines.ccache import CcacheStats, parse_stats
+from tools.localbuild.engines.engine import LABEL, ContainerEngine
+from tools.localbuild.engines.logtee import (
+    LineSplitter,
+    LogSink,
+    clean,
+    ninja_progress,
+    phase_of,
+    scrub,
+)
+from tools.localbuild.engines.plan import HostFacts, describe, plan_build
+from tools.localbuild.engines.progress import Progress
 from tools.localbuild.options import build_parser, from_args
-from tools.localbuild.plan import HostFacts, describe, plan_build
-from tools.localbuild.progress import Progress
-from tools.localbuild.record import ConfigResult, classify
-from tools.localbuild.summary import summary_table
+from tools.localbuild.review.cfep3 import read_sums, request_yaml
 
 CONFIGS = (
     "linux_64_blas_implgenericcuda_compiler_version12.9",
@@ -490,7 +497,7 @@ def _record(machine: str, commit: str, packages=("linux-64/a.conda",)) -> dict[s
 
 
 def test_merge_refuses_one_config_built_from_two_commits_naming_machines_and_field() -> None:
-    from tools.localbuild.merge import Source, choose_records
+    from tools.localbuild.review.merge import Source, choose_records
 
     sources = [
         Source(Path(name), None, None, (), {"cfg": _record(name, commit)})
@@ -504,7 +511,7 @@ def test_merge_refuses_one_config_built_from_two_commits_naming_machines_and_fie
 
 
 def test_merge_prefers_another_machines_failure_to_a_config_filtered_out_here() -> None:
-    from tools.localbuild.merge import Source, choose_records
+    from tools.localbuild.review.merge import Source, choose_records
 
     here = {"cfg": {"status": "skipped", "reason": "filtered out"}}
     there = {"cfg": {"status": "failed", "machine": "beta", "note": "exit status 1"}}
@@ -655,13 +662,13 @@ def test_cfep3_request_rejects_a_channel_url(tmp_path: Path) -> None:
     ],
 )  # fmt: skip
 def test_why_knows_real_errors_from_the_lines_around_them(line: str, kind: str) -> None:
-    from tools.localbuild.why import kind_of
+    from tools.localbuild.review.why import kind_of
 
     assert kind_of(line) == kind
 
 
 def test_why_without_a_recognised_error_shows_the_end_of_the_log() -> None:
-    from tools.localbuild.why import TAIL, first_error
+    from tools.localbuild.review.why import TAIL, first_error
 
     lines = [f"[10:00:{i % 60:02d}] step {i}\n" for i in range(100)]
     found = first_error(lines)

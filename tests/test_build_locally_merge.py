@@ -17,7 +17,7 @@ import pytest
 from test_build_locally_e2e import ARM, CPU, CUDA, Feedstock
 
 from tools.errors import UserError
-from tools.localbuild.merge import Source, choose_records
+from tools.localbuild.review.merge import Source, choose_records
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="drives bash scripts through a pseudo-terminal (POSIX only)"

@@ -11,9 +11,9 @@ import pytest
 
 from tools.cuda_archs import read_rows
 from tools.errors import UserError
-from tools.localbuild.facts import ConfigFacts, facts_from_mapping, read_facts
 from tools.localbuild.options import build_parser, from_args
-from tools.localbuild.shard import (
+from tools.localbuild.schedule.facts import ConfigFacts, facts_from_mapping, read_facts
+from tools.localbuild.schedule.shard import (
     DEFAULT_CUDA_ARCHS,
     Shard,
     choose_shard,

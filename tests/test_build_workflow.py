@@ -15,8 +15,8 @@ from ruamel.yaml import YAML
 
 from tools.__main__ import main as tools_main
 from tools.errors import UserError
-from tools.localbuild.facts import ConfigFacts, read_facts
-from tools.localbuild.runners import (
+from tools.localbuild.schedule.facts import ConfigFacts, read_facts
+from tools.localbuild.schedule.runners import (
     HOSTED_LIMIT_MINUTES,
     NO_TEST,
     ForgeCi,

@@ -26,8 +26,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                "tools.recipe.metadata", "tools.recipe.model")),
     ("conda-smithy semantics", ("tools.smithy",)),
     ("pipelines", ("tools.render", "tools.render_meta", "tools.render_v1", "tools.rendered",
-                   "tools.ci_support", "tools.drift", "tools.check", "tools.localbuild",
-                   "tools.emulate")),
+                   "tools.ci_support", "tools.drift", "tools.check", "tools.emulate")),
+    # build-locally's parts, one way: what a config costs, how one is built, the batch
+    # that builds them, the reviewer's commands that read what batches wrote.
+    ("build-locally records", ("tools.localbuild", "tools.localbuild.configs",
+                               "tools.localbuild.console", "tools.localbuild.artifacts",
+                               "tools.localbuild.provenance")),
+    ("build-locally schedule", ("tools.localbuild.schedule",)),
+    ("build-locally options", ("tools.localbuild.options",)),
+    ("build-locally engines", ("tools.localbuild.engines",)),
+    ("build-locally batch", ("tools.localbuild.batch",)),
+    ("build-locally review", ("tools.localbuild.review",)),
     ("release bump", ("tools.bump",)),
     ("commands", ("tools.__main__", "tools.commands", "tools.localbuild.cli")),
 )  # fmt: skip
@@ -254,4 +263,22 @@ def test_a_pipeline_importing_a_command_is_reported() -> None:
     graph = {"tools.render": {"tools.commands.render"}, "tools.commands.render": {"tools.render"}}
     assert upward_imports(graph) == [
         "tools.render (pipelines) imports tools.commands.render (commands)"
+    ]
+
+
+def test_an_engine_importing_the_batch_is_reported() -> None:
+    # The engines build one config; the batch drives them. A runner that reached back
+    # into the loop would tie every new engine to the pipeline.
+    graph = {"tools.localbuild.engines.runner": {"tools.localbuild.batch.loop"}}
+    assert upward_imports(graph) == [
+        "tools.localbuild.engines.runner (build-locally engines) imports "
+        "tools.localbuild.batch.loop (build-locally batch)"
+    ]
+
+
+def test_the_batch_importing_the_reviewers_side_is_reported() -> None:
+    graph = {"tools.localbuild.batch.pipeline": {"tools.localbuild.review.modes"}}
+    assert upward_imports(graph) == [
+        "tools.localbuild.batch.pipeline (build-locally batch) imports "
+        "tools.localbuild.review.modes (build-locally review)"
     ]

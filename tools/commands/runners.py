@@ -61,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from tools.localbuild.configs import discover, labels
-    from tools.localbuild.facts import read_facts
-    from tools.localbuild.runners import (
+    from tools.localbuild.schedule.facts import read_facts
+    from tools.localbuild.schedule.runners import (
         CONDA_FORGE,
         ForgeCi,
         fallback_note,

@@ -1,5 +1,6 @@
-"""``build-locally.py``'s entry point: options, then the batch, through the toolkit's one
-error handler (:func:`tools.errors.exit_code_of`)."""
+"""``build-locally.py``'s entry point: options, then the command they name (a batch, or one
+that reads earlier batches), through the toolkit's one error handler
+(:func:`tools.errors.exit_code_of`)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tools.errors import exit_code_of
-from tools.localbuild.batch import Console, run_batch
-from tools.localbuild.options import parse
+from tools.localbuild.batch.pipeline import run_batch
+from tools.localbuild.console import Console
+from tools.localbuild.options import Options, parse
+from tools.localbuild.review import modes
 from tools.smithy.forge_yml import load_forge_yml
 
 
@@ -27,6 +30,26 @@ def main(
     def build() -> int:
         options = parse(argv, env, root, interactive=sys.stdin.isatty())
         load_forge_yml(options.root)  # checked as every command checks it, --list included
-        return run_batch(options, console)
+        return run(options, console)
 
     return exit_code_of(build, stderr=console.err)
+
+
+def run(options: Options, console: Console) -> int:
+    """The reviewer's commands read earlier batches; everything else builds one."""
+    if options.why is not None:
+        return modes.why(options, console)
+    if options.report_dirs is not None:
+        from tools.localbuild.review.report import write_report
+
+        return write_report(options, console.say, console.note)
+    if options.verify_dir is not None:
+        from tools.localbuild.review.verify import verify
+
+        return verify(options.root, options.verify_dir, options.commit, say=console.say)
+    if options.merge_dirs:
+        return modes.merge_folders(options, console)
+    if options.cfep3_channel is not None:
+        modes.cfep3_request(options, console)
+        return 0
+    return run_batch(options, console)

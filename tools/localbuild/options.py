@@ -15,7 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from tools.errors import UserError
-from tools.localbuild.shard import Shard, parse_shard
+from tools.localbuild.schedule.shard import Shard, parse_shard
 from tools.proc import SECRET_ENV_VARS, secret_values
 
 DESCRIPTION = """\

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.localbuild import artifacts as art
-from tools.localbuild import ccache
-from tools.localbuild.plan import BuildPlan
+from tools.localbuild.engines import ccache
+from tools.localbuild.engines.plan import BuildPlan
 from tools.localbuild.provenance import Provenance
 
 DONE, FAILED, INTERRUPTED, SKIPPED, PENDING = "done", "failed", "interrupted", "skipped", "pending"

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from tools.errors import ProblemsFound, UserError
 from tools.localbuild import artifacts as art
-from tools.localbuild import cfep3, lock
+from tools.localbuild.batch import lock
+from tools.localbuild.batch.record import DONE, SKIPPED
 from tools.localbuild.configs import discover, labels
 from tools.localbuild.console import Console
-from tools.localbuild.merge import merge
 from tools.localbuild.options import Options
 from tools.localbuild.provenance import dirty_warning
-from tools.localbuild.record import DONE, SKIPPED
+from tools.localbuild.review import cfep3
+from tools.localbuild.review.merge import merge
 
 
 def cfep3_request(options: Options, console: Console) -> None:
@@ -54,7 +55,7 @@ def merge_folders(options: Options, console: Console) -> int:
 def why(options: Options, console: Console) -> int:
     """--why CONFIG: the first real error of the config's log (why.py)."""
     from tools import selection
-    from tools.localbuild import why
+    from tools.localbuild.review import why
 
     previous = art.read_summary(options.artifacts)
     available = sorted({*discover(options.root), *previous})

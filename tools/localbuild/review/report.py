@@ -26,10 +26,10 @@ from pathlib import Path
 from tools.errors import UserError
 from tools.files import atomic_write_text
 from tools.localbuild.configs import discover, labels
-from tools.localbuild.embedded import NOT_CHECKED, read_embedded
-from tools.localbuild.merge import artifacts_dir, choose_records, load_source
-from tools.localbuild.progress import format_duration
+from tools.localbuild.engines.progress import format_duration
 from tools.localbuild.provenance import DIRTY_WARNING, Provenance
+from tools.localbuild.review.embedded import NOT_CHECKED, read_embedded
+from tools.localbuild.review.merge import artifacts_dir, choose_records, load_source
 
 STATUS_COLOURS = {
     "done": "#2e7d32",

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from tools.errors import UserError
+from tools.localbuild.batch.preflight import not_buildable
+from tools.localbuild.batch.record import FAILED
 from tools.localbuild.configs import Config, choose_interactively, discover, select
 from tools.localbuild.console import Console
-from tools.localbuild.engine import ContainerEngine
-from tools.localbuild.facts import read_facts
+from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.plan import HostFacts
 from tools.localbuild.options import Options
-from tools.localbuild.plan import HostFacts
-from tools.localbuild.preflight import not_buildable
-from tools.localbuild.record import FAILED
-from tools.localbuild.shard import choose_shard
+from tools.localbuild.schedule.facts import read_facts
+from tools.localbuild.schedule.shard import choose_shard
 from tools.selection import describe as describe_configs
 
 

@@ -9,17 +9,9 @@ from dataclasses import dataclass
 
 from tools.errors import CommandError, UserError
 from tools.localbuild import artifacts as art
-from tools.localbuild import ccache, lock
-from tools.localbuild.console import Console
-from tools.localbuild.engine import ContainerEngine
-from tools.localbuild.eta import Estimate, estimate
-from tools.localbuild.logtee import LogSink
-from tools.localbuild.options import Options
-from tools.localbuild.plan import BuildPlan
-from tools.localbuild.preflight import BatchPlan
-from tools.localbuild.progress import Progress, format_duration
-from tools.localbuild.provenance import DIRTY_WARNING, Provenance, machine
-from tools.localbuild.record import (
+from tools.localbuild.batch import lock
+from tools.localbuild.batch.preflight import BatchPlan
+from tools.localbuild.batch.record import (
     DONE,
     FAILED,
     INTERRUPTED,
@@ -29,8 +21,17 @@ from tools.localbuild.record import (
     classify,
     utc,
 )
-from tools.localbuild.runner import run, run_attached
-from tools.localbuild.shard import measured_seconds
+from tools.localbuild.console import Console
+from tools.localbuild.engines import ccache
+from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.logtee import LogSink
+from tools.localbuild.engines.plan import BuildPlan
+from tools.localbuild.engines.progress import Progress, format_duration
+from tools.localbuild.engines.runner import run, run_attached
+from tools.localbuild.options import Options
+from tools.localbuild.provenance import DIRTY_WARNING, Provenance, machine
+from tools.localbuild.schedule.eta import Estimate, estimate
+from tools.localbuild.schedule.shard import measured_seconds
 from tools.proc import call, format_command, redact
 
 

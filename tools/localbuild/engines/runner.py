@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tools.errors import CommandError
-from tools.localbuild.engine import ContainerEngine
-from tools.localbuild.logtee import LineSplitter, LogSink
-from tools.localbuild.plan import BuildPlan
-from tools.localbuild.progress import Progress
+from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.logtee import LineSplitter, LogSink
+from tools.localbuild.engines.plan import BuildPlan
+from tools.localbuild.engines.progress import Progress
 from tools.proc import call
 
 

@@ -8,20 +8,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tools.errors import CommandError, ProblemsFound, UserError
-from tools.localbuild import lock
-from tools.localbuild.configs import Config, UnreadableConfig, read_variant
-from tools.localbuild.console import Console
-from tools.localbuild.engine import ContainerEngine
-from tools.localbuild.options import Options
-from tools.localbuild.plan import BuildPlan, HostFacts, describe, plan_build
-from tools.localbuild.provenance import engine_version
-from tools.localbuild.record import (
+from tools.localbuild.batch import lock
+from tools.localbuild.batch.record import (
     FAILED,
     SKIPPED,
     UNBUILDABLE,
     ConfigResult,
     cannot_build_here,
 )
+from tools.localbuild.configs import Config, UnreadableConfig, read_variant
+from tools.localbuild.console import Console
+from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.plan import BuildPlan, HostFacts, describe, plan_build
+from tools.localbuild.options import Options
+from tools.localbuild.provenance import engine_version
 from tools.proc import call
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tools.errors import UserError
 from tools.localbuild import artifacts as art
-from tools.localbuild.facts import ConfigFacts
+from tools.localbuild.schedule.facts import ConfigFacts
 
 # Minutes on a 16-core machine, from the feedstock's own CFEP-03 logs (rounded): the C++
 # libraries, one Python's rebuild and tests, and per GPU architecture the CUDA kernels.

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tools.errors import UserError
-from tools.localbuild.facts import ConfigFacts
+from tools.localbuild.schedule.facts import ConfigFacts
 from tools.smithy.forge import read_forge_settings
 
 # GitHub-hosted images per build platform (conda-smithy picks the same families).

@@ -18,10 +18,10 @@ from types import MappingProxyType
 from typing import Literal
 
 from tools.errors import UserError
-from tools.localbuild import ccache
 from tools.localbuild.artifacts import log_path, marker_path
 from tools.localbuild.configs import Config, docker_image
-from tools.localbuild.engine import ContainerEngine
+from tools.localbuild.engines import ccache
+from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.options import Options
 from tools.proc import redact
 from tools.smithy.forge import FALLBACK_DOCKER_IMAGE

@@ -14,8 +14,8 @@ import shutil
 import time
 from typing import TextIO
 
-from tools.localbuild.eta import finish_text
-from tools.localbuild.logtee import ninja_progress, phase_of
+from tools.localbuild.engines.logtee import ninja_progress, phase_of
+from tools.localbuild.schedule.eta import finish_text
 
 HEARTBEAT_SECONDS = 300.0
 REDRAW_SECONDS = 0.5

@@ -1,8 +1,8 @@
 """The batch, as a pipeline: select -> plan -> run -> record -> report.
 
 Each stage is its own module (choose, preflight, loop, record, summary); this one only
-sequences them, and sends the commands that read earlier batches (--why, --report,
---merge, --cfep3-request) to theirs.
+sequences them.  The commands that read earlier batches (--why, --report, --verify,
+--merge, --cfep3-request) are the reviewer's side, ``tools.localbuild.review``.
 """
 
 from __future__ import annotations
@@ -10,33 +10,17 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from tools.localbuild import choose, loop, modes, preflight, provenance, record, summary
+from tools.localbuild import provenance
+from tools.localbuild.batch import choose, loop, preflight, record, summary
 from tools.localbuild.configs import Config, discover, labels
 from tools.localbuild.console import Console
-from tools.localbuild.engine import ContainerEngine
+from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.plan import HostFacts
 from tools.localbuild.options import Options
-from tools.localbuild.plan import HostFacts
-
-__all__ = ["Console", "run_batch"]
 
 
 def run_batch(options: Options, console: Console, host: HostFacts | None = None) -> int:
     host = host or HostFacts.detect()
-    if options.why is not None:
-        return modes.why(options, console)
-    if options.report_dirs is not None:
-        from tools.localbuild.report import write_report
-
-        return write_report(options, console.say, console.note)
-    if options.verify_dir is not None:
-        from tools.localbuild.verify import verify
-
-        return verify(options.root, options.verify_dir, options.commit, say=console.say)
-    if options.merge_dirs:
-        return modes.merge_folders(options, console)
-    if options.cfep3_channel is not None:
-        modes.cfep3_request(options, console)
-        return 0
     available = discover(options.root)
     label_of = labels(options.root, available)
     if options.list_only:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tools.errors import UserError
 from tools.localbuild import artifacts as art
-from tools.localbuild.record import FAILED_EARLIER, FILTERED_OUT
+from tools.localbuild.batch.record import FAILED_EARLIER, FILTERED_OUT
 
 # Which record of a config wins when several machines report it: a finished build beats a
 # config not built there (skipped, with its reason), which beats any attempt that failed.

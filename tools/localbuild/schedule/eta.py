@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.localbuild.facts import read_facts
-from tools.localbuild.shard import cuda_arch_counts, expected_seconds
+from tools.localbuild.schedule.facts import read_facts
+from tools.localbuild.schedule.shard import cuda_arch_counts, expected_seconds
 
 __all__ = ["Estimate", "clock_time", "estimate", "finish_text"]
 

@@ -32,12 +32,12 @@ from pathlib import Path
 
 from tools.errors import CommandError, ProblemsFound, UserError
 from tools.localbuild import artifacts as art
-from tools.localbuild.cfep3 import read_sums
+from tools.localbuild.batch.loop import end_line
+from tools.localbuild.batch.record import DONE, SKIPPED
 from tools.localbuild.configs import discover, labels
-from tools.localbuild.embedded import read_embedded
-from tools.localbuild.loop import end_line
 from tools.localbuild.provenance import Provenance
-from tools.localbuild.record import DONE, SKIPPED
+from tools.localbuild.review.cfep3 import read_sums
+from tools.localbuild.review.embedded import read_embedded
 from tools.proc import call
 
 # SHA256SUMS' own rule for a package's path (cfep3.read_sums): a channel subdir and a file.

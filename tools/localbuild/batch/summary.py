@@ -8,11 +8,11 @@ from pathlib import Path
 
 from tools.errors import EXIT_INTERRUPTED, ProblemsFound
 from tools.localbuild.artifacts import BatchFiles, read_summary
+from tools.localbuild.batch.loop import RunOutcome
+from tools.localbuild.batch.record import DONE, FAILED, INTERRUPTED, SKIPPED, ConfigResult
 from tools.localbuild.console import Console
-from tools.localbuild.loop import RunOutcome
-from tools.localbuild.progress import format_duration
+from tools.localbuild.engines.progress import format_duration
 from tools.localbuild.provenance import dirty_warning
-from tools.localbuild.record import DONE, FAILED, INTERRUPTED, SKIPPED, ConfigResult
 
 
 def _status_cell(r: ConfigResult) -> str:
