@@ -716,7 +716,7 @@ check_bytecode_matches_python() {
 }
 
 place_torch_libraries() {
-    local torch_dir="${SP_DIR}/torch" python_lib entry rel
+    local torch_dir="${SP_DIR}/torch" python_lib entry rel stray
     python_lib="${torch_dir}/lib/libtorch_python${SHLIB_EXT}"
     [[ -f "${python_lib}" && ! -L "${python_lib}" ]] || die "pip install left no ${python_lib}"
     # In $PREFIX/lib for find_package(Torch) users; symlinked back (below) for
@@ -737,7 +737,17 @@ place_torch_libraries() {
     done < <(find "${torch_dir}/lib" "${torch_dir}/bin" "${torch_dir}/share" \
                   -type f -print0 2>/dev/null)
 
+    # What stays a real file here is torch_python's alone. Directories are not libraries:
+    # upstream's torch/lib/libshm/ and libshm_windows/ hold headers setup.py packages as
+    # data, which stay in this package (as any libtorch already ships became symlinks
+    # above); a shared library inside one would still be a new library.
     for entry in "${torch_dir}/lib/"*; do
+        if [[ -d "${entry}" && ! -L "${entry}" ]]; then
+            stray="$(find "${entry}" -type f -name "*${SHLIB_EXT}*" -print -quit)"
+            [[ -z "${stray}" ]] \
+                || die "${stray} is neither libtorch_python nor a file libtorch installed; a new library must go to libtorch (libtorch_file in ${RECIPE_FILE})"
+            continue
+        fi
         [[ -L "${entry}" || ! -e "${entry}" ]] \
             || die "${entry} is neither libtorch_python nor a file libtorch installed; a new library must go to libtorch (libtorch_file in ${RECIPE_FILE})"
     done
@@ -766,6 +776,11 @@ configure_build() {
     configure_cmake_args
     configure_pytorch
 }
+
+# Sourced (tests/test_build_sh_functions.py), the script only defines its functions.
+if [[ "${BASH_SOURCE[0]}" != "${0}" ]]; then
+    return 0
+fi
 
 case "${STAGE}" in
     compile|libtorch-build) configure_build; compile_libtorch ;;
