@@ -517,7 +517,8 @@ def test_cpu_pytorch_links_every_torch_lib_file_into_prefix(cpu_flow: CpuFlow) -
     files = [p for p in torch_lib.rglob("*") if not p.is_dir() or p.is_symlink()]
     assert {str(p.relative_to(torch_lib)): os.readlink(p) for p in files} == {
         **{name: f"../../../../{name}" for name in (*LIBTORCH_LIBS, "libtorch_python.so")},
-        **{rel[4:]: f"../../../../../{rel}" for rel in LIBSHM_HEADERS},
+        # One level deeper, so one more step up to $PREFIX/lib.
+        **{rel[4:]: f"../../../../../{rel[4:]}" for rel in LIBSHM_HEADERS},
     }
 
 
