@@ -111,10 +111,10 @@ def flow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     }
     libtorch = conda.run_output("libtorch", venvs[0], [magma, blas])
     host = [magma, blas, libtorch, linalg["magma"]]
-    # A pytorch stage whose environment sets a build option the compile stage did not: the
-    # forwarding would write it into the cache on this output's configure.
+    # Another Python's pytorch stage whose environment sets a build option the compile stage
+    # did not: the forwarding would write it into the cache on this output's configure.
     before = ninja_log(conda.src_dir / "build")
-    changed_option = conda.attempt_output("pytorch", venvs[0], host, {"USE_DISTRIBUTED": "1"})
+    changed_option = conda.attempt_output("pytorch", venvs[1], host, {"USE_DISTRIBUTED": "1"})
     ran_for_changed_option = ran_between(before, ninja_log(conda.src_dir / "build"))
     pytorch_first = conda.run_output("pytorch", venvs[0], host, label="pytorch-first")
     before = ninja_log(conda.src_dir / "build")
@@ -213,7 +213,8 @@ def test_activation_exports_the_arch_list_the_build_used(flow: Flow) -> None:
     out = _source_activation(f'. "{activate}"; printf %s "$CF_TORCH_CUDA_ARCH_LIST"', None)
     # The row build.sh read (FakeCondaBuild's recipe copy cuts the list to its last entry).
     rows = read_rows(flow.conda.recipe_dir / "cuda_arch_lists.txt")
-    assert out == rows[("13.0", "linux-64")] == "12.0+PTX"
+    full = read_rows(RECIPE_DIR / "cuda_arch_lists.txt")[("13.0", "linux-64")]
+    assert out == rows[("13.0", "linux-64")] == full.split(";")[-1]
 
 
 @pytest.mark.slow
@@ -350,6 +351,17 @@ def test_pytorch_stage_refuses_a_build_option_the_compile_stage_did_not_configur
     line = build_sh_error(flow.changed_option.stderr)
     assert "USE_DISTRIBUTED='1' is set here but was not in the compile stage" in line
     assert flow.ran_for_changed_option == set()
+
+
+@pytest.mark.slow
+def test_the_core_compiles_once_and_the_bindings_once_per_python(flow: Flow) -> None:
+    # Counted from the compiler launcher: .ninja_log is recompacted on every reconfigure.
+    # The other output order is tests/test_build_sh_output_order.py's.
+    launched = flow.conda.launched_objects()
+    core = ("c10/c10.cpp.o", "aten/src/ATen/Context.cpp.o", "torch/csrc/global_deps.c.o")
+    assert {o: launched[o] for o in core} == dict.fromkeys(core, 1), launched
+    pythons = len({python.version for python in flow.pythons})
+    assert launched["torch/csrc/Module.cpp.o"] == pythons, launched
 
 
 @pytest.mark.slow

@@ -83,12 +83,15 @@ def test_without_a_config_the_device_code_is_listed_as_a_fact():
     assert finding.status == "pass" and "sm_75 compute_75" in finding.detail
 
 
-def test_the_recipe_arch_lists_parse_and_cover_every_cuda_config():
+def test_the_recipe_arch_lists_parse_and_check_knows_their_cuda_versions():
+    # +PTX is the feedstock's choice, not a rule: conda-forge's rows end in it so that GPUs
+    # newer than the list still run (recipe/cuda_arch_lists.txt); a lab's row for its own
+    # GPUs may leave it out. What check needs is a row it can read for a CUDA version it knows.
     rows = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")
+    assert rows
     for (cuda, subdir), text in rows.items():
-        promise = parse_arch_list(text)
-        assert promise.ptx and promise.ptx <= promise.sass, (cuda, subdir)
-    assert runnable("12.9", "linux-aarch64") is not None
+        assert parse_arch_list(text).sass, (cuda, subdir)
+        assert runnable(cuda, subdir) is not None, (cuda, subdir)
 
 
 @pytest.fixture(scope="module")
