@@ -5,6 +5,7 @@ licence file gone), and to the older release, which changes none of these."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
