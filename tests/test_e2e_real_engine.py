@@ -1,8 +1,16 @@
-"""The main job end to end on a real build engine (issue 22).
+"""The main job end to end on a real build engine (issues 22 and 35).
 
-`python build-locally.py CONFIG` in a throw-away copy of this feedstock switched to
-rattler-build (tests/fixtures/e2e_feedstock.py), with tests/fixtures/fake_docker as the
-container engine and tests/fixtures/rattler_build (py-rattler-build) as the engine inside.
+`python build-locally.py CONFIG` in a throw-away copy of this feedstock
+(tests/fixtures/e2e_feedstock.py), two ways, both with py-rattler-build as the engine
+(tools/localbuild/engines/rattler.py):
+
+- the CUDA config through the container path: the feedstock switched to rattler-build,
+  tests/fixtures/fake_docker as the container engine, .scripts/build_steps.sh inside;
+- the CPU config, in both layouts of the miniature, through the embedded engine, as a user
+  without Docker runs it: no engine flag and no container engine or conda-build on PATH,
+  the stand-in channel as the one `--channel`, the miniature packed as PyTorch's release
+  archive in a `--source-cache` (the recipe's URL unchanged, its sha256 the miniature's).
+
 The v1 recipe builds the miniature (tests/fixtures/minitorch) against the stand-in channel
 (tests/fixtures/standin_channel). Then the packages are checked with `python -m tools
 check`, solved and installed with py-rattler, imported, and libtorch's cmake_test is built
@@ -11,9 +19,11 @@ against the installed prefix.
 Narrowed for 2 cores: two Pythons (3.12, the megabuild's, and 3.13), one CPU and one CUDA
 config (generic BLAS) of the setup.py layout (PyTorch <= 2.13), and the CPU config once more
 with the miniature's scikit-build-core layout (PyTorch >= 2.14), whose host environments
-each hold their own scikit-build-core. The CUDA config is compiled by the real nvcc 13.0
-with the recipe's architecture list and links the real libcudart, libcublas and
-libcusolver: the stand-in channel makes conda-forge's CUDA packages from NVIDIA's wheels.
+each hold their own scikit-build-core. Three builds in all: the container path's CPU build
+went when the embedded one came, as the CUDA build takes the same .scripts path and the CPU
+one proved nothing beside it. The CUDA config is compiled by the real nvcc 13.0 with the
+recipe's architecture list and links the real libcudart, libcublas and libcusolver: the
+stand-in channel makes conda-forge's CUDA packages from NVIDIA's wheels.
 """
 
 from __future__ import annotations
@@ -81,9 +91,13 @@ def channel(tmp_path_factory) -> Path:
         pytest.skip(f"no stand-in channel on this machine: {error}")
 
 
-def _built(tmp_path_factory, channel: Path, glob: str, layout: str = SETUPTOOLS) -> E2EFeedstock:
-    fs = E2EFeedstock.make(tmp_path_factory.mktemp("e2e"), glob, channel, layout)
+def _built(
+    tmp_path_factory, channel: Path, glob: str, layout: str = SETUPTOOLS, *, embedded: bool
+) -> E2EFeedstock:
+    make = E2EFeedstock.make_embedded if embedded else E2EFeedstock.make
+    fs = make(tmp_path_factory.mktemp("e2e"), glob, channel, layout)
     result = fs.build()
+    fs.stderr = result.stderr
     logs = sorted(fs.artifacts.glob("*-log.txt"))
     tail = "\n".join(logs[0].read_text().splitlines()[-60:]) if logs else result.stderr
     assert result.returncode == 0, f"build-locally.py {fs.config} failed:\n{tail}"
@@ -92,17 +106,17 @@ def _built(tmp_path_factory, channel: Path, glob: str, layout: str = SETUPTOOLS)
 
 @pytest.fixture(scope="module")
 def cpu(tmp_path_factory, channel: Path) -> E2EFeedstock:
-    return _built(tmp_path_factory, channel, CPU)
+    return _built(tmp_path_factory, channel, CPU, embedded=True)
 
 
 @pytest.fixture(scope="module")
 def cuda(tmp_path_factory, channel: Path) -> E2EFeedstock:
-    return _built(tmp_path_factory, channel, CUDA)
+    return _built(tmp_path_factory, channel, CUDA, embedded=False)
 
 
 @pytest.fixture(scope="module")
 def cpu_skbuild(tmp_path_factory, channel: Path) -> E2EFeedstock:
-    return _built(tmp_path_factory, channel, CPU, SCIKIT_BUILD_CORE)
+    return _built(tmp_path_factory, channel, CPU, SCIKIT_BUILD_CORE, embedded=True)
 
 
 def _packages(fs: E2EFeedstock) -> dict[str, list[str]]:
@@ -134,6 +148,18 @@ def test_cpu_megabuild_leaves_every_output_with_checksums_and_summary(which, req
             assert name in sums
     summary = (cpu.artifacts / "summary.json").read_text()
     assert '"status": "done"' in summary
+
+
+@pytest.mark.parametrize("which", ["cpu", "cpu_skbuild"])
+def test_without_docker_the_embedded_engine_builds_and_says_so_first(which, request) -> None:
+    fs = request.getfixturevalue(which)
+    first = fs.stderr.splitlines()[0]
+    assert first.startswith("engine: rattler-build") and "embedded" in first, fs.stderr[:500]
+    assert "no conda-build on PATH" in first
+    record = json.loads((fs.artifacts / "summary.json").read_text())["configs"][fs.config]
+    assert "embedded" in record["provenance"]["engine"]
+    # The one thing the engine cannot do, said in the record rather than left out.
+    assert "packages carry no commit" in record["provenance"]["engine"], record
 
 
 def test_cuda_build_leaves_both_linalg_flavours(cuda) -> None:
