@@ -160,6 +160,8 @@ def test_without_docker_the_embedded_engine_builds_and_says_so_first(which, requ
     assert "embedded" in record["provenance"]["engine"]
     # The one thing the engine cannot do, said in the record rather than left out.
     assert "packages carry no commit" in record["provenance"]["engine"], record
+    # --ccache: the build compiled through the ccache on PATH, whose statistics are recorded.
+    assert record["ccache"] == {"hits": 8, "misses": 2, "hit_rate": 0.8}, record
 
 
 def test_cuda_build_leaves_both_linalg_flavours(cuda) -> None:

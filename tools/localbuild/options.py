@@ -24,9 +24,11 @@ BUILDERS = ("docker", "conda-build", "rattler-build")
 DESCRIPTION = """\
 Build one or more .ci_support configs of this feedstock locally, in the
 conda-forge container (docker or podman, chosen with DOCKER_EXECUTABLE), the
-way conda-smithy's build-locally.py does; plus CFEP-03 batch builds with
-resume, per-config logs, a summary, SHA256SUMS and log_files.zip in
-build_artifacts/.
+way conda-smithy's build-locally.py does; without a container engine, with the
+conda-build on PATH or else the embedded rattler-build (py-rattler-build, from
+requirements.txt) for this machine's platform (the first line says which);
+plus CFEP-03 batch builds with resume, per-config logs, a summary, SHA256SUMS
+and log_files.zip in build_artifacts/.
 """
 
 EPILOG = """\
