@@ -8,48 +8,12 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.bump import releases
-
-from tools.bump.write import load
-from tools.recipe import release as recipes
+from fixtures.bump import command, releases
 
 REPO = releases.REPO
-METADATA_215 = REPO / "tests" / "fixtures" / "drift" / "torch-2.15.0-METADATA"
-
-
-def _bump(feedstock: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
-    """The command as a maintainer runs it from the feedstock: ``python <repo>/tools bump``."""
-    return subprocess.run(
-        [sys.executable, str(REPO / "tools"), "bump", *map(str, args)],
-        cwd=feedstock,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
-def _releases_after(version: str) -> tuple[str, str]:
-    """Two versions after the recipe's (the recipe's own version is read, never assumed)."""
-    major, minor = (int(x) for x in version.split(".")[:2])
-    return f"{major}.{minor + 1}.0", f"{major}.{minor + 2}.0"
-
-
-def _wheel(folder: Path, version: str) -> Path:
-    """The release's wheel: 2.15.0's real METADATA lines, under this release's version."""
-    text = METADATA_215.read_text().replace("Version: 2.15.0", f"Version: {version}")
-    path = folder / f"torch-{version}-cp311-cp311-manylinux_2_28_x86_64.whl"
-    with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr(f"torch-{version}.dist-info/METADATA", text)
-    return path
-
-
-def _releases(recipe_dir: Path) -> list[recipes.Release]:
-    return [recipes.release_of(r) for r in load(recipe_dir)]
 
 
 class Bumped:
@@ -62,22 +26,22 @@ class Bumped:
         self.recipe = self.feedstock / "recipe"
         releases.point_url_at(self.recipe, self.releases)
         releases.write_patches(self.recipe)
-        self.start = _releases(self.recipe)[0]
-        self.older, self.newer = _releases_after(self.start.version)
+        self.start = command.recipe_releases(self.recipe)[0]
+        self.older, self.newer = command.releases_after(self.start.version)
         self.older_archive = releases.older_release(self.releases, self.older, root)
         self.newer_archive = releases.newer_release(self.releases, self.newer, root)
-        self.first = _bump(self.feedstock, self.older)
-        self.after_first = _releases(self.recipe)
+        self.first = command.bump(self.feedstock, self.older)
+        self.after_first = command.recipe_releases(self.recipe)
         self.readme_before = (self.feedstock / "README.md").read_text()
-        self.second = _bump(
+        self.second = command.bump(
             self.feedstock,
             self.newer,
             "--source",
             self.newer_archive,
             "--wheel",
-            _wheel(root, self.newer),
+            command.wheel(root, self.newer),
         )
-        self.after_second = _releases(self.recipe)
+        self.after_second = command.recipe_releases(self.recipe)
 
 
 @pytest.fixture(scope="module")
@@ -197,9 +161,9 @@ def _recipe_texts(root: Path) -> list[str]:
 
 def test_no_archive_and_no_network_refuses_and_prints_the_fetch_command(feedstock) -> None:
     before = _recipe_texts(feedstock)
-    version = _releases_after(_releases(feedstock / "recipe")[0].version)[0]
+    version = command.releases_after(command.recipe_releases(feedstock / "recipe")[0].version)[0]
     url = f"http://127.0.0.1:9/pytorch-v{version}.tar.gz"  # nothing listens on port 9
-    result = _bump(feedstock, version, "--source", url)
+    result = command.bump(feedstock, version, "--source", url)
     assert result.returncode == 2, result.stderr
     (line,) = [x for x in result.stderr.splitlines() if x.startswith("error:")]
     assert f"curl -fL -o pytorch-v{version}.tar.gz {url}" in line
@@ -212,9 +176,11 @@ def test_a_wheel_of_another_release_is_refused_before_anything_is_written(
     feedstock, tmp_path
 ) -> None:
     before = _recipe_texts(feedstock)
-    older, newer = _releases_after(_releases(feedstock / "recipe")[0].version)
+    older, newer = command.releases_after(command.recipe_releases(feedstock / "recipe")[0].version)
     archive = releases.older_release(tmp_path / "releases", older, tmp_path)
-    result = _bump(feedstock, older, "--source", archive, "--wheel", _wheel(tmp_path, newer))
+    result = command.bump(
+        feedstock, older, "--source", archive, "--wheel", command.wheel(tmp_path, newer)
+    )
     assert result.returncode == 2
     assert f"the wheel is torch {newer}, not {older}" in result.stderr
     assert _recipe_texts(feedstock) == before
@@ -222,15 +188,17 @@ def test_a_wheel_of_another_release_is_refused_before_anything_is_written(
 
 def test_recipes_that_disagree_are_refused(feedstock) -> None:
     meta = feedstock / "recipe" / "meta.yaml"
-    start = _releases(feedstock / "recipe")[0]
+    start = command.recipe_releases(feedstock / "recipe")[0]
     meta.write_text(meta.read_text().replace(start.sha256, "0" * 64))
-    result = _bump(feedstock, _releases_after(start.version)[0], "--source", "/nonexistent")
+    result = command.bump(
+        feedstock, command.releases_after(start.version)[0], "--source", "/nonexistent"
+    )
     assert result.returncode == 2
     assert "recipes disagree on the sha256: meta.yaml:" in result.stderr
 
 
 def test_going_back_to_an_older_version_is_refused(feedstock) -> None:
-    result = _bump(feedstock, "0.1.0", "--source", "/nonexistent")
+    result = command.bump(feedstock, "0.1.0", "--source", "/nonexistent")
     assert result.returncode == 2
     assert "bump does not go back to 0.1.0" in result.stderr
 
@@ -239,9 +207,9 @@ def test_going_back_to_an_older_version_is_refused(feedstock) -> None:
 def test_with_a_pinning_ci_support_is_rerendered_and_matrix_check_agrees(
     feedstock, tmp_path, pinning_dir
 ) -> None:
-    older = _releases_after(_releases(feedstock / "recipe")[0].version)[0]
+    older = command.releases_after(command.recipe_releases(feedstock / "recipe")[0].version)[0]
     archive = releases.older_release(tmp_path / "releases", older, tmp_path)
-    result = _bump(feedstock, older, "--source", archive, "--pinning", pinning_dir)
+    result = command.bump(feedstock, older, "--source", archive, "--pinning", pinning_dir)
     assert result.returncode == 0, result.stderr
     assert "rerender:" not in result.stdout
     check = subprocess.run(

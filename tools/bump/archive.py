@@ -1,4 +1,4 @@
-"""Stage 1: the release archive, fetched (a path, ``file://`` or ``https://``), hashed, and the
+"""The release archive, fetched (a path, ``file://`` or ``https://``), hashed, and the
 few files the later stages read extracted (a PyTorch archive is hundreds of MB: only the
 patches' targets and the build-system files come out, so a bump stays quick)."""
 
@@ -10,7 +10,7 @@ import shutil
 import tarfile
 import urllib.error
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,11 +68,10 @@ def fetch(source: str, scratch: Path, version: str, other_args: str = "") -> Arc
     return Archive(target, source, sha256_of(target))
 
 
-def extract(archive: Archive, dest: Path, wanted: Iterable[str]) -> set[str]:
-    """Extract the files named in ``wanted`` (paths inside the source tree, the archive's one
+def extract(archive: Archive, dest: Path, wanted: Callable[[str], bool]) -> set[str]:
+    """Extract the files ``wanted`` accepts (paths inside the source tree, the archive's one
     top-level directory stripped, as conda-build strips it) into ``dest``; returns every
     path the archive holds, so a later stage can tell a missing file from an unread one."""
-    wanted = set(wanted)
     try:
         with tarfile.open(archive.path) as tar:
             members = [m for m in tar.getmembers() if m.name not in (".", "")]
@@ -86,7 +85,7 @@ def extract(archive: Archive, dest: Path, wanted: Iterable[str]) -> set[str]:
                 if strip and "/" not in member.name:
                     continue
                 present.add(inside)
-                if inside in wanted and member.isfile():
+                if member.isfile() and wanted(inside):
                     member.name = inside
                     tar.extract(member, dest, filter="data")
     except (tarfile.TarError, OSError, EOFError) as exc:

@@ -1,4 +1,4 @@
-"""Stage 3: the build backend the new source declares, asked of recipe/build_backend.py (the
+"""The build backend the new source declares, asked of recipe/build_backend.py (the
 module the build scripts ask, standard library only) by path: one detection, not two."""
 
 from __future__ import annotations

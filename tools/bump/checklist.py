@@ -1,28 +1,18 @@
-"""Stage 7: what only a person can decide, from what the earlier stages found: patches to
-refresh or drop, a backend the build scripts do not know, build options the scripts leave at
-upstream's default, pins that moved, a CUDA release the configs do not build, Pythons above
-the supported range."""
+"""The last stage: what only a person can decide, from what the earlier stages found: patches
+to refresh or drop, a backend the build scripts do not know, build options and environment
+knobs the scripts leave at upstream's default, the C++ standard consumers now need, configs
+below the oldest CUDA the source accepts, licence files the source lacks, pins that moved, a
+CUDA release the configs do not build, Pythons above the supported range."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from pathlib import Path
 
 from tools.bump.backend import Backend
+from tools.bump.licences import Licences
 from tools.bump.patches import PatchResult
+from tools.bump.source import CudaMinimum
 from tools.bump.wheel import PythonRange, WheelFacts
-
-_OPTION = re.compile(r"^\s*(?:cmake_dependent_)?option\(\s*(?P<name>[A-Z][A-Z0-9_]*)", re.M)
-
-
-def new_options(cmakelists: Path, scripts: Sequence[Path]) -> list[str]:
-    """Options the source's top-level CMakeLists.txt declares that no build script names."""
-    if not cmakelists.is_file():
-        return []
-    declared = dict.fromkeys(m["name"] for m in _OPTION.finditer(cmakelists.read_text("utf-8")))
-    named = "\n".join(p.read_text("utf-8") for p in scripts if p.is_file())
-    return [name for name in declared if not re.search(rf"\b{name}\b", named)]
 
 
 def setuptools_only(result: PatchResult) -> bool:
@@ -58,28 +48,37 @@ def backend_items(backend: Backend) -> list[str]:
     return []
 
 
-def wheel_items(
-    facts: WheelFacts | None,
-    pythons: PythonRange,
-    cuda_versions: Sequence[str],
-    moved: Sequence[str],
-) -> list[str]:
-    if facts is None:
-        return [
-            "no --wheel: the Python range, the CUDA release and the pins were not compared; "
-            "run `python -m tools drift --wheel torch-VERSION-....whl` once the wheel is out"
-        ]
+def python_items(pythons: PythonRange, requires_python: str | None, origin: str) -> list[str]:
+    """``origin``: where ``requires_python`` came from (the archive's pyproject.toml, or the
+    wheel's METADATA when the source declares none)."""
     items = []
-    if not pythons.known and not pythons.rejected_above:
+    if requires_python is None:
+        items.append(
+            "Python: neither the new source's pyproject.toml nor a wheel states "
+            "requires-python; the recipes' skips were left as they are"
+        )
+    elif not pythons.known and not pythons.rejected_above:
         items.append(
             f"Python: the recipes' skips were left as they are (Requires-Python "
-            f"{facts.requires_python or 'absent'}, and no python list in .ci_support/)"
+            f"{requires_python} from {origin}, and no python list in .ci_support/)"
         )
     if pythons.rejected_above:
         items.append(
             f"Python {', '.join(pythons.rejected_above)}: upstream's Requires-Python "
-            f"{facts.requires_python} rejects them; skip them by hand or keep them"
+            f"{requires_python} ({origin}) rejects them; skip them by hand or keep them"
         )
+    return items
+
+
+def wheel_items(
+    facts: WheelFacts | None, cuda_versions: Sequence[str], moved: Sequence[str]
+) -> list[str]:
+    if facts is None:
+        return [
+            "no --wheel: the CUDA release of upstream's wheel and the pins were not compared; "
+            "run `python -m tools drift --wheel torch-VERSION-....whl` once the wheel is out"
+        ]
+    items = []
     if facts.cuda is not None:
         same_major = [v for v in cuda_versions if v.split(".")[0] == facts.cuda.major]
         if not same_major:
@@ -106,3 +105,59 @@ def option_items(options: Sequence[str]) -> list[str]:
         f"{', '.join(options)}; set the new ones in recipe/build.sh and recipe/bld.bat "
         "or leave them"
     ]
+
+
+def knob_items(knobs: dict[str, str]) -> list[str]:
+    """``knobs``: {name: the file that reads it} for the knobs no build script names."""
+    if not knobs:
+        return []
+    named = ", ".join(f"{name} ({where})" for name, where in sorted(knobs.items()))
+    return [
+        f"environment knobs the new source's CMake reads that neither build script names "
+        f"({len(knobs)}): {named}; set them in recipe/build.sh and recipe/bld.bat or leave "
+        "them at upstream's default"
+    ]
+
+
+def cxx_items(standard: int | None, before: int | None, cmake_test: str) -> list[str]:
+    """``before``: the standard ``cmake_test`` built with (None: it sets none)."""
+    if standard is None or (before is not None and before >= standard):
+        return []
+    if before is None:
+        return [
+            f"C++{standard}: the new TorchConfig.cmake requires cxx_std_{standard} of every "
+            f"consumer, and {cmake_test} sets no CMAKE_CXX_STANDARD to follow it; set it"
+        ]
+    return [
+        f"C++{standard}: the new TorchConfig.cmake requires cxx_std_{standard} of every "
+        f"consumer; {cmake_test} moved from C++{before} to C++{standard}, and packages that "
+        f"build against libtorch need a C++{standard} compiler"
+    ]
+
+
+def cuda_floor_items(minimum: CudaMinimum | None, below: dict[str, Sequence[str]]) -> list[str]:
+    """``below``: {CUDA version: the configs that build it} under the source's minimum."""
+    return [
+        f"CUDA {version}: the new source's CMake requires CUDA {minimum.version} or newer "
+        f"({minimum.where}), and {len(configs)} config(s) build {version}: "
+        f"{', '.join(configs)}; drop them (a CUDA migration in the pinning) before this release"
+        for version, configs in below.items()
+    ]
+
+
+def licence_items(licences: Licences) -> list[str]:
+    items = []
+    if licences.missing:
+        items.append(
+            f"licence files the recipes list that the new source lacks "
+            f"({len(licences.missing)}): {', '.join(licences.missing)}; conda-build and "
+            "rattler-build stop on each: drop or rename them in recipe/meta.yaml and "
+            "recipe/recipe-v1.yaml"
+        )
+    if licences.unlisted:
+        items.append(
+            f"licence files the new source's pyproject.toml declares (license-files) that the "
+            f"recipes do not list ({len(licences.unlisted)}): {', '.join(licences.unlisted)}; "
+            "list those of code the packages ship"
+        )
+    return items

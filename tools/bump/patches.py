@@ -1,4 +1,4 @@
-"""Stage 2: every patch the recipes list, tried on the new source in order (GNU patch, as
+"""Every patch the recipes list, tried on the new source in order (GNU patch, as
 conda-build applies them: ``-p1``), each one applied for real to a scratch copy once it
 applies, so a later patch sees what an earlier one changed."""
 

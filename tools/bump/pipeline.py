@@ -14,7 +14,18 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from tools.bump import archive, backend, checklist, patches, tables, wheel, write
+from tools.bump import (
+    archive,
+    backend,
+    checklist,
+    knobs,
+    licences,
+    patches,
+    source,
+    tables,
+    wheel,
+    write,
+)
 from tools.drift import present
 from tools.errors import UserError
 from tools.log import step
@@ -41,6 +52,8 @@ class BumpResult:
     backend: backend.Backend
     facts: wheel.WheelFacts | None
     pythons: wheel.PythonRange
+    requires_python: str | None = None
+    requires_python_origin: str = ""  # the file it was read from
     written: list[str] = field(default_factory=list)
     checklist: list[str] = field(default_factory=list)
 
@@ -62,30 +75,54 @@ def _check_version(version: str, previous: str, where: str) -> None:
 
 @dataclass(frozen=True)
 class SourceFacts:
-    """What the new archive says: its hash, backend, options and how the patches fare."""
+    """What the new archive says: its hash, backend, options, how the patches fare, and what
+    its build files demand of the recipe."""
 
     archive: archive.Archive
     backend: backend.Backend
     options: list[str]
     patches: list[patches.PatchResult]
+    requires_python: str | None
+    cxx_standard: int | None
+    cuda_minimum: source.CudaMinimum | None
+    knobs: dict[str, str]  # environment knobs no build script names: {name: file reading it}
+    licences: licences.Licences
 
 
-def inspect_source(request: BumpRequest, source: str, texts: dict[str, str]) -> SourceFacts:
-    """Stages 1-3 in a scratch folder that is gone afterwards (only the facts are kept)."""
+def inspect_source(
+    request: BumpRequest, url: str, texts: dict[str, str], listed_licences: tuple[str, ...]
+) -> SourceFacts:
+    """Everything read from the archive, in a scratch folder that is gone afterwards (only
+    the facts are kept)."""
     with tempfile.TemporaryDirectory(prefix="bump-") as scratch_name:
         scratch = Path(scratch_name)
-        with step(f"fetch and hash {source}"):
-            fetched = archive.fetch(source, scratch, request.version, _other_args(request))
+        with step(f"fetch and hash {url}"):
+            fetched = archive.fetch(url, scratch, request.version, _other_args(request))
         tree = scratch / "src"
-        wanted = {t for text in texts.values() for t in sum(patches.targets(text), ())}
-        present = archive.extract(fetched, tree, wanted | set(backend.FILES))
+        named = {t for text in texts.values() for t in sum(patches.targets(text), ())}
+        named |= set(backend.FILES)
+        paths = archive.extract(fetched, tree, lambda p: p in named or source.wanted(p))
         tree.mkdir(exist_ok=True)
         found = backend.detect(request.recipe_dir, tree, fetched.origin)
-        scripts = [request.recipe_dir / n for n in ("build.sh", "bld.bat", "cmake_cache.py")]
-        options = checklist.new_options(tree / "CMakeLists.txt", scripts)
         with step(f"try {len(texts)} patches on the new source"):
-            tried = patches.try_all(request.recipe_dir, texts, tree, present)
-    return SourceFacts(fetched, found, options, tried)
+            tried = patches.try_all(request.recipe_dir, texts, tree, paths)
+        # From here on the tree is patched: what follows reads the source the build sees.
+        scripts = [request.recipe_dir / n for n in ("build.sh", "bld.bat", "cmake_cache.py")]
+        options = knobs.new_options(tree, scripts)
+        read = knobs.environment(tree, paths)
+        unset = {n: read[n] for n in knobs.unnamed(read, scripts) if n not in options}
+        project = source.pyproject(tree).get("project", {})
+        return SourceFacts(
+            fetched,
+            found,
+            options,
+            tried,
+            requires_python=source.requires_python(tree),
+            cxx_standard=source.cxx_standard(tree),
+            cuda_minimum=source.cuda_minimum(tree, paths),
+            knobs=unset,
+            licences=licences.check(listed_licences, paths, project),
+        )
 
 
 def bump(request: BumpRequest) -> BumpResult:
@@ -98,16 +135,26 @@ def bump(request: BumpRequest) -> BumpResult:
     listed = tuple(dict.fromkeys(p for r in found for p in recipes.patches_of(r)))
     texts = patches.read(request.recipe_dir, listed)
     facts = wheel.read(request.wheel, request.version) if request.wheel else None
-    source = request.source or archive.release_url(
-        previous.url, request.version, str(found[0].path)
-    )
-    new = inspect_source(request, source, texts)
-    pythons = wheel.python_range(
-        facts.requires_python if facts else None, wheel.recipe_pythons(request.root / ".ci_support")
-    )
+    url = request.source or archive.release_url(previous.url, request.version, str(found[0].path))
+    listed_licences = tuple(dict.fromkeys(f for r in found for f in recipes.license_files_of(r)))
+    new = inspect_source(request, url, texts, listed_licences)
+    # The archive is what gets built: its pyproject.toml decides; the wheel's METADATA only
+    # where the source declares nothing (a setup.py-only release).
+    requires_python, origin = new.requires_python, f"the new source's {source.PYPROJECT}"
+    if requires_python is None and facts is not None and facts.requires_python:
+        requires_python, origin = facts.requires_python, f"{facts.path.name} METADATA"
+    ci_support = request.root / ".ci_support"
+    pythons = wheel.python_range(requires_python, wheel.recipe_pythons(ci_support))
     # Everything that can refuse has run: from here on the feedstock is written.
-    result = BumpResult(previous, new.archive, new.patches, new.backend, facts, pythons)
+    result = BumpResult(
+        previous, new.archive, new.patches, new.backend, facts, pythons, requires_python, origin
+    )
     result.written += _write_recipes(request, found, previous, new.archive.sha256, pythons)
+    cxx_before, changed = write.follow_cxx_standard(request.recipe_dir, new.cxx_standard)
+    if changed:
+        result.written.append(
+            str((request.recipe_dir / source.CMAKE_TEST).relative_to(request.root))
+        )
     moved: list[str] = []
     with step("generated tables" + (" and .ci_support" if request.pinning else "")):
         if request.readme_table is not None:
@@ -118,13 +165,17 @@ def bump(request: BumpRequest) -> BumpResult:
             report = _drift(request)
             moved = wheel.moved_pins(report.rows)
             result.written += tables.drift_table(request.root, present.markdown(report))
+    below = source.configs_below(ci_support, new.cuda_minimum) if new.cuda_minimum else {}
     result.checklist = [
         *checklist.patch_items(new.patches, new.backend),
         *checklist.backend_items(new.backend),
         *checklist.option_items(new.options),
-        *checklist.wheel_items(
-            facts, pythons, wheel.cuda_majors(request.root / ".ci_support"), moved
-        ),
+        *checklist.knob_items(new.knobs),
+        *checklist.cxx_items(new.cxx_standard, cxx_before, f"recipe/{source.CMAKE_TEST}"),
+        *checklist.cuda_floor_items(new.cuda_minimum, below),
+        *checklist.licence_items(new.licences),
+        *checklist.python_items(pythons, requires_python, origin),
+        *checklist.wheel_items(facts, wheel.cuda_majors(ci_support), moved),
     ]
     if request.pinning is None:
         result.checklist.append(
@@ -140,8 +191,8 @@ def _write_recipes(
     sha256: str,
     pythons: wheel.PythonRange,
 ) -> list[str]:
-    """Version, sha256, build number (0 for a new version) and, when the wheel and the CI
-    configs tell the Python range, the skip; each recipe written atomically."""
+    """Version, sha256, build number (0 for a new version) and, when requires-python and the
+    CI configs tell the Python range, the skip; each recipe written atomically."""
     build = previous.build if request.version == previous.version else 0
     written = []
     for recipe in found:

@@ -1,4 +1,4 @@
-"""Stage 6: the generated tables (README's CI-job table, and docs/drift.md's drift table when
+"""The generated tables (README's CI-job table, and docs/drift.md's drift table when
 a wheel was given) and, with ``--pinning``, ``.ci_support`` itself: the same code as
 ``matrix --write`` and ``drift --update-readme``, so the bump's tables are the ones those
 commands check."""

@@ -1,4 +1,4 @@
-"""Stage 4: what the release's wheel says about the recipe: the Pythons it supports
+"""What the release's wheel says about the recipe: the Pythons it supports
 (``Requires-Python``), the CUDA release it was built with (``cuda-toolkit[...]==X`` or
 ``nvidia-cuda-runtime``), and the pins that moved (drift's comparison, reused)."""
 
@@ -82,7 +82,10 @@ def python_range(requires_python: str | None, pythons: Iterable[str]) -> PythonR
     try:
         spec = SpecifierSet(requires_python)
     except InvalidSpecifier:
-        raise UserError(f"the wheel's Requires-Python {requires_python!r} is not valid") from None
+        raise UserError(
+            f"Requires-Python {requires_python!r} is not a valid specifier; fix the source's "
+            "pyproject.toml or pass the archive of a released version"
+        ) from None
     admitted = [p for p in pythons if spec.contains(f"{p}.0", prereleases=True)]
     if not admitted:  # a person decides what a feedstock without a Python builds
         return PythonRange(None, (), tuple(pythons), known=False)

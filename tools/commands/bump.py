@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-HELP = "move both recipes to a new PyTorch release: version, sha256, patches, wheel facts"
+HELP = "move both recipes to a new PyTorch release: sha256, patches, archive and wheel facts"
 
 EPILOG = """\
 stages, in order (docs/bump.md is the manual):
@@ -15,13 +15,19 @@ stages, in order (docs/bump.md is the manual):
   2. try every patch both recipes list on the new source (GNU patch -p1, in order); a patch
      that no longer applies is named with the files of its rejected hunks.
   3. report the new source's build backend (recipe/build_backend.py decides, as in the build).
-  4. with --wheel: Requires-Python (Pythons below it get a skip in both recipes), the CUDA
-     release (cuda-toolkit[...]==X or nvidia-cuda-runtime), the pins that moved (as drift).
-  5. write version, sha256 and build number 0 (kept when VERSION is the recipe's version) into
+  4. from the archive alone: requires-python (pyproject.toml; Pythons below it get a skip in
+     both recipes), the C++ standard TorchConfig.cmake.in requires (recipe/cmake_test follows
+     it), the oldest CUDA its CMake accepts (configs below it are listed).
+  5. the options and environment knobs its CMake reads ($ENV{...}, cmake/EnvVarForwarding.cmake)
+     that neither build script names.
+  6. every licence file the recipes list, looked up in the archive.
+  7. with --wheel: the CUDA release (cuda-toolkit[...]==X or nvidia-cuda-runtime) and the pins
+     that moved (as drift); Requires-Python when the source declares none.
+  8. write version, sha256 and build number 0 (kept when VERSION is the recipe's version) into
      meta.yaml and the v1 recipe, each atomically; nothing is written when a stage refuses.
-  6. rewrite README.md's CI-job table and (with --wheel) docs/drift.md's drift table; with
+  9. rewrite README.md's CI-job table and (with --wheel) docs/drift.md's drift table; with
      --pinning, .ci_support too (as matrix --write).
-  7. print the checklist of what only a person can decide.
+  10. print the checklist of what only a person can decide.
 
 exit status: 0 bumped; 1 bumped, but a patch no longer applies (refresh or drop it, then run
 bump again), summed up in a last line starting `problems:`; 2 bad input (a source that cannot
@@ -77,11 +83,13 @@ def run(args: argparse.Namespace) -> int:
         facts = result.facts
         print(f"  wheel:   torch {facts.version}, Requires-Python {facts.requires_python or '-'}")
         print(f"  CUDA:    {facts.cuda.text.split(';')[0] if facts.cuda else 'none (CPU wheel)'}")
-        if result.pythons.dropped:
-            print(
-                f"  Python:  skips {', '.join(result.pythons.dropped)} "
-                f"(below {result.pythons.floor}) in both recipes"
-            )
+    if result.requires_python:
+        print(f"  Python:  requires {result.requires_python} ({result.requires_python_origin})")
+    if result.pythons.dropped:
+        print(
+            f"  Python:  skips {', '.join(result.pythons.dropped)} "
+            f"(below {result.pythons.floor}) in both recipes"
+        )
     for path in result.written:
         print(f"changed: {path}")
     print("checklist (only a person can decide these):")

@@ -147,11 +147,24 @@ def _stated(recipe: RecipeFile, key: str) -> str | None:
 
 def patches_of(recipe: RecipeFile) -> tuple[str, ...]:
     """The source patches a recipe lists, as paths relative to the recipe directory."""
+    return _listed(recipe, "patches")
+
+
+def license_files_of(recipe: RecipeFile) -> tuple[str, ...]:
+    """The licence files a recipe lists (``about: license_file``), as paths in the source."""
+    return _listed(recipe, "license_file")
+
+
+def _listed(recipe: RecipeFile, key: str) -> tuple[str, ...]:
+    """Every item of each ``key:`` list in the recipe (a one-value ``key: X`` too), in order."""
     lines = recipe.text.splitlines()
     out: list[str] = []
     for index, line in enumerate(lines):
-        head = re.match(r"^([ \t]+)patches:[ \t]*$", line)
+        head = re.match(rf"^([ \t]+){key}:[ \t]*(?P<value>[^#\s]*)", line)
         if not head:
+            continue
+        if head["value"]:
+            out.append(head["value"].strip("\"'"))
             continue
         indent = len(head[1])
         for item in lines[index + 1 :]:
@@ -161,7 +174,7 @@ def patches_of(recipe: RecipeFile) -> tuple[str, ...]:
             if not entry or len(entry[1]) < indent:
                 break
             out.append(entry[2].strip("\"'"))
-    return tuple(out)
+    return tuple(dict.fromkeys(out))
 
 
 # -- the Python skip --------------------------------------------------------------------------

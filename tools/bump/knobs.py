@@ -1,0 +1,95 @@
+"""The settings the new source's CMake takes that no build script names: the options
+its top-level CMakeLists.txt declares, and the environment variables a configure reads.
+
+A configure reads the environment two ways. Any CMake file can read ``$ENV{NAME}`` (or test
+``ENV{NAME}``). And since 2.14, ``cmake/EnvVarForwarding.cmake`` copies variables into the
+cache on every configure: those it lists by name (FLASH_ATTENTION_MAX_JOBS, BLAS, ...) and
+every one whose name starts with a forwarded prefix (``BUILD_``, ``USE_``, ``CMAKE_``, read
+from the pattern it matches names with), which makes each option so named, wherever it is
+declared, a knob of the environment."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from tools.bump.source import cmake_code, project_cmake
+from tools.files import read_user_file
+
+FORWARDING = "cmake/EnvVarForwarding.cmake"
+TOP_LEVEL = "CMakeLists.txt"
+
+OPTION = re.compile(r"^\s*(?:cmake_dependent_)?option\(\s*(?P<name>[A-Z][A-Z0-9_]*)", re.M)
+_ENV = re.compile(r"\bENV\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}")
+_FOREACH = re.compile(r"foreach\s*\(\s*\w+\s+IN\s+(?P<kind>LISTS|ITEMS)\s+(?P<args>[^)]*)\)", re.I)
+# The forwarded prefixes, as the name pattern spells them: ^(BUILD_|USE_|CMAKE_)
+_PREFIXES = re.compile(r"\^\((?P<alts>[A-Z][A-Z0-9]*_(?:\|[A-Z][A-Z0-9]*_)*)\)")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+# Read by a configure, yet no build setting: the shell's own variables.
+NOT_KNOBS = frozenset({"HOME", "PATH", "PWD", "TEMP", "TMP", "TMPDIR", "USER"})
+
+
+def new_options(tree: Path, scripts: Sequence[Path]) -> list[str]:
+    """Options the source's top-level CMakeLists.txt declares that no build script names."""
+    path = tree / TOP_LEVEL
+    if not path.is_file():
+        return []
+    declared = OPTION.finditer(cmake_code(read_user_file(path, errors="replace")))
+    return unnamed(dict.fromkeys(m["name"] for m in declared), scripts)
+
+
+def unnamed(names: Iterable[str], scripts: Sequence[Path]) -> list[str]:
+    """``names`` that no build script mentions (setting, unsetting or explaining it)."""
+    text = "\n".join(p.read_text("utf-8") for p in scripts if p.is_file())
+    return [name for name in names if not re.search(rf"\b{re.escape(name)}\b", text)]
+
+
+def forwarding(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(prefixes, names)`` that a forwarding file copies from the environment: names from
+    the lists it loops over (``foreach(v IN LISTS _ENV_PASSTHROUGH)``, or ``IN ITEMS A B``;
+    for an alias ``"ENV_NAME=CMAKE_NAME"``, the environment's side)."""
+    text = cmake_code(text)
+    names: list[str] = []
+    for loop in _FOREACH.finditer(text):
+        if loop["kind"].upper() == "ITEMS":
+            names += loop["args"].split()
+            continue
+        for variable in loop["args"].split():
+            block = re.search(rf"\bset\(\s*{re.escape(variable)}\s+(?P<items>[^)]*)\)", text)
+            names += block["items"].split() if block else []
+    cleaned = (n.strip("\"'").split("=", 1)[0] for n in names)
+    prefixes = tuple(alt for found in _PREFIXES.finditer(text) for alt in found["alts"].split("|"))
+    return tuple(dict.fromkeys(prefixes)), tuple(
+        dict.fromkeys(n for n in cleaned if _NAME.match(n))
+    )
+
+
+def environment(tree: Path, files: Iterable[str]) -> dict[str, str]:
+    """{name: the first file that reads it} for every environment variable the source's own
+    CMake reads at configure time.  ``*Config.cmake.in`` files are left out: a consumer's
+    configure reads those (TORCH_INSTALL_PREFIX), not the build's."""
+    texts = {
+        rel: cmake_code(read_user_file(tree / rel, errors="replace"))
+        for rel in sorted(files)
+        if project_cmake(rel) and (tree / rel).is_file()
+    }
+    found: dict[str, str] = {}
+    for rel, text in texts.items():
+        if rel.endswith("Config.cmake.in"):
+            continue
+        for match in _ENV.finditer(text):
+            found.setdefault(match["name"], rel)
+    if FORWARDING in texts:
+        prefixes, listed = forwarding(texts[FORWARDING])
+        for name in listed:
+            found.setdefault(name, FORWARDING)
+        # Options of the top-level CMakeLists.txt have their own checklist line.
+        for rel, text in texts.items():
+            if rel == TOP_LEVEL:
+                continue
+            for match in OPTION.finditer(text):
+                if match["name"].startswith(prefixes):
+                    found.setdefault(match["name"], f"option in {rel}, forwarded by prefix")
+    return {name: rel for name, rel in found.items() if name not in NOT_KNOBS}
