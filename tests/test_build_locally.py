@@ -725,6 +725,13 @@ def test_cfep3_request_rejects_a_channel_url(tmp_path: Path) -> None:
         ("FAILED: caffe2/CMakeFiles/torch_cpu.dir/a.cpp.o", ""),  # ninja's step, not the error
         ("-- Performing Test HAS_WERROR - Failed", ""),
         ("### build-locally: failed after 0:01:00 (exit status 1)", ""),
+        # a solve that found no environment: conda-build, libmamba, rattler-build, resolvo
+        ("conda_build.exceptions.DependencyNeedsBuildingError: Unsatisfiable dependencies for "
+         "platform linux-64: {MatchSpec(\"libabseil==20260526\")}", "solver failure"),
+        ("Could not solve for environment specs", "solver failure"),
+        ("error: Failed to resolve dependencies", "solver failure"),
+        ("Cannot solve the request because of: No candidates were found for libfoo *.",
+         "solver failure"),
     ],
 )  # fmt: skip
 def test_why_knows_real_errors_from_the_lines_around_them(line: str, kind: str) -> None:

@@ -164,6 +164,19 @@ def test_without_docker_the_embedded_engine_builds_and_says_so_first(which, requ
     assert record["ccache"] == {"hits": 8, "misses": 2, "hit_rate": 0.8}, record
 
 
+def test_verify_says_the_embedded_engines_packages_carry_no_commit_not_that_they_differ(
+    cpu,
+) -> None:
+    # Before: each package "from another commit: it embeds none".
+    result = cpu.run("--verify", "build_artifacts", timeout=600)
+    assert result.returncode == 1, result.stdout + result.stderr
+    packages = [line for line in result.stdout.splitlines() if ".conda" in line]
+    assert packages and all("embeds no commit, as its record says" in p for p in packages), (
+        result.stdout
+    )
+    assert "tampered" not in result.stdout and "another commit" not in result.stdout
+
+
 def test_cuda_build_leaves_both_linalg_flavours(cuda) -> None:
     packages = _packages(cuda)
     assert sorted(packages) == ["libtorch", "libtorch-cuda-linalg", "pytorch", "pytorch-gpu"]
