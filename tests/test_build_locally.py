@@ -334,6 +334,11 @@ def test_the_ladder_takes_the_conda_build_on_path_before_the_embedded_engine(
     assert "conda-build on PATH" in chosen.line and "`docker` is not on PATH" in chosen.line
 
 
+def test_debug_is_refused_when_the_embedded_engine_would_build(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="--debug opens conda-build's debug shell"):
+        ladder.choose(None, ContainerEngine.from_env({}), {"PATH": str(tmp_path)}, debug=True)
+
+
 def test_a_forced_engine_is_probed_alone(tmp_path: Path) -> None:
     env = {"PATH": str(tmp_path)}
     chosen = ladder.choose("rattler-build", ContainerEngine.from_env({}), env)

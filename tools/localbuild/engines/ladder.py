@@ -77,9 +77,22 @@ def probe_embedded() -> str:
         ) from None
 
 
-def choose(forced: Builder | None, engine: ContainerEngine, env: Mapping[str, str]) -> Chosen:
+def choose(
+    forced: Builder | None, engine: ContainerEngine, env: Mapping[str, str], *, debug: bool = False
+) -> Chosen:
     """The engine of this run; ``forced`` (``--engine``) is probed alone and refused when it
     does not answer, else the first rung that answers wins."""
+    chosen = _choose(forced, engine, env)
+    if debug and chosen.builder == "rattler-build":
+        raise UserError(
+            "--debug opens conda-build's debug shell, and the embedded engine has no "
+            f"conda-build ({chosen.line.removeprefix('engine: ')}); add --engine docker or "
+            "--engine conda-build"
+        )
+    return chosen
+
+
+def _choose(forced: Builder | None, engine: ContainerEngine, env: Mapping[str, str]) -> Chosen:
     if forced == "docker":
         version = probe_container(engine, env)
         return Chosen("docker", version, f"engine: {_container(engine, version)} (--engine)")
