@@ -899,3 +899,14 @@ def test_the_menu_marks_the_configs_this_machine_cannot_build(feedstock: Feedsto
     assert menu[2] == f"{ARM}  [damaged: cannot be read, rerender]"  # unreadable: no label
     assert menu[3].startswith("win-64 cpu")
     assert f"{win}  [cannot build on this machine: Windows configs build" in menu[3]
+
+
+def test_channel_and_source_cache_are_refused_for_the_container_engine(
+    feedstock: Feedstock, tmp_path: Path
+) -> None:
+    # They feed the embedded engine; the container builds with the config's channels.
+    run = feedstock.run(CPU, "--channel", str(tmp_path), "--source-cache", str(tmp_path))
+    assert run.returncode == 2
+    [line] = run.stderr.splitlines()
+    assert "--channel and --source-cache feed the embedded engine" in line
+    assert feedstock.calls("run") == [] and not feedstock.artifacts.exists()
