@@ -503,3 +503,17 @@ def test_the_gpu_smoke_test_installs_the_build_and_runs_the_miniatures_kernel(
     assert verdict.startswith(
         ("skip gpu kernels: no GPU visible (libcudart 13", "ok   gpu kernels")
     )
+
+
+# ------------------------------------------------- the embedded engine's resume
+
+
+def test_a_second_run_of_the_embedded_engine_keeps_what_the_first_built(cpu_skbuild) -> None:
+    # Last in this module: it rewrites summary.json (the earlier tests read the first one).
+    before = (cpu_skbuild.artifacts / "SHA256SUMS").read_text()
+    result = cpu_skbuild.build(timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "done by an earlier run" in result.stderr and "kept" in result.stderr
+    assert (cpu_skbuild.artifacts / "SHA256SUMS").read_text() == before
+    record = json.loads((cpu_skbuild.artifacts / "summary.json").read_text())["configs"]
+    assert record[cpu_skbuild.config]["status"] == "done"

@@ -317,6 +317,9 @@ def _check_spread(args: argparse.Namespace) -> None:
                 ("--fail-fast", args.fail_fast),
                 ("--prune", args.prune),
                 ("--ccache", args.ccache),
+                ("--engine", args.engine),
+                ("--channel", args.channels),
+                ("--source-cache", args.source_cache),
             )
             if given
         ]
