@@ -9,7 +9,11 @@
 - the CPU config, in both layouts of the miniature, through the embedded engine, as a user
   without Docker runs it: no engine flag and no container engine or conda-build on PATH,
   the stand-in channel as the one `--channel`, the miniature packed as PyTorch's release
-  archive in a `--source-cache` (the recipe's URL unchanged, its sha256 the miniature's).
+  archive in a `--source-cache` (the recipe's URL unchanged, its sha256 the miniature's),
+  `--ccache` through the ccache on PATH (the fake one, which counts compiles). The
+  feedstock is switched to rattler-build there too, so that `tools check --config`
+  renders the recipe the engine built (tests/test_build_locally_embedded.py drives the
+  engine on recipe-v1.yaml beside meta.yaml, as this repository has it).
 
 The v1 recipe builds the miniature (tests/fixtures/minitorch) against the stand-in channel
 (tests/fixtures/standin_channel). Then the packages are checked with `python -m tools
@@ -94,8 +98,13 @@ def channel(tmp_path_factory) -> Path:
 def _built(
     tmp_path_factory, channel: Path, glob: str, layout: str = SETUPTOOLS, *, embedded: bool
 ) -> E2EFeedstock:
-    make = E2EFeedstock.make_embedded if embedded else E2EFeedstock.make
-    fs = make(tmp_path_factory.mktemp("e2e"), glob, channel, layout)
+    tmp = tmp_path_factory.mktemp("e2e")
+    if embedded:
+        # Switched, so `tools check --config` renders the recipe the engine built (the
+        # toolkit renders meta.yaml on a feedstock that is not, whose hashes differ).
+        fs = E2EFeedstock.make_embedded(tmp, glob, channel, layout, switched=True)
+    else:
+        fs = E2EFeedstock.make(tmp, glob, channel, layout)
     result = fs.build()
     fs.stderr = result.stderr
     logs = sorted(fs.artifacts.glob("*-log.txt"))
