@@ -14,7 +14,8 @@ scripts, package, test. Exit status 1 when the build fails, 2 on a usage error, 
 binary's. Where this differs from the binary:
 
 - ``-c`` replaces the variant files' ``channel_sources`` (the binary refuses both at once):
-  an air-gapped build names its mirror and nothing else;
+  an air-gapped build names its mirror and nothing else. rattler-build counts
+  channel_sources in the package hash, so the build strings follow the mirror's name;
 - ``--source-archive FILE`` (ours) builds from that local copy of the archive the recipe's
   ``source: url:`` names; rattler-build still checks it against the recipe's sha256;
 - ``--feedstock-license FILE`` (ours) ships the feedstock's license as
