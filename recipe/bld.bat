@@ -199,22 +199,13 @@ if "%BUILD_BACKEND%"=="setuptools" (
     set /p TORCH_TREE=<"%SRC_DIR%\_torch_tree.txt"
 )
 set "TORCH_TREE=%TORCH_TREE:/=\%"
-robocopy "%TORCH_TREE%\lib" "%LIBRARY_BIN%" *.dll /XF torch_python.dll /NFL /NDL /NJH /NJS
-if %ERRORLEVEL% GEQ 8 exit /b 1
-robocopy "%TORCH_TREE%\lib" "%LIBRARY_LIB%" *.lib /XF torch_python.lib /NFL /NDL /NJH /NJS
-if %ERRORLEVEL% GEQ 8 exit /b 1
-rem PyTorch's own headers only: the rest of upstream's include\ is copies of vendored
-rem libraries (oneDNN's dnnl*.h and oneapi\, cpuinfo.h, pthreadpool.h ...) whose paths
-rem conda-forge packages own (build.sh: libtorch_file; python -m tools check:
-rem layout.dependency-owned).
-for %%d in (ATen c10 caffe2 torch tensorpipe) do (
-    if exist "%TORCH_TREE%\include\%%d" (
-        robocopy "%TORCH_TREE%\include\%%d" "%LIBRARY_INC%\%%d" /E /NFL /NDL /NJH /NJS
-        if !ERRORLEVEL! GEQ 8 exit /b 1
-    )
-)
-robocopy "%TORCH_TREE%\share" "%LIBRARY_PREFIX%\share" /E /NFL /NDL /NJH /NJS
-if %ERRORLEVEL% GEQ 8 exit /b 1
+rem Which file goes where is recipe\package_files.py's, the rules build.sh runs too: torch's
+rem own DLLs to %%LIBRARY_BIN%% (an allow-list: upstream's lib\ also holds OpenMP's, libuv's,
+rem the CUDA toolkit's DLLs and zlibwapi.dll), their import libraries to %%LIBRARY_LIB%%,
+rem PyTorch's own headers (the rest of include\ is vendored libraries' copies, whose paths
+rem conda-forge packages own), share\. A file a host package installed stops the build.
+"%PYTHON%" "%RECIPE_DIR%\package_files.py" libtorch --platform win-64 --tree "%TORCH_TREE%" --prefix "%PREFIX%"
+if errorlevel 1 exit /b %ERRORLEVEL%
 rem Upstream installs every exported library to lib\ (install(TARGETS ... DESTINATION lib)), so
 rem Caffe2Targets-release.cmake names lib\c10.dll ...; the DLLs are in %%LIBRARY_BIN%% now and
 rem find_package(Torch) would stop at a missing file. Point the exports at them (issue 30
@@ -265,21 +256,13 @@ popd
 call :check_bytecode_matches_python
 if errorlevel 1 exit /b %ERRORLEVEL%
 
-rem torch_python next to libtorch's DLLs for find_package(Torch) users; the import library
-rem stays in torch\lib too, where torch.utils.cpp_extension links it from.
-set "TORCH_LIB=%SP_DIR%\torch\lib"
-move /y "%TORCH_LIB%\torch_python.dll" "%LIBRARY_BIN%\"
-if errorlevel 1 exit /b 1
-copy /y "%TORCH_LIB%\torch_python.lib" "%LIBRARY_LIB%\"
-if errorlevel 1 exit /b 1
-rem Files libtorch already ships are removed here: torch\__init__.py adds
-rem %LIBRARY_BIN% to the DLL search path, so each file belongs to one package.
-for %%f in ("%TORCH_LIB%\*.dll" "%TORCH_LIB%\*.lib") do (
-    if /i not "%%~nxf"=="torch_python.lib" (
-        if exist "%LIBRARY_BIN%\%%~nxf" del /q "%%f"
-        if exist "%LIBRARY_LIB%\%%~nxf" del /q "%%f"
-    )
-)
+rem torch_python.dll next to libtorch's DLLs for find_package(Torch) users, its import library
+rem copied beside libtorch's (and kept in torch\lib, where torch.utils.cpp_extension links it
+rem from); DLLs libtorch already ships are deleted here (torch\__init__.py adds %%LIBRARY_BIN%%
+rem to the DLL search path), so each file belongs to one package; runtime DLLs a host package
+rem provides are dropped; any other DLL left stops the build (recipe\package_files.py).
+"%PYTHON%" "%RECIPE_DIR%\package_files.py" pytorch --platform win-64 --site-packages "%SP_DIR%" --prefix "%PREFIX%"
+if errorlevel 1 exit /b %ERRORLEVEL%
 rem The exports in site-packages' torch\share named the files just deleted: point them at
 rem libtorch's (cmake_export_paths.py, as in the libtorch stage).
 "%PYTHON%" "%RECIPE_DIR%\cmake_export_paths.py" "%SP_DIR%\torch\share\cmake" --moved-to "%LIBRARY_BIN%" --moved-to "%LIBRARY_LIB%"

@@ -439,46 +439,22 @@ python_is() {
         || die "PYTHON='${PYTHON}' is Python ${actual} but ${variable}='${wanted}'; the host python of the ${STAGE} stage in recipe/meta.yaml and recipe/recipe-v1.yaml must match it"
 }
 
-libtorch_file() {
-    # Whether install-tree path $1 (relative) belongs to the libtorch package.
-    case "$1" in
-        # Python-bound: shipped by each `pytorch` package instead.
-        lib/libtorch_python.*) return 1 ;;
-        # Shipped by libtorch-cuda-linalg, one flavour at a time.
-        lib/libtorch_cuda_linalg.*) return 1 ;;
-        # Headers: PyTorch's own trees only. Upstream's include/ also holds the copies of
-        # vendored libraries (oneDNN's dnnl*.h and oneapi/, cpuinfo.h, pthreadpool.h, fp16.h,
-        # protobuf's google/ ...: the 2.13.0 wheel's torch/include), paths conda-forge
-        # packages own. (python -m tools check: layout.dependency-owned)
-        include/ATen/*|include/c10/*|include/caffe2/*|include/torch/*|include/tensorpipe/*) return 0 ;;
-        include/*) return 1 ;;
-        # Static libraries are vendored dependencies' (libcpuinfo.a, libpthreadpool.a ...);
-        # nothing links libtorch statically.
-        lib/*.a) return 1 ;;
-        lib/*|share/*|bin/*) return 0 ;;
-        *) return 1 ;;
-    esac
+package_files() {
+    # The rules of which file goes to which package live in package_files.py (bld.bat and
+    # `python -m tools layout` run the same); its one error line becomes ours.
+    local stage="$1" listing
+    shift
+    listing="$("${PYTHON}" "${RECIPE_DIR}/package_files.py" "${stage}" --platform "${target_platform}" \
+        --prefix "${PREFIX}" "$@" 2>"${STAGE_DIR}/package_files.err")" \
+        || die "$(sed 's/^package_files.py: error: //' "${STAGE_DIR}/package_files.err")"
+    printf '%s\n' "${listing}"
 }
 
 install_libtorch_files() {
-    local tree entry rel files=()
-    tree="$(install_tree)"
-    while IFS= read -r -d '' entry; do
-        rel="${entry#"${tree}"/}"
-        if libtorch_file "${rel}"; then
-            # Overwriting a host package's file (say include/pybind11) would silently
-            # corrupt that package in the build environment and ship nothing.
-            # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/212
-            [[ ! -e "${PREFIX}/${rel}" && ! -L "${PREFIX}/${rel}" ]] \
-                || die "${PREFIX}/${rel} already exists (installed by a host dependency); libtorch must not overwrite it: build against the system copy (USE_SYSTEM_*) or exclude it in libtorch_file in ${RECIPE_FILE}"
-            files+=("${rel}")
-        fi
-    done < <(find "${tree}" \( -type f -o -type l \) -print0)
-    [[ ${#files[@]} -gt 0 ]] || die "${tree} holds no files for libtorch; did the build install anything?"
-    for rel in "${files[@]}"; do
-        mkdir -p "${PREFIX}/${rel%/*}"
-        cp -pP "${tree}/${rel}" "${PREFIX}/${rel}"
-    done
+    local listing files=()
+    mkdir -p "${STAGE_DIR}"
+    listing="$(package_files libtorch --tree "$(install_tree)")"
+    mapfile -t files <<< "${listing}"
     check_python_independent "${files[@]}"
 }
 
@@ -520,7 +496,7 @@ check_python_independent() {
         linked="$(linked_libraries "${PREFIX}/${rel}")" \
             || die "$(linkage_tool) could not read ${PREFIX}/${rel}"
         if grep -Eq '(^|/)lib(torch_python|python[0-9])' <<< "${linked}"; then
-            die "${PREFIX}/${rel} needs a Python library, but libtorch must be Python-independent; exclude it in libtorch_file in ${RECIPE_FILE}"
+            die "${PREFIX}/${rel} needs a Python library, but libtorch must be Python-independent; exclude it in libtorch_path in recipe/package_files.py"
         fi
     done
 }
@@ -670,32 +646,12 @@ check_bytecode_matches_python() {
 }
 
 place_torch_libraries() {
-    local torch_dir="${SP_DIR}/torch" python_lib entry rel
-    python_lib="${torch_dir}/lib/libtorch_python${SHLIB_EXT}"
-    [[ -f "${python_lib}" && ! -L "${python_lib}" ]] || die "pip install left no ${python_lib}"
-    # In $PREFIX/lib for find_package(Torch) users; symlinked back (below) for
-    # torch.utils.cpp_extension, which links -ltorch_python from torch/lib.
-    # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/313
-    cp -p "${python_lib}" "${PREFIX}/lib/"
-
-    # Files libtorch (or libtorch-cuda-linalg) already installed become symlinks, so that
-    # each file belongs to exactly one package. Headers stay real files: symlinked
-    # include/ trees broke downstream include paths.
-    # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/447
-    while IFS= read -r -d '' entry; do
-        rel="${entry#"${torch_dir}"/}"
-        if [[ -e "${PREFIX}/${rel}" ]]; then
-            rm -f "${entry}"
-            ln -s "$(relative_path "${PREFIX}/${rel}" "${entry%/*}")" "${entry}"
-        fi
-    done < <(find "${torch_dir}/lib" "${torch_dir}/bin" "${torch_dir}/share" \
-                  -type f -print0 2>/dev/null)
-
-    for entry in "${torch_dir}/lib/"*; do
-        [[ -L "${entry}" || ! -e "${entry}" ]] \
-            || die "${entry} is neither libtorch_python nor a file libtorch installed; a new library must go to libtorch (libtorch_file in ${RECIPE_FILE})"
-    done
-    link_system_pybind11 "${torch_dir}/include"
+    # torch_python to $PREFIX/lib, torch/{lib,bin,share} files libtorch already ships
+    # become links to them (each file in exactly one package), a new library stops the
+    # build: package_files.py's pytorch stage.
+    mkdir -p "${STAGE_DIR}"
+    package_files pytorch --site-packages "${SP_DIR}"
+    link_system_pybind11 "${SP_DIR}/torch/include"
 }
 
 link_system_pybind11() {
@@ -720,6 +676,11 @@ configure_build() {
     configure_cmake_args
     configure_pytorch
 }
+
+# Sourced (tests/test_build_sh_functions.py), the script only defines its functions.
+if [[ "${BASH_SOURCE[0]}" != "${0}" ]]; then
+    return 0
+fi
 
 case "${STAGE}" in
     compile|libtorch-build) configure_build; compile_libtorch ;;

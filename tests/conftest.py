@@ -76,3 +76,41 @@ def torch_wheel(tests_cache_dir: Path) -> Path:
         )
     except CacheError as error:
         pytest.skip(str(error))
+
+
+# Upstream's 2.15.0 wheels of the three platforms the replays lay out (tests/test_layout_replay.py);
+# one Python's wheel each: the file layout does not depend on it.
+UPSTREAM_WHEELS = {
+    "linux-64": ("manylinux_2_28_x86_64", "manylinux_2_28_x86_64"),
+    "osx-arm64": ("macosx_14_0_arm64", "macosx_*_arm64"),
+    "win-64": ("win_amd64", "win_amd64"),
+}
+
+
+@pytest.fixture(scope="session")
+def upstream_2_15_wheel(tests_cache_dir: Path):
+    """The real torch 2.15.0 wheel for a platform (a function of it), or skip."""
+
+    def get(platform: str) -> Path:
+        tag, pattern = UPSTREAM_WHEELS[platform]
+        try:
+            return pip_download(
+                tests_cache_dir / "wheels",
+                f"torch-2.15.0-cp312-cp312-{pattern}.whl",
+                [
+                    "torch==2.15.0",
+                    "--no-deps",
+                    "--only-binary=:all:",
+                    "--platform",
+                    tag,
+                    "--python-version",
+                    "3.12",
+                ],
+                timeout=3600,
+                # A machine-wide pip constraint may pin torch to the recipe's release.
+                env={"PIP_CONSTRAINT": "/dev/null"},
+            )
+        except CacheError as error:
+            pytest.skip(str(error))
+
+    return get

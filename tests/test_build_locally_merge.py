@@ -17,7 +17,7 @@ import pytest
 from test_build_locally_e2e import ARM, CPU, CUDA, Feedstock
 
 from tools.errors import UserError
-from tools.localbuild.review.merge import Source, choose_records
+from tools.localbuild.review.merge import Source, check_one_release, choose_records
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="drives bash scripts through a pseudo-terminal (POSIX only)"
@@ -252,3 +252,65 @@ def test_a_config_built_on_two_machines_with_different_packages_is_refused() -> 
                 _source("/b", x=_built("done", ("linux-64/x-2.conda", "2"))),
             ]
         )
+
+
+# ---------------------------------------------------------------- one release, every offset
+
+# The recipe's own build number, and the variant offsets recipe/meta.yaml adds to it; each
+# config below carries a different sum, as a real release's configs do.
+RECIPE_BUILD = 3
+OFFSET_RECIPE = f"""\
+{{% set build = {RECIPE_BUILD} %}}
+{{% set number = build + (0 if cuda_compiler_version == "None" else 200)
+   + (100 if blas_impl == "mkl" else 0) + (50 if cuda_linalg_flavor == "magma" else 0) %}}
+"""
+OFFSET_CONFIGS = {  # config: (blas_impl, CUDA, linalg flavour), every offset and sum
+    "linux_64_blas_implgeneric_cuda_compiler_versionNone": ("generic", "None", "nomagma"),
+    "linux_64_blas_implmkl_cuda_compiler_versionNone": ("mkl", "None", "nomagma"),
+    "linux_64_blas_implgeneric_cuda_compiler_version12.9": ("generic", "12.9", "nomagma"),
+    "linux_64_blas_implmkl_cuda_compiler_version12.9": ("mkl", "12.9", "nomagma"),
+    "linux_64_blas_implgeneric_cuda_linalg_flavormagma": ("generic", "12.9", "magma"),
+    "linux_64_blas_implmkl_cuda_linalg_flavormagma": ("mkl", "12.9", "magma"),
+}
+
+
+def _offset_feedstock(tmp: Path) -> Feedstock:
+    """The throw-away feedstock, its recipe numbering configs as recipe/meta.yaml does."""
+    fs = Feedstock(tmp)
+    ci = fs.root / ".ci_support"
+    for old in ci.glob("*.yaml"):
+        old.unlink()
+    for config, (blas, cuda, flavour) in OFFSET_CONFIGS.items():
+        (ci / f"{config}.yaml").write_text(
+            f"blas_impl:\n- {blas}\nchannel_sources:\n- conda-forge\ncuda_compiler_version:\n"
+            f"- '{cuda}'\ncuda_linalg_flavor:\n- {flavour}\n"
+            "docker_image:\n- quay.io/condaforge/linux-anvil-x86_64:alma10\n"
+            "target_platform:\n- linux-64\n"
+        )
+    meta = fs.root / "recipe" / "meta.yaml"
+    meta.write_text(OFFSET_RECIPE + meta.read_text() + "build:\n  number: {{ number }}\n")
+    return fs
+
+
+def test_a_release_mixing_every_variant_offset_merges(tmp_path: Path) -> None:
+    machines = [_offset_feedstock(tmp_path / f"machine{k}") for k in (1, 2)]
+    for k, fs in enumerate(machines, 1):
+        run = fs.run("--all", "--shard", f"{k}/2")
+        assert run.returncode == 0, run.stderr
+    merged = _offset_feedstock(tmp_path / "merger")
+    run = merged.run("--merge", *(str(m.artifacts) for m in machines))
+    assert run.returncode == 0, run.stderr
+    facts = {n: r["provenance"] for n, r in merged.summary()["configs"].items()}
+    # each config keeps its own rendered number; all share the recipe's
+    offsets = [0, 100, 200, 250, 300, 350]
+    assert sorted(p["build_number"] for p in facts.values()) == [RECIPE_BUILD + o for o in offsets]
+    assert {p["recipe_build_number"] for p in facts.values()} == {RECIPE_BUILD}
+
+
+def test_configs_from_two_recipe_build_numbers_are_not_one_release() -> None:
+    def record(recipe_build: int, number: int) -> dict:
+        facts = {"machine": "vm", "recipe_build_number": recipe_build, "build_number": number}
+        return {"status": "done", "provenance": facts}
+
+    with pytest.raises(UserError, match=r"different recipe build number \(4 vs 3\)"):
+        check_one_release({"cpu": record(3, 3), "cuda": record(4, 204)})

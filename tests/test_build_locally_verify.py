@@ -123,6 +123,28 @@ def test_verify_names_a_config_of_the_matrix_the_upload_lacks(upload, tmp_path: 
     assert missing in run.stdout.splitlines()
 
 
+def test_a_failing_verdict_also_says_what_the_upload_holds(upload, tmp_path: Path) -> None:
+    fs, head, posted = upload
+    posted = _copy(posted, tmp_path)
+
+    def forget_cuda_and_fail_arm(folder: Path) -> None:
+        summary = json.loads((folder / "summary.json").read_text())
+        del summary["configs"][CUDA]
+        summary["configs"][ARM].update(status="failed", note="exit 1")
+        (folder / "summary.json").write_text(json.dumps(summary))
+
+    _rezip(posted, forget_cuda_and_fail_arm)
+    run = fs.run("--verify", str(posted), "--commit", head)
+    assert run.returncode == 1
+    [verdict] = run.stderr.splitlines()
+    assert verdict.startswith("problems: NOT verified: ")
+    assert verdict.endswith(
+        "; the upload holds 1 of 4 configs built; missing: linux-64 cuda12.9 (no record), "
+        "linux-aarch64 cpu (failed: exit 1); not built, as recorded: win-64 cpu "
+        "(cannot build here (Windows))"
+    )
+
+
 def test_verify_names_a_log_cut_short(upload, tmp_path: Path) -> None:
     fs, head, posted = upload
     posted = _copy(posted, tmp_path)

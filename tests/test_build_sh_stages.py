@@ -190,7 +190,7 @@ def test_bld_bat_compile_stage_stops_before_installing_and_libtorch_skips_compil
         '> "%COMPILED_MARKER%"',
         "if defined COMPILE_ONLY exit /b 0",
         "\n:libtorch_install\n",
-        'robocopy "%TORCH_TREE%\\lib"',
+        'package_files.py" libtorch --platform win-64 --tree "%TORCH_TREE%"',
     ]
     positions = [text.index(step) for step in steps]
     assert positions == sorted(positions)

@@ -420,3 +420,56 @@ def test_the_gpu_test_job_runs_the_smoke_test_over_the_build_artifacts() -> None
     fetched = next(i for i, s in enumerate(steps) if "download-artifact" in s.get("uses", ""))
     installed = runs.index("python -m pip install -r requirements.txt")
     assert fetched < installed < smoke[0]
+
+
+# ---------------------------------------------------------------- a fork's own channel
+
+
+def test_publishing_is_off_for_conda_forge_pull_requests_and_forks_without_the_secret() -> None:
+    jobs = workflow()["jobs"]
+    publish = jobs["publish"]
+    condition = " ".join(publish["if"].split())
+    assert "github.repository_owner != 'conda-forge'" in condition
+    assert "github.event_name != 'pull_request'" in condition
+    assert "needs.configs.outputs.publish == 'true'" in condition
+    [presence] = [s for s in jobs["configs"]["steps"] if s.get("id") == "publish"]
+    assert presence["env"] == {"HAS_TOKEN": "${{ secrets.ANACONDA_API_TOKEN != '' }}"}
+    assert jobs["configs"]["outputs"]["publish"] == "${{ steps.publish.outputs.enabled }}"
+
+
+def test_only_the_publish_step_sees_the_token() -> None:
+    text = (REPO / ".github" / "workflows" / "build.yml").read_text()
+    uses = [line.strip() for line in text.splitlines() if "secrets." in line]
+    assert uses == [
+        "HAS_TOKEN: ${{ secrets.ANACONDA_API_TOKEN != '' }}",
+        "ANACONDA_API_TOKEN: ${{ secrets.ANACONDA_API_TOKEN }}",
+    ]
+    [step] = [s for s in workflow()["jobs"]["publish"]["steps"] if "ANACONDA_API_TOKEN" in str(s)]
+    assert "--publish" in step["run"]
+
+
+def test_the_publish_step_merges_then_publishes_the_verified_release(tmp_path: Path) -> None:
+    """build.yml's publish step, run with a `python` that records each command it is given."""
+    [step] = [s for s in workflow()["jobs"]["publish"]["steps"] if "--publish" in s.get("run", "")]
+    calls = tmp_path / "calls"
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {calls}\n')
+    fake.chmod(0o755)
+    for job in ("build-linux_64_a", "build-linux_64_b"):
+        (tmp_path / "collected" / job).mkdir(parents=True)
+    env = {"PATH": f"{fake.parent}:/usr/bin:/bin", "CHANNEL": "jlab/label/h100", "HOME": "/"}
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", step["run"]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert calls.read_text().splitlines() == [
+        "build-locally.py --merge collected/build-linux_64_a collected/build-linux_64_b",
+        "build-locally.py --publish jlab/label/h100",
+    ]
+    assert step["env"]["CHANNEL"] == "${{ vars.PUBLISH_CHANNEL || github.repository_owner }}"

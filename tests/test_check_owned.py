@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import re
 import zipfile
 from pathlib import Path
 
 import pytest
+from fixtures.recipe_helpers import load_package_files
 
 from tools.check import run_checks
 from tools.check.archive import Member, Package
 from tools.check.owned import CHECK, OWNERS, owner_by_pattern
 
-# What libtorch ships of upstream's include/ (build.sh, libtorch_file): PyTorch's own trees.
-OWN_HEADER_TREES = ("ATen", "c10", "caffe2", "torch", "tensorpipe")
+# What libtorch ships of upstream's include/ (recipe/package_files.py): PyTorch's own trees.
+OWN_HEADER_TREES = load_package_files().OWN_HEADER_TREES
 
 
 def conda(name: str, files: list[str], depends: tuple[str, ...] = ()) -> Package:
@@ -74,13 +74,13 @@ def test_the_real_2_13_wheel_include_tree_holds_the_vendored_headers_the_rule_kn
     assert set(owners) <= set(OWNERS)
 
 
-def test_build_sh_and_bld_bat_install_exactly_pytorchs_own_header_trees():
-    # Before issue 30 both copied upstream's whole include/ into libtorch.
+def test_build_sh_and_bld_bat_take_the_header_rules_from_package_files():
+    # Before issue 30 both copied upstream's whole include/ into libtorch; before issue 37
+    # each script spelt its own list.
     recipe = Path(__file__).resolve().parent.parent / "recipe"
     sh = (recipe / "build.sh").read_text()
-    shipped = set(re.findall(r"include/(\w+)/\*", sh.split("libtorch_file() {")[1].split("}")[0]))
-    assert shipped == set(OWN_HEADER_TREES)
+    assert '"${RECIPE_DIR}/package_files.py" "${stage}" --platform "${target_platform}"' in sh
+    assert "include/ATen" not in sh
     bat = (recipe / "bld.bat").read_text()
-    (listed,) = re.findall(r"^for %%d in \(([\w ]*)\) do \($", bat, flags=re.M)
-    assert set(listed.split()) == set(OWN_HEADER_TREES)
-    assert 'robocopy "%TORCH_TREE%\\include" ' not in bat
+    assert '"%RECIPE_DIR%\\package_files.py" libtorch --platform win-64' in bat
+    assert "robocopy" not in bat.split(":libtorch_install")[1].split(":pytorch")[0]

@@ -8,7 +8,7 @@ parts that decide the outcome are the real ones:
 - the shared libraries carry Windows names (no lib prefix, .dll suffix), so the export names
   `${_IMPORT_PREFIX}/lib/c10.dll` as the real Caffe2Targets-release.cmake does; a static
   archive stays in lib/ as the import libraries (.lib) do on Windows;
-- `windows_layout` does what bld.bat's libtorch stage does with robocopy: DLLs to
+- `windows_layout` does what bld.bat's libtorch stage does (recipe/package_files.py): DLLs to
   Library/bin, libraries to Library/lib, share/ as is;
 - the consumer's find_package is CMake's, which refuses an imported target whose file is
   missing, and the consumer links and runs what the export points at.
@@ -215,8 +215,7 @@ def test_a_missing_share_directory_is_one_error_line(tmp_path: Path):
 def test_bld_bat_rewrites_the_exports_after_placing_dlls_and_share():
     libtorch = BLD_BAT[BLD_BAT.index("\n:libtorch_install\n") :]
     call = libtorch.index('"%RECIPE_DIR%\\cmake_export_paths.py" "%LIBRARY_PREFIX%\\share\\cmake"')
-    assert libtorch.index('robocopy "%TORCH_TREE%\\lib" "%LIBRARY_BIN%" *.dll') < call
-    assert libtorch.index('robocopy "%TORCH_TREE%\\share" "%LIBRARY_PREFIX%\\share"') < call
+    assert libtorch.index('package_files.py" libtorch --platform win-64') < call
     line = libtorch[call : libtorch.index("\n", call)]
     assert '--moved-to "%LIBRARY_BIN%" --moved-to "%LIBRARY_LIB%"' in line
 
@@ -224,4 +223,4 @@ def test_bld_bat_rewrites_the_exports_after_placing_dlls_and_share():
 def test_bld_bat_rewrites_the_site_packages_exports_after_deleting_the_dlls():
     pytorch = BLD_BAT[BLD_BAT.index("\n:pytorch\n") :]
     call = pytorch.index('cmake_export_paths.py" "%SP_DIR%\\torch\\share\\cmake" --moved-to')
-    assert pytorch.index('if exist "%LIBRARY_BIN%\\%%~nxf" del /q "%%f"') < call
+    assert pytorch.index('package_files.py" pytorch --platform win-64') < call

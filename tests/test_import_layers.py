@@ -26,7 +26,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                "tools.recipe.metadata", "tools.recipe.model")),
     ("conda-smithy semantics", ("tools.smithy",)),
     ("pipelines", ("tools.render", "tools.render_meta", "tools.render_v1", "tools.rendered",
-                   "tools.ci_support", "tools.drift", "tools.check", "tools.emulate")),
+                   "tools.ci_support", "tools.drift", "tools.check", "tools.emulate",
+                   "tools.layout")),
     # build-locally's parts, one way: what a config costs, how one is built, the batch
     # that builds them, the reviewer's commands that read what batches wrote.
     ("build-locally records", ("tools.localbuild", "tools.localbuild.configs",

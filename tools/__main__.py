@@ -29,7 +29,18 @@ if not __package__:
 from tools.errors import ToolError, exit_code_of
 
 # Order is the order shown by --help.
-COMMANDS = ("render", "matrix", "explain", "check", "drift", "bump", "emulate", "runners", "smoke")
+COMMANDS = (
+    "render",
+    "matrix",
+    "explain",
+    "check",
+    "layout",
+    "drift",
+    "bump",
+    "emulate",
+    "runners",
+    "smoke",
+)
 
 
 def _available() -> dict[str, str]:

@@ -112,17 +112,22 @@ def git_revision(directory: Path) -> str | None:
     return revision
 
 
+def release_fields(feedstock: Path):
+    """The recipe file that names the release, and the reader of its version and build:
+    meta.yaml, or recipe.yaml in a feedstock switched to rattler-build."""
+    meta = feedstock / "recipe" / "meta.yaml"
+    v1 = feedstock / "recipe" / "recipe.yaml"
+    if v1.is_file() and not meta.is_file():
+        return v1, v1_recipe_version
+    return meta, recipe_version
+
+
 def describe(feedstock: Path | None, toolkit: Path) -> str:
     """The two lines ``--version`` prints."""
     if feedstock is None:
         recipe_line = "recipe: unknown (not inside the feedstock)"
     else:
-        meta = feedstock / "recipe" / "meta.yaml"
-        v1 = feedstock / "recipe" / "recipe.yaml"
-        if v1.is_file() and not meta.is_file():  # switched to rattler-build
-            meta, read = v1, v1_recipe_version
-        else:
-            read = recipe_version
+        meta, read = release_fields(feedstock)
         try:
             text = meta.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

@@ -18,6 +18,7 @@ package too).
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable, Mapping
 
 from tools.check.archive import TORCH_PACKAGES, Package
@@ -36,7 +37,13 @@ OWNERS: Mapping[str, tuple[str, ...]] = {
     "fp16": ("include/fp16.h", "include/fp16/*"),
     "psimd": ("include/psimd.h",),
     "fxdiv": ("include/fxdiv.h",),
-    "libprotobuf": ("include/google/protobuf/*", "lib/libprotobuf*", "lib/libprotoc*"),
+    "libprotobuf": (
+        "include/google/protobuf/*",
+        "lib/libprotobuf*",
+        "lib/libprotoc*",
+        "bin/protoc*",
+        "Library/bin/protoc.exe",
+    ),
     "ittapi": (
         "include/ittnotify.h",
         "include/jitprofiling.h",
@@ -49,7 +56,22 @@ OWNERS: Mapping[str, tuple[str, ...]] = {
     "fmt": ("include/fmt/*", "lib/libfmt*", "lib/cmake/fmt/*"),
     "sleef": ("include/sleef*.h", "lib/libsleef*"),
     "eigen": ("include/eigen3/*",),
-    "libuv": ("include/uv.h", "include/uv/*", "lib/libuv*"),
+    "libuv": ("include/uv.h", "include/uv/*", "lib/libuv*", "Library/bin/uv.dll"),
+    # OpenMP runtimes upstream's install step copies next to torch's libraries (2.14+,
+    # cmake/PostBuildSteps.cmake; recipe/package_files.py leaves them to these packages).
+    "llvm-openmp": (
+        "lib/libomp.dylib",
+        "lib/libomp.so*",
+        "include/omp.h",
+        "Library/bin/libomp*.dll",
+    ),
+    "intel-openmp": (
+        "lib/libiomp5*",
+        "Library/bin/libiomp5md.dll",
+        "Library/bin/libiompstubs5md.dll",
+    ),
+    "libgomp": ("lib/libgomp.so*",),
+    "libgfortran": ("lib/libgfortran.so*",),
     "libabseil": ("include/absl/*", "lib/libabsl_*"),
     "nccl": ("include/nccl.h", "lib/libnccl*"),
     "nvtx-c": ("include/nvtx3/*",),
@@ -62,9 +84,20 @@ def dependency_names(package: Package) -> set[str]:
     return {spec.split()[0] for spec in package.depends if spec.strip()}
 
 
+def _compiled(owners: Mapping[str, tuple[str, ...]]) -> list[tuple[re.Pattern[str], str]]:
+    return [
+        (re.compile("|".join(fnmatch.translate(p) for p in patterns)), name)
+        for name, patterns in owners.items()
+    ]
+
+
+# tools layout asks for every file of a release (~10,000 paths).
+_OWNERS = _compiled(OWNERS)
+
+
 def owner_by_pattern(path: str, owners: Mapping[str, tuple[str, ...]] = OWNERS) -> str | None:
-    for name, patterns in owners.items():
-        if any(fnmatch.fnmatchcase(path, pattern) for pattern in patterns):
+    for expression, name in _OWNERS if owners is OWNERS else _compiled(owners):
+        if expression.match(path):
             return name
     return None
 

@@ -47,6 +47,16 @@ def run(options: Options, console: Console) -> int:
         from tools.localbuild.review.verify import verify
 
         return verify(options.root, options.verify_dir, options.commit, say=console.say)
+    if options.publish_dest is not None:
+        from tools.localbuild.review.publish import publish
+
+        return publish(
+            options.root,
+            options.publish_dest,
+            options.env,
+            options.publish_token,
+            say=console.say,
+        )
     if options.merge_dirs:
         return modes.merge_folders(options, console)
     if options.cfep3_channel is not None:

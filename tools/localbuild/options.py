@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
 from tools.errors import UserError
 from tools.localbuild.schedule.shard import Shard, parse_shard
 from tools.proc import SECRET_ENV_VARS, secret_values
+from tools.secrets import UPLOAD_TOKEN_VARS
 
 #: The engines --engine may force (tools/localbuild/engines/ladder.py tries them in order).
 BUILDERS = ("docker", "conda-build", "rattler-build")
@@ -53,8 +54,9 @@ done|failed|interrupted|skipped|pending, "reason" (why a skipped config was not 
 "earlier_run" (done by an earlier run, kept by a resume), "machine", "started",
 "duration_seconds", "returncode", "log", "packages": [{"path", "sha256", "size"}],
 "ccache": {"hits", "misses", "hit_rate"} or null, "note", "provenance": {"commit",
-"dirty", "diff_sha256", "recipe_version", "build_number", "ci_support_sha256", "toolkit",
-"engine", "image", "machine"}}}, ...}; every config of the matrix has a record),
+"dirty", "diff_sha256", "recipe_version", "recipe_build_number" (the recipe's), "build_number"
+(this config's, variant offsets included), "ci_support_sha256", "toolkit", "engine", "image",
+"machine"}}}, ...}; every config of the matrix has a record),
 SHA256SUMS (`sha256sum -c` format, every package in the channel folders) and log_files.zip
 (the logs, summary.json and SHA256SUMS).
 
@@ -75,6 +77,8 @@ or glob lists the three closest names, an ambiguous one every match, one per lin
 interrupted (rerun the same command to resume).  --why and --report exit 0 when they
 printed, 2 when there is nothing to read.  --verify exits 0 when the upload holds up, 1
 when something falls short (each finding, then one `problems:` line), 2 on bad input.
+--publish exits 0 when published, 1 when the batch fails the --verify checks (one `error:`
+line naming the first finding), 2 on bad input or a failed upload.
 """
 
 
@@ -109,6 +113,9 @@ class Options:
     env: Mapping[str, str]  # what the build sees: the caller's environment minus secrets
     secrets: tuple[str, ...]  # values to redact wherever output is written
     withheld: tuple[str, ...]  # names of the secret variables the caller had set
+    publish_dest: str | None = None  # --publish DEST: a channel for the verified batch
+    # the anaconda.org token --publish hands anaconda-client (never shown, not even in a repr)
+    publish_token: str | None = field(default=None, repr=False)
 
     @property
     def artifacts(self) -> Path:
@@ -269,6 +276,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --verify: the commit every record and package must come from (the PR's "
         "head); without it the records' own commit is used, and said so",
     )
+    review.add_argument(
+        "--publish",
+        dest="publish_dest",
+        metavar="DEST",
+        help="after the --verify checks pass on build_artifacts/, put its packages into a "
+        "channel: a directory (/path, ./dir or file://..., indexed with py-rattler) or "
+        "anaconda.org's OWNER[/label/LABEL] (anaconda-client, token in ANACONDA_API_TOKEN or "
+        "BINSTAR_TOKEN); docs/fork.md",
+    )
     spread = parser.add_argument_group("a release over several machines (docs/build-locally.md)")
     spread.add_argument(
         "--shard",
@@ -333,6 +349,7 @@ def _check_spread(args: argparse.Namespace) -> None:
         ("--why", args.why),
         ("--report", args.report_dirs is not None),
         ("--verify", args.verify_dir is not None),
+        ("--publish", args.publish_dest is not None),
     ):
         others = [
             other
@@ -346,7 +363,8 @@ def _check_spread(args: argparse.Namespace) -> None:
                 ("--list", args.list_only),
                 ("--why", flag != "--why" and args.why),
                 ("--report", flag != "--report" and args.report_dirs is not None),
-                ("--cfep3-request", flag == "--verify" and args.cfep3_channel),
+                ("--cfep3-request", flag in ("--verify", "--publish") and args.cfep3_channel),
+                ("--verify", flag == "--publish" and args.verify_dir is not None),
             )
             if used
         ]
@@ -431,6 +449,10 @@ def from_args(
         env=MappingProxyType(clean_env),
         secrets=tuple(secret_values(env)),
         withheld=tuple(name for name in SECRET_ENV_VARS if name in env),
+        publish_dest=args.publish_dest,
+        publish_token=next((env[n] for n in UPLOAD_TOKEN_VARS if env.get(n)), None)
+        if args.publish_dest is not None
+        else None,
     )
 
 

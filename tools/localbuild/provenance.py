@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from tools.errors import CommandError
+from tools.errors import CommandError, UserError
 from tools.proc import call
 
 DIRTY_WARNING = "WARNING: built from a dirty tree (uncommitted changes)"
@@ -34,6 +34,10 @@ class Provenance:
     dirty: bool
     diff_sha256: str | None  # of the uncommitted changes; None when clean
     recipe_version: str | None
+    # The recipe's own build number ({% set build = N %}, context: build: N): what every config
+    # of one release shares.  build_number is this config's rendered one, variant offsets
+    # (+200 CUDA, +100 MKL, +50 magma in this recipe) included, so it differs across configs.
+    recipe_build_number: int | None
     build_number: int | None
     ci_support_sha256: str | None  # the .ci_support/<config>.yaml the build read
     toolkit: str  # "tools <digest of tools/*.py>"
@@ -55,8 +59,9 @@ class Provenance:
         }
         fields["dirty"] = data.get("dirty") is True
         fields["toolkit"] = fields["toolkit"] or ""
-        number = data.get("build_number")
-        fields["build_number"] = number if type(number) is int else None
+        for key in ("build_number", "recipe_build_number"):
+            number = data.get(key)
+            fields[key] = number if type(number) is int else None
         return cls(**fields)
 
     @property
@@ -69,6 +74,8 @@ class Provenance:
         commit = self.commit[:12] if self.commit else "no git commit"
         state = f"dirty, diff sha256 {(self.diff_sha256 or '')[:12]}" if self.dirty else "clean"
         recipe = f"{self.recipe_version or '?'} build {self.build_number}"
+        if self.recipe_build_number not in (None, self.build_number):
+            recipe += f" (recipe build {self.recipe_build_number})"
         return (
             f"commit {commit} ({state}); recipe {recipe}; {self.toolkit}; "
             f"{self.engine or 'engine unknown'}; machine {self.machine}"
@@ -147,6 +154,19 @@ def engine_version(info_output: str) -> str | None:
 
 def machine(env: Mapping[str, str]) -> str:
     return env.get("BUILD_MACHINE") or socket.gethostname()
+
+
+def recipe_build_number(root: Path) -> int | None:
+    """The build number the recipe sets before any variant offset, read as conda-forge's bots
+    read it (tools.version); None where the recipe does not set it that way."""
+    from tools.version import release_fields
+
+    path, read = release_fields(root)
+    try:
+        _, build = read(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, UserError):
+        return None
+    return int(build) if build is not None and build.isdigit() else None
 
 
 def for_config(

@@ -93,7 +93,11 @@ def _provenance_fields(p: Provenance) -> list[tuple[str, str]]:
     fields = [
         ("commit", p.commit or "none (not a git checkout)"),
         ("tree", tree),
-        ("recipe", f"version {p.recipe_version or '?'}, build number {p.build_number}"),
+        (
+            "recipe",
+            f"version {p.recipe_version or '?'}, build number {p.build_number} "
+            f"(recipe build {p.recipe_build_number if p.recipe_build_number is not None else '?'})",
+        ),
         ("ci_support sha256", p.ci_support_sha256 or "?"),
         ("toolkit", p.toolkit),
         ("engine version", p.engine or "?"),

@@ -76,6 +76,7 @@ def _provenance(
         dirty=tree.dirty,
         diff_sha256=tree.diff_sha256,
         recipe_version=None,
+        recipe_build_number=provenance.recipe_build_number(options.root),
         build_number=None,
         ci_support_sha256=None,
         toolkit=provenance.toolkit_version(),

@@ -113,11 +113,13 @@ def provenance_comment(root: Path) -> list[str]:
     def values(pick) -> str:
         return ", ".join(sorted({str(pick(p)) for p in known if pick(p) is not None})) or "?"
 
+    numbers = sorted({p.build_number for p in known if p.build_number is not None})
     lines = [
         f"# built from commit {values(lambda p: p.commit or 'none (not a git checkout)')} "
         f"({'DIRTY' if any(p.dirty for p in known) else 'clean'} tree)",
         f"# recipe version {values(lambda p: p.recipe_version)}, build number "
-        f"{values(lambda p: p.build_number)}; {values(lambda p: p.toolkit)}",
+        f"{values(lambda p: p.recipe_build_number)} (per config: "
+        f"{', '.join(str(n) for n in numbers) or '?'}); {values(lambda p: p.toolkit)}",
         f"# engine {values(lambda p: p.engine)}; machines {values(lambda p: p.machine)}",
     ]
     if len(known) < len(facts):

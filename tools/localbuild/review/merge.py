@@ -30,13 +30,17 @@ from tools.localbuild.batch.record import FAILED_EARLIER, FILTERED_OUT
 # config not built there (skipped, with its reason), which beats any attempt that failed.
 _RANK = {"done": 0, "skipped": 1, "failed": 2, "interrupted": 3, "pending": 4}
 BUILT = ("done",)
-# Provenance that two builds of one release must share, and what each is called in an error.
+# Provenance that every config of one release shares, and what each is called in an error.
+# The rendered build number is not among them: it carries the variant's offsets (+200 CUDA,
+# +100 MKL, +50 magma), so a CPU and a CUDA config of one release differ there by design.
 _SHARED = {
     "commit": "commit",
     "diff_sha256": "uncommitted diff",
     "recipe_version": "recipe version",
-    "build_number": "build number",
+    "recipe_build_number": "recipe build number",
 }
+# What two machines' builds of the same config must also share.
+_SAME_CONFIG = {**_SHARED, "build_number": "build number", "ci_support_sha256": "ci_support file"}
 
 
 @dataclass(frozen=True)
@@ -192,8 +196,7 @@ def _machine(record: Mapping[str, object]) -> str:
 
 def _same_build(config: str, first: Mapping[str, object], second: Mapping[str, object]) -> None:
     """Two machines' builds of one config must come from the same sources."""
-    fields = {**_SHARED, "ci_support_sha256": "ci_support file"}
-    for key, what in fields.items():
+    for key, what in _SAME_CONFIG.items():
         a, b = _provenance(first).get(key), _provenance(second).get(key)
         if a is not None and b is not None and a != b:
             raise UserError(

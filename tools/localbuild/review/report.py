@@ -192,11 +192,16 @@ def _provenance_lines(rows: Sequence[Row]) -> list[str]:
         found = sorted({str(pick(p)) for p in known if pick(p) is not None})
         return ", ".join(f"`{v}`" for v in found) or "unknown"
 
+    def numbers(pick) -> str:
+        found = sorted({pick(p) for p in known if pick(p) is not None})
+        return ", ".join(f"`{v}`" for v in found) or "unknown"
+
     dirty = "**dirty** (uncommitted changes)" if any(p.dirty for p in known) else "clean"
     return [
         f"**Provenance:** commit {values(lambda p: p.commit)}, tree {dirty}; "
         f"recipe version {values(lambda p: p.recipe_version)}, build number "
-        f"{values(lambda p: p.build_number)}; toolkit {values(lambda p: p.toolkit)}; "
+        f"{values(lambda p: p.recipe_build_number)} (per config, offsets included: "
+        f"{numbers(lambda p: p.build_number)}); toolkit {values(lambda p: p.toolkit)}; "
         f"engine {values(lambda p: p.engine)}; image {values(lambda p: p.image)}.",
     ]
 

@@ -144,25 +144,56 @@ def verify(
                     findings.append(Finding(label_of.get(config, config), problem))
     for finding in findings:
         say(finding.line())
-    built = [c for c in matrix if records.get(c, {}).get("status") == DONE]
-    explained = [
-        f"{label_of.get(c, c)} ({records[c].get('reason') or 'no reason'})"
-        for c in matrix
-        if records.get(c, {}).get("status") == SKIPPED and c in records
-    ]
     what = f"commit {expected[:12]}" if expected else "no commit"
+    held = coverage(matrix, records, label_of)
     if findings:
         raise ProblemsFound(
             f"NOT verified: {len(findings)} problem(s) with {directory} against {what} "
-            f"({source}); first: {findings[0].subject}: {findings[0].problem}"
+            f"({source}); first: {findings[0].subject}: {findings[0].problem}; the upload "
+            f"holds {held}"
         )
     say(
-        f"verified: {root.name} at {what} ({source}): {len(built)} of {len(matrix)} configs "
-        f"built, {len(sums)} packages match SHA256SUMS and embed the commit, logs end in "
-        "success, `tools check` passes"
-        + (f"; not built, as recorded: {', '.join(explained)}" if explained else "")
+        f"verified: {root.name} at {what} ({source}): {held.built}, {len(sums)} packages "
+        "match SHA256SUMS and embed the commit, logs end in success, `tools check` passes"
+        + (f"; {held.explained}" if held.explained else "")
     )
     return 0
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of the matrix an upload holds, in words for the verdict."""
+
+    built: str  # "3 of 4 configs built"
+    missing: str  # "missing: <label> (<why>), ..." or ""
+    explained: str  # "not built, as recorded: <label> (<reason>), ..." or ""
+
+    def __str__(self) -> str:
+        return "; ".join(part for part in (self.built, self.missing, self.explained) if part)
+
+
+def coverage(
+    matrix: list[str], records: Mapping[str, Mapping[str, object]], label_of: Mapping[str, str]
+) -> Coverage:
+    """The matrix's configs the upload built, those it lacks (no record, or a build that did
+    not finish) and those its records explain (skipped, with the reason)."""
+    built, missing, explained = 0, [], []
+    for config in matrix:
+        record, label = records.get(config), label_of.get(config, config)
+        status = record.get("status") if record is not None else None
+        if status == DONE:
+            built += 1
+        elif record is None:
+            missing.append(f"{label} (no record)")
+        elif status == SKIPPED:
+            explained.append(f"{label} ({record.get('reason') or 'no reason'})")
+        else:
+            missing.append(f"{label} ({status}: {record.get('note') or 'not built'})")
+    return Coverage(
+        f"{built} of {len(matrix)} configs built",
+        f"missing: {', '.join(missing)}" if missing else "",
+        f"not built, as recorded: {', '.join(explained)}" if explained else "",
+    )
 
 
 def _packages(record: Mapping[str, object]) -> list[Mapping[str, object]]:

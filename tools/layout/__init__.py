@@ -1,0 +1,1 @@
+"""``python -m tools layout``: upstream's wheel replayed through the recipe's packaging stages."""

@@ -1,0 +1,238 @@
+"""``build-locally.py --publish DEST``: put a verified batch into a channel (docs/fork.md).
+
+The batch is build_artifacts/ as a build or ``--merge`` left it; it is published only
+when the ``--verify`` checks pass on it (sums, every config of the matrix, commits, logs,
+``tools check``), so what a fork's users install is what a reviewer would accept.
+
+DEST is read as ``conda install -c`` reads a channel: a path (``/...``, ``./...``,
+``../...``, ``~/...``) or ``file://`` URL is a directory channel; ``OWNER`` or
+``OWNER/label/LABEL`` is an anaconda.org channel.
+
+A directory channel is written so that a reader (``-c file://DEST``, or DEST served over
+HTTP) never sees half of it: the channel as it will be is assembled beside DEST (packages
+hard-linked where the file system allows) and indexed there with py-rattler; then each new
+package is renamed into DEST, and only after them the index files, each by one rename.
+A package already in DEST is kept (the same bytes) or refused (different bytes), never
+replaced; nothing in DEST is deleted.
+
+anaconda.org is reached through anaconda-client's ``anaconda upload``; the token comes from
+the environment (ANACONDA_API_TOKEN, or conda-forge's BINSTAR_TOKEN) and reaches the
+program only through its environment, never its command line, and is never printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from tools.errors import ProblemsFound, ToolError, UserError
+from tools.localbuild import artifacts as art
+from tools.localbuild.review.cfep3 import read_sums
+from tools.localbuild.review.verify import verify
+from tools.proc import call
+from tools.secrets import UPLOAD_TOKEN_VARS
+
+_OWNER = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+_ANACONDA = re.compile(rf"^(?P<owner>{_OWNER})(?:/label/(?P<label>[A-Za-z0-9_.-]+))?$")
+
+
+class Unverified(ToolError):
+    """The batch failed the --verify checks: one ``error:`` line, exit 1 (checked, and found
+    problems), the findings left to ``--verify`` to list."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class Destination:
+    directory: Path | None = None  # a directory channel
+    owner: str | None = None  # an anaconda.org channel
+    label: str = "main"
+
+    def describe(self) -> str:
+        if self.directory is not None:
+            return f"{self.directory} (file://{self.directory})"
+        where = self.owner if self.label == "main" else f"{self.owner}/label/{self.label}"
+        return f"anaconda.org/{where}"
+
+
+def destination(text: str, *, cwd: Path) -> Destination:
+    """DEST as ``conda install -c`` would read it."""
+    if text.startswith("file://"):
+        return Destination(directory=Path(unquote(urlparse(text).path)).resolve())
+    if text.startswith(("/", "./", "../", "~")) or text in (".", ".."):
+        return Destination(directory=(cwd / Path(text).expanduser()).resolve())
+    match = _ANACONDA.match(text)
+    if match is None:
+        raise UserError(
+            f"--publish {text}: not a channel; give a directory (an absolute path, ./DIR or "
+            "file://DIR) or an anaconda.org channel (OWNER or OWNER/label/LABEL)"
+        )
+    return Destination(owner=match["owner"], label=match["label"] or "main")
+
+
+def publish(
+    root: Path,
+    text: str,
+    env: Mapping[str, str],
+    token: str | None,
+    *,
+    say: Callable[[str], None],
+    verify_batch: Callable[[Path], None] | None = None,
+) -> int:
+    target = destination(text, cwd=Path.cwd())
+    artifacts = root / "build_artifacts"
+    if not (artifacts / "summary.json").is_file():
+        raise UserError(
+            f"--publish: {artifacts} holds no batch (no summary.json); build or --merge first"
+        )
+    if target.owner is not None and not token:
+        raise UserError(
+            f"--publish to anaconda.org needs an upload token in {' or '.join(UPLOAD_TOKEN_VARS)} "
+            "(anaconda.org -> Settings -> Access, scope api:write)"
+        )
+    program = _anaconda(env) if target.owner is not None else None
+    (verify_batch or (lambda folder: _verified(root, folder)))(artifacts)
+    packages = [artifacts / name for _, name in read_sums(artifacts / "SHA256SUMS")]
+    if target.directory is not None:
+        added = to_directory(packages, artifacts, target.directory)
+        say(
+            f"published {len(added)} new of {len(packages)} package(s) to {target.describe()}; "
+            f"install with: -c file://{target.directory}"
+        )
+    else:
+        upload(program or "anaconda", packages, target, token or "", env)
+        say(f"published {len(packages)} package(s) to {target.describe()}")
+    return 0
+
+
+def _verified(root: Path, artifacts: Path) -> None:
+    """The --verify checks, quietly: the first finding makes the one line refusing."""
+    try:
+        verify(root, artifacts, None, say=lambda _: None)
+    except ProblemsFound as problems:
+        raise Unverified(
+            f"--publish: refused, build_artifacts/ is {problems}; `python build-locally.py "
+            "--verify build_artifacts` lists every finding"
+        ) from None
+
+
+# ---------------------------------------------------------------- a directory channel
+
+
+def _index(channel: Path) -> None:
+    try:
+        from rattler.index import index_fs
+    except ImportError:
+        raise UserError(
+            "--publish to a directory indexes it with py-rattler: `pip install py-rattler` "
+            "(requirements.txt)"
+        ) from None
+    (channel / "noarch").mkdir(exist_ok=True)  # every channel has one; the indexer wants it
+    asyncio.run(index_fs(channel, force=True))
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:  # another file system, or one without hard links
+        shutil.copy2(source, target)
+
+
+def _put(source: Path, target: Path) -> None:
+    """``source``'s bytes at ``target`` by one rename: a reader sees all of it or none."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def to_directory(packages: list[Path], artifacts: Path, channel: Path) -> list[str]:
+    """Add ``packages`` to the directory channel ``channel``; the names it added."""
+    if channel.exists() and not channel.is_dir():
+        raise UserError(f"--publish {channel}: exists and is not a directory")
+    new = []
+    for package in packages:
+        name = package.relative_to(artifacts).as_posix()
+        present = channel / name
+        if not present.exists():
+            new.append(name)
+        elif art.sha256_of(present) != art.sha256_of(package):
+            raise UserError(
+                f"--publish: {channel / name} is already in the channel with other contents; "
+                "a package is published once: bump the build number and rebuild"
+            )
+    channel.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{channel.name}.publish-", dir=channel.parent))
+    try:
+        for existing in art.package_files(channel):
+            _link_or_copy(existing, staging / existing.relative_to(channel))
+        for name in new:
+            _link_or_copy(artifacts / name, staging / name)
+        _index(staging)
+        for name in new:
+            _put(artifacts / name, channel / name)
+        index_files = [
+            p
+            for p in sorted(staging.rglob("*"))
+            if p.is_file() and not p.name.endswith(art.PACKAGE_SUFFIXES)
+        ]
+        # repodata.json last in each subdir: it is what names the files before it
+        index_files.sort(key=lambda p: p.name.startswith("repodata"))
+        for path in index_files:
+            _put(path, channel / path.relative_to(staging))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # only the links and index made above
+    return new
+
+
+# ---------------------------------------------------------------- anaconda.org
+
+
+def _anaconda(env: Mapping[str, str]) -> str:
+    found = shutil.which("anaconda", path=env.get("PATH"))
+    if found is None:
+        raise UserError(
+            "--publish to anaconda.org runs anaconda-client, which is not installed: "
+            "`pip install anaconda-client` (or `conda install anaconda-client`)"
+        )
+    return found
+
+
+def upload(
+    program: str, packages: list[Path], target: Destination, token: str, env: Mapping[str, str]
+) -> None:
+    """``anaconda upload`` of every package to OWNER's LABEL; the token reaches it only as
+    ANACONDA_API_TOKEN in its environment (a command line is visible to every user)."""
+    child = {k: v for k, v in env.items() if k not in UPLOAD_TOKEN_VARS}
+    child["ANACONDA_API_TOKEN"] = token
+    argv = [program, "upload", "--user", target.owner or "", "--label", target.label]
+    result = call(
+        *argv,
+        "--skip-existing",
+        *map(str, packages),
+        env=child,
+        capture=True,
+        check=False,
+        quiet=True,
+    )
+    if result.returncode != 0:
+        tail = (result.stderr.strip() or result.stdout.strip()).splitlines() or [""]
+        detail = tail[-1].replace(token, "***") if token else tail[-1]
+        raise ToolError(
+            f"--publish: `anaconda upload` to {target.describe()} failed "
+            f"(exit {result.returncode}): {detail[:200]}"
+        )
