@@ -43,10 +43,9 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
     batch = preflight.plan_all(options, configs, engine, host)
     checked = preflight.preflight(options, batch, chosen)
     if options.dry_run:
-        console.say(chosen.line)
-        return preflight.dry_run(options, batch, engine, console, label_of)
-    console.note(chosen.line)  # the run's first line, once nothing refused it
+        return preflight.dry_run(options, batch, engine, console, label_of, chosen.line)
     with loop.workspace(options):
+        console.note(chosen.line)  # the run's first line, once nothing refused it
         if options.debug:
             return loop.debug(batch.plans[0])
         started = time.time()

@@ -146,8 +146,11 @@ def dry_run(
     engine: ContainerEngine,
     console: Console,
     label_of: Mapping[str, str],
+    engine_line: str = "",
 ) -> int:
     lock.check_free(options.artifacts)  # the run would be refused here, so the dry run is
+    if engine_line:
+        console.say(engine_line)
     console.say(f"dry run: {len(batch.plans)} config(s); nothing is started, written or deleted")
     for plan in batch.plans:
         status = (
