@@ -25,7 +25,11 @@ import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytorch-feedstock-tests"
+# The tests' cache, and its one way in: a package another run is still writing is never seen.
+sys.path.insert(0, str(REPO / "tests"))
+from fixtures.cache import publish_file, staging, tests_cache_root  # noqa: E402
+
+CACHE = tests_cache_root()
 LIBS = ("libc10.so", "libshm.so", "libtorch.so", "libtorch_cpu.so", "libtorch_global_deps.so")
 
 
@@ -46,7 +50,7 @@ def build_package(wheel: Path) -> Path:
     package = out / f"{stem}.conda"
     if package.is_file():
         return package
-    with tempfile.TemporaryDirectory(prefix="bench-check-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-check-") as tmp, staging(package) as built:
         prefix = Path(tmp)
         with zipfile.ZipFile(wheel) as archive:
             for member in archive.namelist():
@@ -77,16 +81,14 @@ def build_package(wheel: Path) -> Path:
             )
         )
         (prefix / "info" / "files").write_text("\n".join(files) + "\n")
-        out.mkdir(parents=True, exist_ok=True)
         cph.create(
             str(prefix),
             [*files, "info/index.json", "info/files"],
-            f"{stem}.conda.part.conda",
-            str(out),
+            f"{stem}.conda",
+            str(built),
             compression_level=1,
         )
-        (out / f"{stem}.conda.part.conda").rename(package)
-    return package
+        return publish_file(built / f"{stem}.conda", package)
 
 
 def main() -> None:

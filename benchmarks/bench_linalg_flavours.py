@@ -26,7 +26,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# The fixtures import from tests/ (fixtures.*) and from the repository (tools.*).
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
 
 import pytest  # noqa: E402  (the fixtures skip with pytest's exception)
 from fixtures.minitorch.fake_conda_build import FakeCondaBuild  # noqa: E402

@@ -62,6 +62,10 @@ if "%cuda_compiler_version%"=="None" goto :cuda_arch_list_done
 "%PYTHON%" "%RECIPE_DIR%\cuda_arch_list.py" "%RECIPE_DIR%\cuda_arch_lists.txt" "%cuda_compiler_version%" win-64 > "%SRC_DIR%\_cuda_arch_list.txt"
 if errorlevel 1 exit /b %ERRORLEVEL%
 for /f "usebackq delims=" %%a in ("%SRC_DIR%\_cuda_arch_list.txt") do set "TORCH_CUDA_ARCH_LIST=%%a"
+rem conda-forge's cuda-nvcc activation sets CUDAARCHS (every GPU generation) where it is unset,
+rem and CMake would add those GPUs to the row's: the row is the one list, as in build.sh.
+rem https://github.com/rapidsai/rmm/issues/2238 (the same interference)
+set "CUDAARCHS="
 :cuda_arch_list_done
 
 rem ######################################################################

@@ -15,15 +15,17 @@
 #                         Python the recipes name ($PYTHON). On Linux CUDA the tree is
 #                         configured with MAGMA, and patch 0004 adds the nomagma build of
 #                         libtorch_cuda_linalg to the same build; both flavours are stashed
-#                         under $SRC_DIR/_stage/. Installs nothing into $PREFIX.
+#                         under $SRC_DIR/_stage/, as is the megabuild Python's wheel.
+#                         Installs nothing into $PREFIX.
 #   libtorch              Installs the Python-independent files into $PREFIX (after the
 #                         `compile` stage, when it has not run in this work directory).
 #   libtorch-cuda-linalg  Installs the stashed library CF_TORCH_LINALG_FLAVOR names.
 #   pytorch               Once per Python: points the configured tree at $PYTHON with
 #                         cmake_cache.py (only Python-bound targets rebuild), pip-installs
-#                         torch into $SP_DIR, moves libtorch_python to $PREFIX/lib, and
-#                         turns torch/{lib,bin,share} files libtorch already ships into
-#                         symlinks.
+#                         torch into $SP_DIR (for the megabuild Python, the compile stage's
+#                         wheel: nothing compiles again, whatever output came before),
+#                         moves libtorch_python to $PREFIX/lib, and turns torch/{lib,bin,share}
+#                         files libtorch already ships into symlinks.
 #
 # Two build systems, chosen by what the source declares (recipe/build_backend.py reads its
 # [build-system] backend; never the version number):
@@ -85,6 +87,8 @@ STAGE_DIR="${SRC_DIR}/_stage"
 # The install tree of a scikit-build-core build (setuptools installs into the source).
 INSTALL_STAGE="${STAGE_DIR}/install"
 COMPILED_MARKER="${STAGE_DIR}/compiled"
+# The megabuild Python's wheel, built by the compile stage (see compile_tree).
+MEGABUILD_WHEELS="${STAGE_DIR}/megabuild-wheel"
 CUDA_VERSION_VARIANT="${cuda_compiler_version:-None}"
 
 cmake_cache() {
@@ -347,13 +351,16 @@ configure_cuda() {
         *) die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' on target_platform='${target_platform}': ${RECIPE_FILE} builds CUDA on Linux only; fix recipe/conda_build_config.yaml" ;;
     esac
     # The GPU generations each CUDA version can target: one row per CUDA version and
-    # platform in cuda_arch_lists.txt (tools check and the tests read the same file).
-    arch_list="$(awk -v cuda="${CUDA_VERSION_VARIANT}" -v platform="${target_platform}" \
-        '$1 == cuda && $2 == platform { print $3 }' "${RECIPE_DIR}/cuda_arch_lists.txt")"
-    if [[ -z "${arch_list}" ]]; then
-        die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' has no CUDA architecture list for ${target_platform}; add a row to recipe/cuda_arch_lists.txt"
-    fi
+    # platform in cuda_arch_lists.txt, read by the one helper bld.bat uses too (tools check
+    # and the tests read the same file). A missing row is the helper's one error line.
+    arch_list="$("${PYTHON}" "${RECIPE_DIR}/cuda_arch_list.py" "${RECIPE_DIR}/cuda_arch_lists.txt" \
+        "${CUDA_VERSION_VARIANT}" "${target_platform}" 2>&1)" || die "${arch_list#error: }"
     export TORCH_CUDA_ARCH_LIST="${arch_list}"
+    # conda-forge's cuda-nvcc activation exports CUDAARCHS (every GPU generation its CUDA
+    # supports) where a build left it unset, and CMake takes that for CMAKE_CUDA_ARCHITECTURES:
+    # the fatbins would hold those GPUs besides the row above (the miniature's did). The row
+    # is the one list. https://github.com/rapidsai/rmm/issues/2238 (the same interference)
+    unset CUDAARCHS
     export USE_CUDA=1
     export USE_CUFILE=1
     export USE_STATIC_CUDNN=0
@@ -382,22 +389,36 @@ configure_cuda() {
 #### BUILD STEPS
 ########################################################################
 compile_tree() {
-    # Configure and compile build/ for the megabuild Python, and lay out the install tree.
+    # Configure and compile build/ for the megabuild Python, lay out the install tree, and
+    # keep the megabuild Python's wheel. conda-build orders the pytorch outputs as it likes
+    # (PYTHONHASHSEED decides) in this one work directory: once another Python's output has
+    # retargeted the tree, the megabuild Python's bindings would compile a second time for
+    # its own output. Built here, while the tree is that Python's, its wheel is what that
+    # output installs (build_pytorch), so every Python's bindings compile exactly once.
+    # rattler-build carries the wheel from the staging output to every output.
     echo "build.sh: compiling with ${BUILD_BACKEND} for ${PYTHON} (USE_CUDA=${USE_CUDA:-} USE_MAGMA=${USE_MAGMA:-unset})"
+    rm -rf "${MEGABUILD_WHEELS}"
     case "${BUILD_BACKEND}" in
         setuptools)
-            (cd "${SRC_DIR}" && "${PYTHON}" setup.py build)
+            # setup.py's build installs into its own torch/ on the way.
+            (cd "${SRC_DIR}" && "${PYTHON}" -m pip wheel . --no-deps --no-build-isolation \
+                --no-clean --wheel-dir "${MEGABUILD_WHEELS}" -v)
             ;;
         scikit-build-core)
-            # The wheel itself is not shipped (each pytorch output builds its own), and not
-            # kept: rattler-build would carry it from the staging output to every output.
             (cd "${SRC_DIR}" && "${PYTHON}" -m pip wheel . --no-deps --no-build-isolation \
-                "${SKBUILD_ARGS[@]}" --wheel-dir "${STAGE_DIR}/megabuild-wheel" -v)
-            rm -rf "${STAGE_DIR}/megabuild-wheel" "${INSTALL_STAGE}"
+                "${SKBUILD_ARGS[@]}" --wheel-dir "${MEGABUILD_WHEELS}" -v)
+            rm -rf "${INSTALL_STAGE}"
             cmake --install "${BUILD_DIR}" --prefix "${INSTALL_STAGE}"
             ;;
         *) die "BUILD_BACKEND='${BUILD_BACKEND}' has no compile step in ${RECIPE_FILE}" ;;
     esac
+}
+
+megabuild_wheel_for() {
+    # The compile stage's wheel when it was built for Python $1 (X.Y), else nothing.
+    local wheels=("${MEGABUILD_WHEELS}"/torch-*-cp"${1/./}"-*.whl)
+    [[ -f "${wheels[0]}" ]] && echo "${wheels[0]}"
+    return 0
 }
 
 install_tree() {
@@ -583,6 +604,15 @@ build_pytorch() {
     python_is PY_VER "${PY_VER:-}"
     check_cached_compiler_cache
     detect_build_backend
+    local wheel
+    wheel="$(megabuild_wheel_for "${PY_VER}")"
+    if [[ -n "${wheel}" ]]; then
+        # The megabuild Python: its bindings compiled in the compile stage (compile_tree).
+        echo "build.sh: installing the compile stage's ${wheel##*/}"
+        (cd "${SRC_DIR}" && "${PYTHON}" -m pip install "${wheel}" --no-deps --no-build-isolation -v)
+        finish_pytorch
+        return 0
+    fi
     # Point the shared tree at this output's Python; only Python-bound targets rebuild.
     # For scikit-build-core this rewrites .skbuild-info.json too (see the top of this file).
     cmake_cache retarget-python "${CMAKE_CACHE}" --python "${PYTHON}"
@@ -599,6 +629,11 @@ build_pytorch() {
             (cd "${SRC_DIR}" && "${PYTHON}" -m pip install . --no-deps --no-build-isolation "${SKBUILD_ARGS[@]}" -v) ;;
         *) die "BUILD_BACKEND='${BUILD_BACKEND}' has no install step in ${RECIPE_FILE}" ;;
     esac
+    finish_pytorch
+}
+
+finish_pytorch() {
+    # What every pytorch output does to the torch pip installed into $SP_DIR.
     drop_direct_url
     check_bytecode_matches_python
     check_extension_suffix

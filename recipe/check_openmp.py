@@ -102,6 +102,10 @@ def openmp_runtimes(paths: list[str]) -> list[str]:
     return sorted(seen.values())
 
 
+#: What the recipe's test imports, in this order, when no --import is given.
+DEFAULT_MODULES = ("torch", "numpy")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -109,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         help="import this module first (repeat; default: torch, then numpy)",
     )  # fmt: skip
     args = parser.parse_args(argv)
-    modules = args.modules or ["torch", "numpy"]
+    modules = args.modules or list(DEFAULT_MODULES)
     try:
         for module in modules:
             importlib.import_module(module)

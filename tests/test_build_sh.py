@@ -42,7 +42,8 @@ from fixtures.minitorch.support import (
     venv_python,
 )
 
-from tools.cuda_archs import read_rows
+from tools.check.elf import read_elf
+from tools.cuda_archs import parse_arch_list, read_rows
 
 BUILD_SH = RECIPE_DIR / "build.sh"
 LIBTORCH_LIBS = ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_global_deps.so")
@@ -201,7 +202,21 @@ def test_activation_exports_the_arch_list_the_build_used(flow: Flow) -> None:
     out = _source_activation(f'. "{activate}"; printf %s "$CF_TORCH_CUDA_ARCH_LIST"', None)
     # The row build.sh read (FakeCondaBuild's recipe copy cuts the list to its last entry).
     rows = read_rows(flow.conda.recipe_dir / "cuda_arch_lists.txt")
-    assert out == rows[("13.0", "linux-64")] == "12.0+PTX"
+    full = read_rows(RECIPE_DIR / "cuda_arch_lists.txt")[("13.0", "linux-64")]
+    assert out == rows[("13.0", "linux-64")] == full.split(";")[-1]
+
+
+@pytest.mark.slow
+def test_the_recipes_arch_list_decides_the_fatbin_not_nvccs_cudaarchs(flow: Flow) -> None:
+    # The build ran with CUDAARCHS set as conda-forge's cuda-nvcc activation sets it (every
+    # GPU generation); the device code is the row build.sh exported, and nothing else.
+    assert flow.conda.environment("libtorch", {})["CUDAARCHS"].startswith("75-real;")
+    row = read_rows(flow.conda.recipe_dir / "cuda_arch_lists.txt")[("13.0", "linux-64")]
+    promise = parse_arch_list(row)
+    with (flow.libtorch.root / "lib" / "libtorch_cuda.so").open("rb") as stream:
+        code = read_elf(stream).device_code
+    assert {c.arch for c in code if c.kind == "sass"} == promise.sass
+    assert {c.arch for c in code if c.kind == "ptx"} == promise.ptx
 
 
 @pytest.mark.slow
@@ -322,6 +337,17 @@ def test_every_python_independent_object_is_compiled_once_for_all_outputs(flow: 
     core = [c for c in flow.every_compile if c.target in python_independent]
     assert {c.target for c in core} >= {"c10", "torch_cpu", "torch", "torch_cuda"}
     assert len(core) == len(set(core)), sorted(c.source for c in core)
+
+
+@pytest.mark.slow
+def test_the_core_compiles_once_and_the_bindings_once_per_python(flow: Flow) -> None:
+    # Counted from the compiler launcher: .ninja_log is recompacted on every reconfigure.
+    # The other output order is tests/test_build_sh_output_order.py's.
+    launched = flow.conda.launched_objects()
+    core = ("c10/c10.cpp.o", "aten/src/ATen/Context.cpp.o", "torch/csrc/global_deps.c.o")
+    assert {o: launched[o] for o in core} == dict.fromkeys(core, 1), launched
+    pythons = len({python.version for python in flow.pythons})
+    assert launched["torch/csrc/Module.cpp.o"] == pythons, launched
 
 
 @pytest.mark.slow

@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.cache import CacheError, pip_download, publish_dir, publish_file, staging
+from fixtures.cache import (
+    CacheError,
+    pip_download,
+    publish_dir,
+    publish_file,
+    staging,
+    unpacked_wheel,
+)
 from fixtures.standin_channel.channel import _build_libraries, add_to_pool
 
 # fork: the children inherit sys.path (tests/ and the repository) from this process.
@@ -185,3 +193,61 @@ def test_a_wheel_two_runs_download_at_once_is_never_seen_half_written(tmp_path: 
     assert first == second == str(cache / "cachetest-1.0-py3-none-any.whl")
     assert broken == []
     assert [p.name for p in cache.iterdir()] == ["cachetest-1.0-py3-none-any.whl"]
+
+
+# -- the real torch wheel, unpacked -------------------------------------------------------
+
+#: The part of the wheel the race unpacks: its ~9,400 headers and CMake files make a long
+#: window of many small files, without writing the 450 MB of libraries twice.
+TORCH_TREES = ("torch/include/", "torch/share/")
+
+
+def _unpack_torch(barrier, finished, wheel: Path, entry: Path) -> str:
+    barrier.wait()
+    try:
+        return str(unpacked_wheel(wheel, entry, TORCH_TREES))
+    finally:
+        with finished.get_lock():
+            finished.value += 1
+
+
+def _watch_unpacked(barrier, finished, wheel: Path, entry: Path, unpackers: int) -> list[str]:
+    """Each time ``entry`` was visible but missing files, until the unpackers are done: what
+    a test that had started using the first run's unpack would have seen."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = [
+            info.filename
+            for info in archive.infolist()
+            if not info.is_dir() and info.filename.startswith(TORCH_TREES)
+        ]
+    broken = []
+    barrier.wait()
+    deadline = time.monotonic() + 600
+    while finished.value < unpackers and time.monotonic() < deadline and len(broken) < 5:
+        if (entry / "torch").is_dir():
+            missing = [name for name in names if not (entry / name).is_file()]
+            if missing:
+                broken.append(f"{len(missing)} of {len(names)} files missing: {missing[0]}")
+    return broken
+
+
+@pytest.mark.slow
+def test_two_runs_unpacking_the_real_torch_wheel_at_once_never_show_a_partial_tree(
+    torch_wheel: Path, tmp_path: Path
+) -> None:
+    entry = tmp_path / "wheels" / (torch_wheel.stem + ".unpacked")  # a private cache root
+    finished = FORK.Value("i", 0)
+
+    first, second, broken = _run_together(
+        lambda barrier, job, *args: job(barrier, finished, *args),
+        [
+            (_unpack_torch, torch_wheel, entry),
+            (_unpack_torch, torch_wheel, entry),
+            (_watch_unpacked, torch_wheel, entry, 2),
+        ],
+    )
+
+    assert first == second == str(entry)
+    assert broken == []
+    assert (entry / "torch" / "share" / "cmake" / "Torch" / "TorchConfig.cmake").is_file()
+    assert [p.name for p in entry.parent.iterdir()] == [entry.name]  # no staging folder left

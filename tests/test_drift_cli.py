@@ -266,16 +266,23 @@ def test_nothing_to_compare() -> None:
 def test_ctrl_c_while_rendering_prints_interrupted_and_exits_130(tmp_path: Path) -> None:
     """SIGINT to the real command while it renders the recipe: `interrupted`, exit 130, and
     no `FAILED:` step line (an interrupt is not a failed render)."""
+    import os
     import signal
     import sys
 
+    from tools.diskcache import ENV
+
     wheel = _wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")
+    # an empty render cache: renders kept from other tests would end the step (a tailored
+    # matrix has a single config) before the signal arrives
+    env = {**os.environ, ENV: str(tmp_path / "render-cache")}
     process = subprocess.Popen(
         [sys.executable, "-m", "tools", "drift", "--offline", "--wheel", str(wheel)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     try:
         first = process.stderr.readline()

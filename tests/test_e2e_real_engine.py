@@ -25,9 +25,10 @@ config (generic BLAS) of the setup.py layout (PyTorch <= 2.13), and the CPU conf
 with the miniature's scikit-build-core layout (PyTorch >= 2.14), whose host environments
 each hold their own scikit-build-core. Three builds in all: the container path's CPU build
 went when the embedded one came, as the CUDA build takes the same .scripts path and the CPU
-one proved nothing beside it. The CUDA config is compiled by the real nvcc 13.0 with the
-recipe's architecture list and links the real libcudart, libcublas and libcusolver: the
-stand-in channel makes conda-forge's CUDA packages from NVIDIA's wheels.
+one proved nothing beside it. The CUDA config (the newest CUDA version) is compiled by the
+real nvcc of its version with the recipe's architecture list and links the real libcudart,
+libcublas and libcusolver: the stand-in channel makes conda-forge's CUDA packages from
+NVIDIA's wheels.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures import feedstock_matrix
 from fixtures.e2e_feedstock import PYTHONS, REPO, E2EFeedstock, narrowed_config
 from fixtures.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS
 from fixtures.recipe_release import current
@@ -53,8 +55,15 @@ pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds linux-64 packages"),
 ]
 
-CPU = "linux_64_blas_implgenericc_compiler_version15c_stdlib_version2.17*"
-CUDA = "linux_64_blas_implgenericc_compiler_version15c_stdlib_version2.28*"
+# The two configs built, read from .ci_support: linux-64 with generic BLAS (the miniature
+# links the reference BLAS interface), CPU and CUDA. A tailored matrix without one skips.
+_CPU = feedstock_matrix.find(platform="linux-64", cuda=False, blas="generic")
+# The newest CUDA: the stand-in channel's nvcc comes from NVIDIA's wheels, whose CUDA 12 ones
+# hold ptxas but no nvcc driver.
+_CUDA = feedstock_matrix.newest_cuda(platform="linux-64", blas="generic")
+CPU = _CPU.name if _CPU else ""
+CUDA = _CUDA.name if _CUDA else ""
+CUDA_VERSION = _CUDA.cuda if _CUDA else ""
 VERSION = current().version  # the recipe's: PKG_VERSION reaches torch.__version__
 #: Objects of the Python-independent core: compiled once per config, in the staging output.
 CORE_OBJECTS = (
@@ -62,6 +71,7 @@ CORE_OBJECTS = (
     "aten/src/ATen/Context.cpp.o",
     "aten/generated/RegisterOps.cpp.o",
     "torch/csrc/api/torch.cpp.o",
+    "torch/csrc/global_deps.c.o",
 )
 #: recipe/cmake_test/consumer.cpp in the miniature's API (torch::add, in libtorch).
 MINIATURE_CONSUMER = """\
@@ -83,6 +93,11 @@ EXTENSION = "torch/csrc/stub.c.o"
 def channel(tmp_path_factory) -> Path:
     from fixtures.standin_channel.channel import ChannelError, standin_channel
 
+    for config, kind in ((_CPU, False), (_CUDA, True)):
+        if config is None:
+            pytest.skip(
+                f".ci_support holds no {feedstock_matrix.describe('linux-64', kind, 'generic')}"
+            )
     folder = tmp_path_factory.mktemp("configs")
     configs = []
     for name, glob in (("cpu", CPU), ("cuda", CUDA)):
@@ -230,10 +245,12 @@ def test_megabuild_compiles_the_core_once(which, request) -> None:
     again = sorted(o for o, mtime in _ninja_objects(output_log).items() if staged.get(o) != mtime)
     assert again == sorted([PYTHON_BOUND, *([EXTENSION] if which == "cpu_skbuild" else [])])
     # ... and across every output, each core object compiled exactly once, the bindings
-    # once per Python (the staging output's megabuild Python among them, or not at all).
+    # exactly once per Python (the megabuild Python's in the staging output).
     launched = _launched_objects(cpu)
     assert {o: launched.count(o) for o in CORE_OBJECTS} == dict.fromkeys(CORE_OBJECTS, 1)
-    assert launched.count(PYTHON_BOUND) in (len(PYTHONS), len(PYTHONS) + 1), launched
+    assert launched.count(PYTHON_BOUND) == len(PYTHONS), launched
+    if which == "cpu_skbuild":
+        assert launched.count(EXTENSION) == len(PYTHONS), launched
 
 
 def _records(fs: E2EFeedstock) -> dict[str, dict]:
@@ -395,7 +412,9 @@ def test_pytorch_cpu_and_pytorch_gpu_cannot_be_installed_together(cpu, cuda, cha
     from rattler.exceptions import SolverError
 
     with pytest.raises(SolverError):
-        _solve([cpu.artifacts, cuda.artifacts, channel], ["pytorch-cpu", "pytorch-gpu"], "13.0")
+        _solve(
+            [cpu.artifacts, cuda.artifacts, channel], ["pytorch-cpu", "pytorch-gpu"], CUDA_VERSION
+        )
 
 
 @pytest.mark.parametrize(
@@ -408,7 +427,7 @@ def test_pytorch_cpu_and_pytorch_gpu_cannot_be_installed_together(cpu, cuda, cha
 def test_cuda_linalg_flavour_magma_by_default_nomagma_by_build_string(
     cuda, channel, spec, flavour, has_magma, tmp_path
 ) -> None:
-    records = _solve([cuda.artifacts, channel], ["pytorch", spec, "python 3.12.*"], "13.0")
+    records = _solve([cuda.artifacts, channel], ["pytorch", spec, "python 3.12.*"], CUDA_VERSION)
     [linalg] = [r for r in records if r.name.normalized == "libtorch-cuda-linalg"]
     assert str(linalg.build).split("_")[1] == flavour
     prefix = _install(records, tmp_path / "env", tmp_path / "cache")
@@ -485,11 +504,66 @@ def test_tools_check_compares_every_fatbin_with_the_recipes_arch_list(cuda) -> N
     findings = [f for f in json.loads(result.stdout) if f["check"] == "cuda.fatbin"]
     passed = sorted(f["path"].rsplit("/", 1)[-1] for f in findings if f["status"] == "pass")
     assert passed == ["libtorch_cuda.so", "libtorch_cuda_linalg.so", "libtorch_cuda_linalg.so"]
-    # The promise is the recipe's own row for the e2e CUDA config (linux-64, CUDA 13.0).
-    promised = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[("13.0", "linux-64")]
+    # The list is the recipe's own row for the e2e CUDA config (linux-64, the newest CUDA), and
+    # the build holds nothing else (no warning names code the list did not ask for).
+    asked = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
     assert all(
-        f"as {promised} promises" in f["detail"] for f in findings if f["status"] == "pass"
+        f["detail"].endswith(f", as {asked} asks") for f in findings if f["status"] == "pass"
     ), findings
+    assert not [f for f in findings if "not in this config's list" in f["detail"]], findings
+
+
+@pytest.fixture
+def one_arch(cuda: E2EFeedstock, tmp_path: Path) -> tuple[Path, Path]:
+    """A lab's tailoring of the e2e feedstock: the config's row cut to its newest entry and
+    ``cuda_arch_set`` naming it (sm120); (recipe folder, config file)."""
+    recipe = shutil.copytree(cuda.root / "recipe", tmp_path / "recipe")
+    rows = recipe / "cuda_arch_lists.txt"
+    newest = read_rows(rows)[(CUDA_VERSION, "linux-64")].split(";")[-1]
+    rows.write_text(f"{CUDA_VERSION} linux-64 {newest}\n")
+    source = cuda.root / ".ci_support" / f"{cuda.config}.yaml"
+    label = "sm" + newest.split("+")[0].replace(".", "")  # sm120: the lab's name for its set
+    text = source.read_text().replace("cuda_arch_set:\n- full\n", f"cuda_arch_set:\n- {label}\n")
+    assert f"- {label}\n" in text, source
+    config = tmp_path / source.name
+    config.write_text(text)
+    return recipe, config
+
+
+def test_a_one_arch_build_is_told_apart_from_the_default_build(cuda, one_arch) -> None:
+    recipe, config = one_arch
+    result = _tools(cuda, "render", str(config), "--recipe-dir", str(recipe), "--json")
+    assert result.returncode == 0, result.stderr
+    tailored = {
+        f"{o['name']}-{o['version']}-{o['build_string']}" for o in json.loads(result.stdout)
+    }
+    built = {p.name.removesuffix(".conda") for p in cuda.artifacts.glob("*/*.conda")}
+    names = {d.rsplit("-", 2)[0] for d in built}
+    assert names <= {d.rsplit("-", 2)[0] for d in tailored}
+    assert not tailored & built
+    cuda_tag = "cuda" + CUDA_VERSION.replace(".", "")
+    assert all(re.search(rf"-{cuda_tag}_sm\d+_", d) for d in tailored), tailored
+
+
+def test_tools_check_warns_on_the_default_builds_extra_architectures(cuda, one_arch) -> None:
+    recipe, config = one_arch
+    check = ["check", "build_artifacts", "--config", str(config), "--recipe-dir", str(recipe)]
+    result = _tools(cuda, *check, "--only", "cuda.fatbin", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr  # nothing asked for is missing
+    newest = read_rows(recipe / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
+    warned = [
+        f
+        for f in json.loads(result.stdout)
+        if f["status"] == "warn" and f["detail"].endswith(f": not in this config's list {newest}")
+    ]
+    assert sorted(f["path"].rsplit("/", 1)[-1] for f in warned) == [
+        "libtorch_cuda.so",
+        "libtorch_cuda_linalg.so",
+        "libtorch_cuda_linalg.so",
+    ], warned
+    default = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
+    oldest = "sm_" + default.split(";")[0].split("+")[0].replace(".", "")
+    assert all(f["detail"].startswith(f"{oldest}, ") for f in warned), warned
 
 
 def test_the_gpu_smoke_test_installs_the_build_and_runs_the_miniatures_kernel(

@@ -80,6 +80,22 @@ def test_write_regenerates_deleted_configs_and_removes_closed_migrations(feedsto
     assert (feedstock / ".ci_support" / "migrations" / "localzlib.yaml").exists()
 
 
+def test_write_lists_each_file_as_added_updated_or_removed(feedstock):
+    folder = feedstock / ".ci_support"
+    deleted, edited = sorted(folder.glob("linux_64_*.yaml"))[:2]
+    deleted.unlink()
+    edited.write_text(edited.read_text() + "extra:\n- 1\n")
+    (folder / "linux_64_gone.yaml").write_text("target_platform:\n- linux-64\n")
+    result = tools("matrix", "--pinning", str(FIXTURES / "pinning-mini"), "--write", cwd=feedstock)
+    assert result.returncode == 0, result.stderr
+    assert sorted(result.stdout.splitlines()[:-1]) == [
+        f"added: .ci_support/{deleted.name}",
+        "removed: .ci_support/linux_64_gone.yaml",
+        f"updated: .ci_support/{edited.name}",
+    ]
+    assert result.stdout.splitlines()[-1].endswith("; 3 file(s) changed")
+
+
 def test_job_split_uses_keys_every_output_uses_at_top_level(feedstock):
     names = sorted(p.stem for p in (feedstock / ".ci_support").glob("*.yaml"))
     assert (
@@ -198,6 +214,10 @@ def test_a_null_provider_of_the_build_platform_drops_its_cross_targets_too(feeds
 def test_osx_64_null_on_this_feedstock_matches_a_real_rerender(repo_root, pinning_dir, tmp_path):
     # a real conda smithy rerender with this line keeps both osx-64 configs (osx-64 is built
     # on osx_arm64 here), so .ci_support stays as committed
+    from tools.smithy.forge_yml import load_forge_yml
+
+    if (load_forge_yml(repo_root).get("build_platform") or {}).get("osx_64") != "osx_arm64":
+        pytest.skip("conda-forge.yml does not build osx_64 on osx_arm64")
     dest = tmp_path / "pytorch-feedstock"
     for name in ("recipe", ".ci_support"):
         shutil.copytree(repo_root / name, dest / name)
@@ -261,7 +281,7 @@ def test_write_after_a_new_python_migration_updates_the_readme_table(
     (pytorch_feedstock / ".ci_support" / "migrations" / "python315.yaml").write_text(PYTHON_315)
     result = tools("matrix", "--pinning", str(pinning_dir), "--write", cwd=pytorch_feedstock)
     assert result.returncode == 0, result.stderr
-    assert "changed: README.md (CI-job table between the matrix-table markers)" in result.stdout
+    assert "updated: README.md (CI-job table between the matrix-table markers)" in result.stdout
     table = (pytorch_feedstock / "README.md").read_text().split("<!-- matrix-table:start -->")[1]
     assert f"| {pythons}, 3.15 |" in table
     again = tools("matrix", "--pinning", str(pinning_dir), "--check", cwd=pytorch_feedstock)
@@ -311,7 +331,7 @@ def test_closed_migration_says_why_it_goes_and_how_to_keep_it(feedstock):
     result = tools("matrix", "--pinning", str(FIXTURES / "pinning-mini"), "--write", cwd=feedstock)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    at = lines.index("closed-migration: .ci_support/migrations/python315.yaml")
+    at = lines.index("removed: .ci_support/migrations/python315.yaml (a closed migration)")
     assert lines[at + 1].startswith(
         "    the pinning has no open migration named python315.yaml, so conda-smithy takes it "
         "for a closed migration and deletes it"

@@ -20,10 +20,12 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
+from fixtures.cache import cached_dir, unpacked_wheel
 from fixtures.minitorch.support import find_interpreters
 from fixtures.patched_upstream import (
     PATCHES,
@@ -278,20 +280,11 @@ def test_with_0008_recipe_cmake_test_finds_aten_headers_next_to_its_config(
 @pytest.fixture(scope="session")
 def torch_site_2_13(torch_wheel: Path) -> Path:
     """The real 2.13.0 wheel's torch/ share and include trees, unpacked once per cache."""
-    target = torch_wheel.parent / (torch_wheel.stem + ".cmake-trees")
-    if not (target / "torch" / "share" / "cmake" / "ATen").is_dir():
-        partial = target.with_name(target.name + f".partial-{os.getpid()}")
-        shutil.rmtree(partial, ignore_errors=True)
-        with zipfile.ZipFile(torch_wheel) as wheel:
-            members = [
-                n
-                for n in wheel.namelist()
-                if n.startswith(("torch/include/", "torch/share/", "torch/lib/"))
-            ]
-            wheel.extractall(partial, members)
-        shutil.rmtree(target, ignore_errors=True)
-        partial.rename(target)
-    return target
+    return unpacked_wheel(
+        torch_wheel,
+        torch_wheel.parent / (torch_wheel.stem + ".cmake-trees"),
+        prefixes=("torch/include/", "torch/share/", "torch/lib/"),
+    )
 
 
 # -- 0009: cuDSS 0.7 and 0.8 -----------------------------------------------------------------
@@ -299,17 +292,9 @@ def torch_site_2_13(torch_wheel: Path) -> Path:
 CUDSS_VERSIONS = ("0.7.1.6", "0.8.0.10")
 
 
-@pytest.fixture(scope="session")
-def cudss_headers(tests_cache_dir: Path):
-    """cudss.h of each CUDSS_VERSIONS release (NVIDIA's nvidia-cudss-cu13 wheels), kept in the
-    tests cache as bare include directories."""
-    root = tests_cache_dir / "cudss-headers"
-
-    def get(version: str) -> Path:
-        include = root / version / "include"
-        if (include / "cudss.h").is_file():
-            return include
-        download = root / f".download-{version}-{os.getpid()}"
+def _download_cudss_headers(version: str, include: Path) -> None:
+    """cudss.h and its siblings from NVIDIA's nvidia-cudss-cu13 ``version`` wheel."""
+    with tempfile.TemporaryDirectory(prefix="cudss-") as download:
         result = subprocess.run(
             [
                 sys.executable,
@@ -320,7 +305,7 @@ def cudss_headers(tests_cache_dir: Path):
                 "--no-deps",
                 "--only-binary=:all:",
                 "-d",
-                str(download),
+                download,
             ],
             capture_output=True,
             text=True,
@@ -328,21 +313,28 @@ def cudss_headers(tests_cache_dir: Path):
             check=False,
             env=dict(os.environ, PIP_CONSTRAINT=""),
         )
-        wheels = sorted(download.glob("*.whl"))
+        wheels = sorted(Path(download).glob("*.whl"))
         if result.returncode != 0 or not wheels:
-            shutil.rmtree(download, ignore_errors=True)
             pytest.skip(f"pip could not get nvidia-cudss-cu13=={version}")
-        partial = root / f".partial-{version}-{os.getpid()}"
+        include.mkdir()
         with zipfile.ZipFile(wheels[0]) as wheel:
             for name in wheel.namelist():
                 if name.endswith(".h") and "/include/" in name:
-                    (partial / Path(name).name).parent.mkdir(parents=True, exist_ok=True)
-                    (partial / Path(name).name).write_bytes(wheel.read(name))
-        shutil.rmtree(download, ignore_errors=True)
-        include.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(include, ignore_errors=True)
-        partial.rename(include)
-        return include
+                    (include / Path(name).name).write_bytes(wheel.read(name))
+
+
+@pytest.fixture(scope="session")
+def cudss_headers(tests_cache_dir: Path):
+    """cudss.h of each CUDSS_VERSIONS release, kept in the tests cache as bare include
+    directories (the wheel itself is not kept)."""
+
+    def get(version: str) -> Path:
+        entry = cached_dir(
+            tests_cache_dir / "cudss-headers" / version,
+            lambda folder: _download_cudss_headers(version, folder / "include"),
+            lambda found: (found / "include" / "cudss.h").is_file(),
+        )
+        return entry / "include"
 
     return get
 

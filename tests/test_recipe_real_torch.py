@@ -12,10 +12,10 @@ import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
+from fixtures.cache import unpacked_wheel
 from fixtures.patched_upstream import installed_aten_config, patched, torch_tree_with
 
 RECIPE = Path(__file__).resolve().parent.parent / "recipe"
@@ -31,15 +31,7 @@ def torch_site(torch_wheel: Path) -> Path:
         f"cp{sys.version_info[0]}{sys.version_info[1]}-manylinux_2_28_x86_64.whl"
     ):
         pytest.skip(f"{torch_wheel.name} does not run on this interpreter/machine")
-    target = torch_wheel.parent / (torch_wheel.stem + ".unpacked")
-    if not (target / "torch" / "__init__.py").is_file():
-        partial = target.with_name(target.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        with zipfile.ZipFile(torch_wheel) as wheel:
-            wheel.extractall(partial)
-        shutil.rmtree(target, ignore_errors=True)
-        partial.rename(target)
-    return target
+    return unpacked_wheel(torch_wheel, torch_wheel.parent / (torch_wheel.stem + ".unpacked"))
 
 
 def run_with_torch(

@@ -82,12 +82,12 @@ def run(args: argparse.Namespace) -> int:
     if args.write:
         changes = ci_support.write(folder, matrix)
         for change in changes:
-            print(change)
+            print(change.written())
         table = _readme_table(root, recipe, matrix)
         if table is not None and readme.update_readme(
             root / "README.md", table, readme.MATRIX_TABLE
         ):
-            print(f"changed: {README_TABLE}")
+            print(f"updated: {README_TABLE}")
             changes.append(README_TABLE)
         print(f"{len(matrix.jobs)} CI jobs; {len(changes)} file(s) changed")
         return 0
