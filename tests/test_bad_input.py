@@ -321,9 +321,25 @@ def test_build_locally_never_prints_a_token_a_failing_engine_printed(feedstock, 
 
     github = "ghp_" + "A1b2C3d4" * 5
     bin_dir = _engine_that_prints(tmp_path, f"{TOKEN} {github}")
-    run = feedstock.run(CPU, BINSTAR_TOKEN=TOKEN, PATH=f"{bin_dir}:{feedstock.env['PATH']}")
+    path = f"{bin_dir}:{feedstock.env['PATH']}"
+    run = feedstock.run(CPU, "--engine", "docker", BINSTAR_TOKEN=TOKEN, PATH=path)
     assert run.returncode == 2
     assert "permission denied: *** ***" in run.stderr
+    assert TOKEN not in run.stderr + run.stdout and github not in run.stderr + run.stdout
+
+
+def test_the_engine_line_never_prints_a_token_a_failing_engine_printed(feedstock, tmp_path):
+    # Without --engine the run goes on to the embedded engine, saying why docker did not do.
+    from fixtures.e2e_feedstock import without_engines
+    from test_build_locally_e2e import CPU, TOKEN, V1_RECIPE
+
+    (feedstock.root / "recipe" / "recipe-v1.yaml").write_text(V1_RECIPE)
+    github = "ghp_" + "A1b2C3d4" * 5
+    bin_dir = _engine_that_prints(tmp_path, f"{TOKEN} {github}")
+    path = f"{bin_dir}:{without_engines(feedstock.env['PATH'])}"
+    run = feedstock.run(CPU, "--dry-run", BINSTAR_TOKEN=TOKEN, PATH=path)
+    assert run.returncode == 0, run.stderr
+    assert "permission denied: *** ***" in run.stdout.splitlines()[0]
     assert TOKEN not in run.stderr + run.stdout and github not in run.stderr + run.stdout
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.cli import default_sigint
+from fixtures.e2e_feedstock import without_engines
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="drives bash scripts through a pseudo-terminal (POSIX only)"
@@ -569,35 +570,69 @@ def test_wrong_config_name_lists_the_closest_and_builds_nothing(feedstock: Feeds
     assert feedstock.calls() == []
 
 
-def test_no_engine_on_path_is_one_clear_line(feedstock: Feedstock) -> None:
+def _without_engines() -> str:
+    """The test machine's PATH less any real docker, podman or conda-build."""
+    return without_engines(os.environ["PATH"])
+
+
+def test_a_forced_engine_missing_from_path_is_one_clear_line(feedstock: Feedstock) -> None:
     for engine in ("docker", "podman"):
         (feedstock.bin / engine).unlink()
-    run = feedstock.run(CPU)
+    run = feedstock.run(CPU, "--engine", "docker", PATH=_without_engines())
     assert run.returncode == 2
     [line] = run.stderr.strip().splitlines()
-    assert "no container engine" in line and "--native" in line
+    assert "no container engine" in line and "leave out --engine docker" in line
 
 
-def test_dry_run_refuses_a_missing_engine_as_the_run_does(feedstock: Feedstock) -> None:
+def test_dry_run_refuses_a_missing_forced_engine_as_the_run_does(feedstock: Feedstock) -> None:
     for engine in ("docker", "podman"):
         (feedstock.bin / engine).unlink()
-    real, dry = feedstock.run(CPU), feedstock.run(CPU, "--dry-run")
+    args, path = (CPU, "--engine", "docker"), _without_engines()
+    real, dry = feedstock.run(*args, PATH=path), feedstock.run(*args, "--dry-run", PATH=path)
     assert (dry.returncode, dry.stderr) == (real.returncode, real.stderr) == (2, real.stderr)
     assert real.stderr.startswith("error: no container engine") and dry.stdout == ""
 
 
+def test_without_an_engine_on_path_the_dry_run_plans_the_embedded_engine(
+    feedstock: Feedstock,
+) -> None:
+    # Before: "error: no container engine: `docker` is not on PATH ...", exit 2.
+    for engine in ("docker", "podman"):
+        (feedstock.bin / engine).unlink()
+    (feedstock.root / "recipe" / "recipe-v1.yaml").write_text(V1_RECIPE)
+    dry = feedstock.run(CPU, "--dry-run", PATH=_without_engines())
+    assert dry.returncode == 0, dry.stderr
+    first, *plan = dry.stdout.splitlines()
+    assert first.startswith("engine: rattler-build") and "`docker` is not on PATH" in first
+    assert "no conda-build on PATH" in first
+    assert any("-m tools.localbuild.engines.rattler build" in line for line in plan)
+    assert not feedstock.artifacts.exists()
+
+
 def test_dry_run_refuses_a_stopped_daemon_as_the_run_does(feedstock: Feedstock) -> None:
-    real = feedstock.run(CPU, FAKE_DOCKER_NO_DAEMON="1")
-    dry = feedstock.run(CPU, "--dry-run", FAKE_DOCKER_NO_DAEMON="1")
+    real = feedstock.run(CPU, "--engine", "docker", FAKE_DOCKER_NO_DAEMON="1")
+    dry = feedstock.run(CPU, "--engine", "docker", "--dry-run", FAKE_DOCKER_NO_DAEMON="1")
     assert (dry.returncode, dry.stderr) == (real.returncode, real.stderr) == (2, real.stderr)
     assert "docker info` failed" in dry.stderr and "engine:" not in dry.stdout
 
 
-def test_engine_without_daemon_is_one_clear_line(feedstock: Feedstock) -> None:
-    run = feedstock.run(CPU, FAKE_DOCKER_NO_DAEMON="1")
+def test_a_forced_engine_without_daemon_is_one_clear_line(feedstock: Feedstock) -> None:
+    run = feedstock.run(CPU, "--engine", "docker", FAKE_DOCKER_NO_DAEMON="1")
     assert run.returncode == 2
     [line] = run.stderr.strip().splitlines()
-    assert "docker info` failed" in line and "--native" in line
+    assert "docker info` failed" in line and "leave out --engine docker" in line
+    assert feedstock.calls("run") == []
+
+
+def test_a_stopped_daemon_passes_the_run_to_the_next_engine_and_says_why(
+    feedstock: Feedstock,
+) -> None:
+    (feedstock.root / "recipe" / "recipe-v1.yaml").write_text(V1_RECIPE)
+    path = f"{feedstock.bin}{os.pathsep}{_without_engines()}"
+    dry = feedstock.run(CPU, "--dry-run", FAKE_DOCKER_NO_DAEMON="1", PATH=path)
+    assert dry.returncode == 0, dry.stderr
+    first = dry.stdout.splitlines()[0]
+    assert first.startswith("engine: rattler-build") and "docker info` failed" in first
     assert feedstock.calls("run") == []
 
 
@@ -765,7 +800,8 @@ def test_a_recipe_that_does_not_render_is_refused_before_any_container(
     assert (dry.returncode, dry.stderr) == (real.returncode, real.stderr) == (2, real.stderr)
     [line] = dry.stderr.splitlines()
     assert line.startswith("error: ") and "meta.yaml:3" in line
-    assert feedstock.calls() == [] and "would build" not in dry.stdout
+    # the engine answered the ladder (`info`); nothing was pulled or run
+    assert {c["kind"] for c in feedstock.calls()} == {"info"} and "would build" not in dry.stdout
 
 
 V1_RECIPE = """\
@@ -814,7 +850,8 @@ def test_the_dry_run_refuses_a_recipe_yaml_that_rattler_build_cannot_render(
     )
     assert render.returncode == 2 and render.stderr.splitlines() == [line]  # render's own line
     assert "recipe.yaml" in line and "Jinja" in line
-    assert feedstock.calls() == [] and "would build" not in dry.stdout
+    # the engine answered the ladder (`info`); nothing was pulled or run
+    assert {c["kind"] for c in feedstock.calls()} == {"info"} and "would build" not in dry.stdout
 
 
 # ---------------------------------------------------------------- selection, shards, the menu
@@ -867,3 +904,14 @@ def test_the_menu_marks_the_configs_this_machine_cannot_build(feedstock: Feedsto
     assert menu[2] == f"{ARM}  [damaged: cannot be read, rerender]"  # unreadable: no label
     assert menu[3].startswith("win-64 cpu")
     assert f"{win}  [cannot build on this machine: Windows configs build" in menu[3]
+
+
+def test_channel_and_source_cache_are_refused_for_the_container_engine(
+    feedstock: Feedstock, tmp_path: Path
+) -> None:
+    # They feed the embedded engine; the container builds with the config's channels.
+    run = feedstock.run(CPU, "--channel", str(tmp_path), "--source-cache", str(tmp_path))
+    assert run.returncode == 2
+    [line] = run.stderr.splitlines()
+    assert "--channel and --source-cache feed the embedded engine" in line
+    assert feedstock.calls("run") == [] and not feedstock.artifacts.exists()

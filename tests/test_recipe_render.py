@@ -37,8 +37,13 @@ def is_cuda(config: str) -> bool:
 
 
 def variant_tag(config: str) -> str:
-    cuda = config_values(config)["cuda_compiler_version"][0]
-    return "cpu" if cuda == "None" else "cuda" + cuda.replace(".", "")
+    """cpu, cuda130, or cuda130_sm90 where the config names a GPU set narrower than full."""
+    values = config_values(config)
+    cuda = values["cuda_compiler_version"][0]
+    if cuda == "None":
+        return "cpu"
+    arch_set = values.get("cuda_arch_set", ["full"])[0]
+    return "cuda" + cuda.replace(".", "") + ("" if arch_set == "full" else f"_{arch_set}")
 
 
 def blas(config: str) -> str:

@@ -16,6 +16,11 @@ _CUDART = re.compile(r"^libcudart\.so\.(\d+)$")
 _CUDA_LIBS = re.compile(r"^lib(?:cudart|cuda|cublas|cublasLt|cudnn|nvrtc|nccl)\.so")
 _MAGMA = re.compile(r"^libmagma(?:_sparse)?\.so")
 LINALG_LIBRARY = "libtorch_cuda_linalg.so"
+CUDA_LIBRARY = "libtorch_cuda.so"
+#: The first release whose wheels link native-AOT kernels into libtorch_cuda
+#: (pytorch#194242, #194243: a post-install stage 2 relinks torch_cuda with them).
+NATIVE_AOT_SINCE = (2, 15)
+_RELEASE = re.compile(r"^(\d+)\.(\d+)")
 
 
 def check_cuda_runtime(ctx: Context) -> list[Finding]:
@@ -163,4 +168,33 @@ def _against_the_list(where: str, codes: tuple[DeviceCode, ...], promise: Promis
         findings.append(
             warned("cuda.fatbin", where, f"{names}: not in this config's list {promise.text}")
         )
+    return findings
+
+
+def check_native_aot(ctx: Context) -> list[Finding]:
+    """Whether libtorch_cuda holds native-AOT kernels, as upstream's wheels from 2.15 on do.
+    The recipe opts out (TORCH_NATIVE_AOT=0, recipe/README.md "Native AOT kernels"), so a
+    package without them is the expected difference from upstream's wheel: reported as a
+    warning, never a failure. Releases before 2.15 have none to compare."""
+    findings: list[Finding] = []
+    for package in ctx.analysed():
+        release = _RELEASE.match(package.version)
+        if not is_torch(package) or release is None:
+            continue
+        if tuple(map(int, release.groups())) < NATIVE_AOT_SINCE:
+            continue
+        for path, info in sorted(package.elves.items()):
+            if posixpath.basename(path) != CUDA_LIBRARY or not info.device_code:
+                continue
+            where = member_path(package.label, path)
+            if info.native_aot:
+                detail = f"holds native-AOT kernels from {', '.join(info.native_aot)}"
+                findings.append(passed("cuda.native-aot", where, detail))
+            else:
+                detail = (
+                    "no native-AOT kernels, unlike upstream's wheel (whose libtorch_cuda "
+                    "holds build/native_aot/topk/aot_topk_cuda.cpp objects): built with "
+                    'TORCH_NATIVE_AOT=0, see recipe/README.md, "Native AOT kernels"'
+                )
+                findings.append(warned("cuda.native-aot", where, detail))
     return findings
