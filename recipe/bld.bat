@@ -62,6 +62,10 @@ if "%cuda_compiler_version%"=="None" goto :cuda_arch_list_done
 "%PYTHON%" "%RECIPE_DIR%\cuda_arch_list.py" "%RECIPE_DIR%\cuda_arch_lists.txt" "%cuda_compiler_version%" win-64 > "%SRC_DIR%\_cuda_arch_list.txt"
 if errorlevel 1 exit /b %ERRORLEVEL%
 for /f "usebackq delims=" %%a in ("%SRC_DIR%\_cuda_arch_list.txt") do set "TORCH_CUDA_ARCH_LIST=%%a"
+rem conda-forge's cuda-nvcc activation sets CUDAARCHS (every GPU generation) where it is unset,
+rem and CMake would add those GPUs to the row's: the row is the one list, as in build.sh.
+rem https://github.com/rapidsai/rmm/issues/2238 (the same interference)
+set "CUDAARCHS="
 :cuda_arch_list_done
 
 rem ######################################################################
@@ -100,15 +104,12 @@ if not defined MAX_JOBS (
     exit /b 2
 )
 echo MAX_JOBS=%MAX_JOBS%
-rem What scikit-build-core's cmake --build honours (setup.py passes MAX_JOBS itself).
-set "CMAKE_BUILD_PARALLEL_LEVEL=%MAX_JOBS%"
+rem setup.py passes MAX_JOBS to its cmake --build itself; from 2.14 on pyproject.toml's
+rem [tool.scikit-build.env] table makes it CMAKE_BUILD_PARALLEL_LEVEL (pytorch#180247).
 set "PYTORCH_BUILD_VERSION=%PKG_VERSION%"
 rem Any build number above 1 becomes a .postN suffix in torch.__version__.
 rem https://github.com/conda-forge/pytorch-cpu-feedstock/issues/315
 set "PYTORCH_BUILD_NUMBER=0"
-rem Link conda's libraries instead of copying them into torch\lib.
-rem https://github.com/conda-forge/pytorch-cpu-feedstock/issues/243
-set "PACKAGE_TYPE=conda"
 set "BUILD_TEST=0"
 set "INSTALL_TEST=0"
 set "USE_SYSTEM_SLEEF=1"
@@ -119,9 +120,6 @@ set "USE_SYSTEM_FMT=1"
 set "BUILD_CUSTOM_PROTOBUF=OFF"
 set "BLAS=MKL"
 set "USE_MKLDNN=1"
-rem setup.py's setuptools compiles with the MSVC the environment activated instead of
-rem looking for another Visual Studio installation.
-set "DISTUTILS_USE_SDK=1"
 set "USE_DISTRIBUTED=1"
 
 if not "%cuda_compiler_version%"=="None" (
@@ -138,6 +136,8 @@ if not "%cuda_compiler_version%"=="None" (
     rem is where the CUPTI lookup looks. Forward slashes: CMake reads backslashes as escapes.
     set "CMAKE_ARGS=!CMAKE_ARGS! -DCUDAToolkit_ROOT_DIR=!LIBRARY_PREFIX:\=/! -DCUDAToolkit_BIN_DIR=!BUILD_PREFIX:\=/!/Library/bin -DCUDA_TOOLKIT_ROOT_DIR=!LIBRARY_PREFIX:\=/!"
     set "TORCH_NVCC_FLAGS=-Xfatbin -compress-all"
+    rem No native-AOT stage 2 (pytorch#194242, #194243): recipe\README.md, "Native AOT kernels".
+    set "TORCH_NATIVE_AOT=0"
 )
 
 rem ######################################################################
@@ -178,7 +178,8 @@ if "%BUILD_BACKEND%"=="setuptools" (
     if errorlevel 1 exit /b 1
     rmdir /s /q "%SRC_DIR%\_stage\megabuild-wheel"
     if exist "%INSTALL_STAGE%" rmdir /s /q "%INSTALL_STAGE%"
-    cmake --install "%BUILD_DIR%" --prefix "%INSTALL_STAGE%"
+    rem Stripped as scikit-build-core's own install is (install.strip, true for Release).
+    cmake --install "%BUILD_DIR%" --prefix "%INSTALL_STAGE%" --strip
     if errorlevel 1 exit /b 1
 )
 popd
@@ -296,6 +297,14 @@ set /p BUILD_BACKEND=<"%SRC_DIR%\_build_backend.txt"
 if not "%BUILD_BACKEND%"=="setuptools" if not "%BUILD_BACKEND%"=="scikit-build-core" (
     echo bld.bat: error: recipe\build_backend.py answered '!BUILD_BACKEND!', which %RECIPE_FILE% does not build 1>&2
     exit /b 2
+)
+rem Settings only setup.py's build (PyTorch <= 2.13) reads; nothing from 2.14 on does. Its
+rem setuptools compiles with the MSVC the environment activated instead of looking for
+rem another Visual Studio, and PACKAGE_TYPE=conda links conda's libraries instead of copying
+rem them into torch\lib (https://github.com/conda-forge/pytorch-cpu-feedstock/issues/243).
+if "%BUILD_BACKEND%"=="setuptools" (
+    set "DISTUTILS_USE_SDK=1"
+    set "PACKAGE_TYPE=conda"
 )
 exit /b 0
 

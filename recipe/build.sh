@@ -39,19 +39,26 @@
 #       under $SRC_DIR/_stage/install. Each pytorch output runs `pip install .` with the
 #       same build-dir, after cmake_cache.py has pointed both the cache and the backend's
 #       .skbuild-info.json at its Python: otherwise scikit-build-core, which every host
-#       environment holds its own copy of, deletes the cache and CMakeFiles/ (and with them
-#       every compiled object), and FindPython's internal entries contradict the new
-#       interpreter.
+#       environment holds its own copy of, deletes the top-level CMakeCache.txt and
+#       CMakeFiles/ (the configuration, not PyTorch's objects, which live in per-directory
+#       CMakeFiles/; a configure from an empty cache decides everything anew), and
+#       FindPython's internal entries contradict the new interpreter.
+#
+# Build options reach CMake from the environment: PyTorch's cmake/EnvVarForwarding.cmake
+# writes every BUILD_*, USE_* and CMAKE_* variable (and a few named ones) into the cache on
+# every configure, overwriting it. Every stage runs the same configure_build below, and each
+# pytorch output checks that it would write nothing the compile stage did not
+# (check_stage_environment, recipe/stage_environment.py).
 #
 # The seam: the script drives the source tree only through those commands and
 # build/CMakeCache.txt (+ .skbuild-info.json), the install tree, and the install component
 # patch 0004 defines (`cmake --install build --component cuda_linalg_nomagma`). It needs
 # no knowledge of PyTorch's internal files. tests/test_build_sh.py runs this very script
 # against a miniature torch-shaped project (tests/fixtures/minitorch, both layouts) in a
-# faked conda-build environment; the PyTorch-only variables exported below are inert
-# there, while the ones the miniature shares with PyTorch (USE_CUDA, USE_MAGMA, MAGMA_HOME,
-# BUILD_CUDA_LINALG_NOMAGMA, CMAKE_ARGS, MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER, LDFLAGS)
-# behave the same way.
+# faked conda-build environment. The miniature forwards BUILD_*/USE_*/CMAKE_* the way
+# PyTorch 2.15 does, and reads MAGMA_HOME, BLAS, OpenBLAS_*, TORCH_CUDA_ARCH_LIST,
+# TORCH_NVCC_FLAGS, CMAKE_ARGS, MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER and LDFLAGS as PyTorch
+# does; the other PyTorch options exported below reach its cache and change nothing there.
 set -euo pipefail
 
 RECIPE_FILE="recipe/build.sh"
@@ -87,6 +94,8 @@ STAGE_DIR="${SRC_DIR}/_stage"
 # The install tree of a scikit-build-core build (setuptools installs into the source).
 INSTALL_STAGE="${STAGE_DIR}/install"
 COMPILED_MARKER="${STAGE_DIR}/compiled"
+# The forwarded environment the compile stage configured the tree with.
+STAGE_ENVIRONMENT="${STAGE_DIR}/forwarded-environment.json"
 # The megabuild Python's wheel, built by the compile stage (see compile_tree).
 MEGABUILD_WHEELS="${STAGE_DIR}/megabuild-wheel"
 CUDA_VERSION_VARIANT="${cuda_compiler_version:-None}"
@@ -102,8 +111,12 @@ detect_build_backend() {
     answer="$("${PYTHON}" "${RECIPE_DIR}/build_backend.py" "${SRC_DIR}" 2>&1)" \
         || die "${answer#build_backend.py: error: }"
     BUILD_BACKEND="${answer}"
+    # The recipe's own `cmake --install` strips exactly when the backend's install does, so
+    # that libtorch's files and each pytorch output's match: setup.py's `install` target does
+    # not strip, scikit-build-core's install step does (install.strip, true for Release).
     case "${BUILD_BACKEND}" in
-        setuptools|scikit-build-core) ;;
+        setuptools) INSTALL_STRIP=() ;;
+        scikit-build-core) INSTALL_STRIP=(--strip) ;;
         *) die "recipe/build_backend.py answered '${BUILD_BACKEND}', which ${RECIPE_FILE} does not build" ;;
     esac
     echo "build.sh: ${SRC_DIR} builds with ${BUILD_BACKEND}"
@@ -153,7 +166,6 @@ configure_flags() {
         CXXFLAGS="${CXXFLAGS} -DTARGET_OS_OSX=1"
     fi
     export CFLAGS CXXFLAGS LDFLAGS
-    export _GLIBCXX_USE_CXX11_ABI=1
 }
 
 LAUNCHER_LANGUAGES=(C CXX CUDA)
@@ -161,8 +173,9 @@ LAUNCHER_LANGUAGES=(C CXX CUDA)
 use_compiler_cache() {
     # A compiler cache when the build environment has one (ccache or sccache in the
     # build requirements, or a developer's local build); CMake takes
-    # CMAKE_<LANG>_COMPILER_LAUNCHER from the environment on the first configure and
-    # keeps it in the cache. A launcher the user exported already is kept.
+    # CMAKE_<LANG>_COMPILER_LAUNCHER from the environment on the first configure and the
+    # forwarding writes it into the cache on every configure that sees it (later stages
+    # unset it: check_cached_compiler_cache). A launcher the user exported already is kept.
     local launcher language variable
     for launcher in sccache ccache; do
         command -v "${launcher}" >/dev/null 2>&1 || continue
@@ -274,17 +287,17 @@ configure_pytorch() {
     # one job per 8 GB of this machine's memory (JOB_MEMORY_GB overrides; build_jobs.py).
     MAX_JOBS="$("${PYTHON}" "${RECIPE_DIR}/build_jobs.py" --per-job-gb 8)" \
         || die "recipe/build_jobs.py could not choose MAX_JOBS (its error is above)"
+    # setup.py passes MAX_JOBS to its `cmake --build` itself; from 2.14 on pyproject.toml's
+    # [tool.scikit-build.env] table hands it to CMake as CMAKE_BUILD_PARALLEL_LEVEL
+    # (pytorch/pytorch#180247), unless that is set already: so it is not set here.
     export MAX_JOBS
     echo "MAX_JOBS=${MAX_JOBS} (CPU_COUNT=${CPU_COUNT:-unset}, JOB_MEMORY_GB=${JOB_MEMORY_GB:-8})"
-    # What scikit-build-core's `cmake --build` honours (setup.py passes MAX_JOBS itself).
-    export CMAKE_BUILD_PARALLEL_LEVEL="${MAX_JOBS}"
+    # The wheel version: setup.py reads these, and from 2.14 on tools/metadata/version.py
+    # (the version provider of pyproject.toml's dynamic metadata).
     export PYTORCH_BUILD_VERSION="${PKG_VERSION}"
     # Any build number above 1 becomes a .postN suffix in torch.__version__.
     # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/315
     export PYTORCH_BUILD_NUMBER=0
-    # Link conda's libraries instead of copying them into torch/lib.
-    # https://github.com/conda-forge/pytorch-cpu-feedstock/issues/243
-    export PACKAGE_TYPE=conda
     export BUILD_TEST=0
     export INSTALL_TEST=0
     export USE_NUMA=0
@@ -351,14 +364,30 @@ configure_cuda() {
         *) die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' on target_platform='${target_platform}': ${RECIPE_FILE} builds CUDA on Linux only; fix recipe/conda_build_config.yaml" ;;
     esac
     # The GPU generations each CUDA version can target: one row per CUDA version and
-    # platform in cuda_arch_lists.txt (tools check and the tests read the same file).
-    arch_list="$(awk -v cuda="${CUDA_VERSION_VARIANT}" -v platform="${target_platform}" \
-        '$1 == cuda && $2 == platform { print $3 }' "${RECIPE_DIR}/cuda_arch_lists.txt")"
-    if [[ -z "${arch_list}" ]]; then
-        die "cuda_compiler_version='${CUDA_VERSION_VARIANT}' has no CUDA architecture list for ${target_platform}; add a row to recipe/cuda_arch_lists.txt"
-    fi
+    # platform in cuda_arch_lists.txt, read by the one helper bld.bat uses too (tools check
+    # and the tests read the same file). A missing row is the helper's one error line.
+    arch_list="$("${PYTHON}" "${RECIPE_DIR}/cuda_arch_list.py" "${RECIPE_DIR}/cuda_arch_lists.txt" \
+        "${CUDA_VERSION_VARIANT}" "${target_platform}" 2>&1)" || die "${arch_list#error: }"
     export TORCH_CUDA_ARCH_LIST="${arch_list}"
+    # conda-forge's cuda-nvcc activation exports CUDAARCHS (every GPU generation its CUDA
+    # supports) where a build left it unset, and CMake takes that for CMAKE_CUDA_ARCHITECTURES:
+    # the fatbins would hold those GPUs besides the row above (the miniature's did). The row
+    # is the one list. https://github.com/rapidsai/rmm/issues/2238 (the same interference)
+    unset CUDAARCHS
     export USE_CUDA=1
+    # Both flavours of libtorch_cuda_linalg from one build. Switching USE_MAGMA between
+    # two builds would rewrite the generated ATen/cuda/CUDAConfig.h and recompile every
+    # CUDA source that reaches it (recipe/README.md, "MAGMA or not"). Instead the tree is
+    # configured with MAGMA once, and patch 0004 compiles the linalg sources a second time
+    # with AT_MAGMA_ENABLED() false and no magma. Both are exported in every stage: the
+    # forwarding writes them into the cache on every configure (see check_stage_environment).
+    export USE_MAGMA=1
+    export BUILD_CUDA_LINALG_NOMAGMA=1
+    # No native-AOT stage 2 (pytorch#194242, #194243): it imports the installed torch,
+    # exports CuTeDSL kernels and relinks torch_cuda after the PEP 517 build, i.e. after
+    # libtorch was packaged from the compile stage. recipe/README.md, "Native AOT kernels".
+    # Not a forwarded name: caffe2/CMakeLists.txt caches it on the first configure.
+    export TORCH_NATIVE_AOT=0
     export USE_CUFILE=1
     export USE_STATIC_CUDNN=0
     export USE_SYSTEM_NCCL=1
@@ -405,7 +434,8 @@ compile_tree() {
             (cd "${SRC_DIR}" && "${PYTHON}" -m pip wheel . --no-deps --no-build-isolation \
                 "${SKBUILD_ARGS[@]}" --wheel-dir "${MEGABUILD_WHEELS}" -v)
             rm -rf "${INSTALL_STAGE}"
-            cmake --install "${BUILD_DIR}" --prefix "${INSTALL_STAGE}"
+            # Stripped as the backend's own install is (detect_build_backend).
+            cmake --install "${BUILD_DIR}" --prefix "${INSTALL_STAGE}" "${INSTALL_STRIP[@]}"
             ;;
         *) die "BUILD_BACKEND='${BUILD_BACKEND}' has no compile step in ${RECIPE_FILE}" ;;
     esac
@@ -439,7 +469,8 @@ stash_cuda_linalg_flavours() {
     cp -p "$(install_tree)/lib/${name}" "${magma_dir}/"
     # nomagma: patch 0004 builds it in the same tree and installs it only on request, so
     # that it never lands in torch/lib next to the magma one.
-    cmake --install "${BUILD_DIR}" --component cuda_linalg_nomagma --prefix "${nomagma_dir%/lib}"
+    cmake --install "${BUILD_DIR}" --component cuda_linalg_nomagma --prefix "${nomagma_dir%/lib}" \
+        "${INSTALL_STRIP[@]}"
     # PyTorch turns USE_MAGMA off in the cache when it cannot find magma.
     [[ -f "${nomagma_dir}/${name}" ]] \
         || die "the build installed no ${nomagma_dir}/${name} (component cuda_linalg_nomagma, USE_MAGMA=$(cmake_cache get "${CMAKE_CACHE}" USE_MAGMA --default unset) in the tree): check that recipe/meta.yaml lists patches/0004-cmake-build-the-nomagma-cuda-linalg-library-in-the-same-tree.patch and libmagma-devel in the top-level host requirements"
@@ -543,19 +574,13 @@ compile_libtorch() {
     require_linkage_tool
     detect_build_backend
     use_compiler_cache
+    setuptools_only_settings
+    # What every later configure of this tree must see again (check_stage_environment).
+    "${PYTHON}" "${RECIPE_DIR}/stage_environment.py" record "${STAGE_ENVIRONMENT}" \
+        || die "recipe/stage_environment.py could not record the compile stage's environment (its error is above)"
+    compile_tree
     if is_linux_cuda; then
-        # Both flavours of libtorch_cuda_linalg from one build. Switching USE_MAGMA between
-        # two builds would rewrite the generated ATen/cuda/CUDAConfig.h and recompile every
-        # CUDA source that reaches it (recipe/README.md, "MAGMA or not"). Instead the tree
-        # is configured with MAGMA once, and patch 0004 compiles the linalg sources a second
-        # time with AT_MAGMA_ENABLED() false and no magma. setup.py hands BUILD_* variables
-        # to the first configure (scikit-build-core: cmake.define from the environment).
-        export USE_MAGMA=1
-        export BUILD_CUDA_LINALG_NOMAGMA=1
-        compile_tree
         stash_cuda_linalg_flavours
-    else
-        compile_tree
     fi
     # For the libtorch stage that follows in the same work directory (rattler-build
     # restores it from the staging output): the tree is complete, nothing to compile.
@@ -601,6 +626,9 @@ build_pytorch() {
     python_is PY_VER "${PY_VER:-}"
     check_cached_compiler_cache
     detect_build_backend
+    setuptools_only_settings
+    # Before any shortcut: a stage environment that differs is a recipe error either way.
+    check_stage_environment
     local wheel
     wheel="$(megabuild_wheel_for "${PY_VER}")"
     if [[ -n "${wheel}" ]]; then
@@ -613,11 +641,6 @@ build_pytorch() {
     # Point the shared tree at this output's Python; only Python-bound targets rebuild.
     # For scikit-build-core this rewrites .skbuild-info.json too (see the top of this file).
     cmake_cache retarget-python "${CMAKE_CACHE}" --python "${PYTHON}"
-    if is_linux_cuda; then
-        # Keep the environment in agreement with the cache (see build_libtorch).
-        USE_MAGMA="$(cmake_cache get "${CMAKE_CACHE}" USE_MAGMA)"
-        export USE_MAGMA
-    fi
     drop_stale_bytecode
     case "${BUILD_BACKEND}" in
         setuptools)
@@ -635,6 +658,33 @@ finish_pytorch() {
     check_bytecode_matches_python
     check_extension_suffix
     place_torch_libraries
+}
+
+setuptools_only_settings() {
+    # Settings only the setup.py build (PyTorch <= 2.13) reads; from 2.14 on nothing does
+    # (EnvVarForwarding.cmake's aliases and PostBuildSteps.cmake name neither), so the
+    # scikit-build-core build does not get them. Both were in this recipe before the switch:
+    # PACKAGE_TYPE=conda for https://github.com/conda-forge/pytorch-cpu-feedstock/issues/243
+    # (link conda's libraries instead of copying them into torch/lib), and the libstdc++ ABI.
+    case "${BUILD_BACKEND}" in
+        setuptools)
+            export PACKAGE_TYPE=conda
+            export _GLIBCXX_USE_CXX11_ABI=1
+            ;;
+        scikit-build-core) ;;
+        *) die "BUILD_BACKEND='${BUILD_BACKEND}' has no settings branch in ${RECIPE_FILE}" ;;
+    esac
+}
+
+check_stage_environment() {
+    # Every configure copies the BUILD_*, USE_* and CMAKE_* variables (and a few more)
+    # into the cache, overwriting it (cmake/EnvVarForwarding.cmake), and each pytorch output
+    # configures the compile stage's tree again: one that differs would rewrite the cache
+    # and recompile libtorch for this Python only, silently. Stop instead.
+    local answer
+    answer="$("${PYTHON}" "${RECIPE_DIR}/stage_environment.py" compare "${STAGE_ENVIRONMENT}" \
+              --stage "${STAGE}" 2>&1)" \
+        || die "${answer#stage_environment.py: error: }; export the same in every stage (configure_pytorch in ${RECIPE_FILE})"
 }
 
 check_extension_suffix() {

@@ -1,6 +1,7 @@
 """How many compile jobs a PyTorch build may run here: CPU_COUNT, capped by memory.
 
-build.sh and bld.bat set MAX_JOBS (and CMAKE_BUILD_PARALLEL_LEVEL) from what this prints.
+build.sh and bld.bat set MAX_JOBS from what this prints (setup.py passes it to CMake; from
+2.14 on pyproject.toml's [tool.scikit-build.env] table makes it CMAKE_BUILD_PARALLEL_LEVEL).
 One job per CPU runs out of memory: conda-forge's 16-CPU runners were OOM-killed and their
 feedstock builds with 8 jobs on Linux (64 GB) and 4 on Windows (58 GB) since. The cap here
 follows the machine instead of the CI service: at most one job per --per-job-gb (build.sh: 8,

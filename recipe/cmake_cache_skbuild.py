@@ -3,12 +3,14 @@
 Part of recipe/cmake_cache.py; standard library only. scikit-build-core writes
 ``<build-dir>/.skbuild-info.json`` on every build, with the directory it runs from
 (``skbuild_path``). A build from another installation of scikit-build-core finds a
-different path there, takes the tree for another isolated environment's and deletes
-``CMakeCache.txt`` and ``CMakeFiles/``, which hold every compiled object
-(``CMaker.__post_init__`` in scikit_build_core/cmake.py, 1.1). Each pytorch output's host
-environment has its own scikit-build-core, so without this the megabuild would compile
-libtorch once per Python. Recording the next interpreter's scikit-build-core there first
-keeps the tree.
+different path there, takes the tree for another isolated environment's and deletes the
+top-level ``CMakeCache.txt`` and ``CMakeFiles/`` (``CMaker.__post_init__`` in
+scikit_build_core/cmake.py, 1.1): the configuration, not PyTorch's objects, which live in
+per-directory ``CMakeFiles/``. The next configure then starts from an empty cache, decides
+every setting anew and regenerates what depends on them, so each pytorch output (whose host
+environment has its own scikit-build-core) would rebuild whatever that changes, and the
+settings the compile stage made once would be lost. Recording the next interpreter's
+scikit-build-core there first keeps the cache.
 """
 
 from __future__ import annotations

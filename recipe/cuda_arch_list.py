@@ -2,10 +2,11 @@
 
     python cuda_arch_list.py FILE CUDA_VERSION TARGET_PLATFORM
 
-bld.bat reads its row through this script rather than parsing the file in batch, whose
-`for /f` tokenising of a commented, whitespace-aligned table is fragile and cannot be run
-off Windows. A missing file or row is one `error:` line and exit status 2, so the build
-stops before configuring. Runs inside the build: standard library only.
+build.sh and bld.bat both read their row through this script, so the table has one
+reader in the build (batch's `for /f` tokenising of a commented, whitespace-aligned table
+is fragile and cannot be run off Windows; tools/cuda_archs.py is the toolkit's reader).
+A missing file or row is one `error:` line and exit status 2, so the build stops before
+configuring. Runs inside the build: standard library only.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def main(argv: list[str]) -> int:
     arch_list = find_row(lines, cuda, platform)
     if arch_list is None:
         print(
-            f"error: {path}: no row for cuda_compiler_version={cuda} target_platform={platform};"
+            f"error: {path}: no row for cuda_compiler_version='{cuda}'"
+            f" target_platform='{platform}';"
             f" add a line '{cuda} {platform} TORCH_CUDA_ARCH_LIST' to it",
             file=sys.stderr,
         )

@@ -16,15 +16,19 @@ from pathlib import Path
 
 import pytest
 from conda_package_streaming.create import conda_builder
+from fixtures import feedstock_matrix
 
 from tools.__main__ import main
 
 REPO = Path(__file__).resolve().parent.parent
-LINUX_CPU = (
-    "linux_64_blas_implgenericc_compiler_version15c_stdlib_version2.17channel_targetsconda-forge_"
-    "maincuda_compiler_versionNonecxx_compiler_version15is_rcFalse"
+# The config these tests hand to the commands, read from .ci_support: a linux-64 CPU one
+# where the matrix has one (the fastest to render), else a linux-64 one, else any.
+_LINUX = feedstock_matrix.prefer(
+    {"platform": "linux-64", "cuda": False}, {"platform": "linux-64"}, {}
 )
-OSX_ARM64 = "osx_arm64_channel_targetsconda-forge_mainis_rcFalse"
+LINUX_CONFIG = _LINUX.name if _LINUX else "no-config-in-ci-support"
+# A config of another platform than linux-64 (conda-forge's osx-arm64), where there is one.
+OTHER_PLATFORM = next((c for c in feedstock_matrix.configs() if c.platform != "linux-64"), None)
 
 
 def run_tool(capsys, *argv: str) -> tuple[int, str, str]:
@@ -110,18 +114,20 @@ def _linux_elf_package(tmp_path: Path, name: str) -> Path:
     )
 
 
-def test_check_refuses_a_linux_package_against_a_macos_config(tmp_path, capsys):
+def test_check_refuses_a_linux_package_against_another_platforms_config(tmp_path, capsys):
+    if OTHER_PLATFORM is None:
+        pytest.skip(".ci_support holds no config for another platform than linux-64")
     pkg = _linux_elf_package(tmp_path, "libtorch")
-    code, out, err = run_tool(capsys, "check", str(pkg), "--config", OSX_ARM64)
+    code, out, err = run_tool(capsys, "check", str(pkg), "--config", OTHER_PLATFORM.name)
     assert code == 2
     line = one_error_line(err)
-    assert "built for linux-64" in line and "builds osx-arm64" in line
+    assert "built for linux-64" in line and f"builds {OTHER_PLATFORM.platform}" in line
     assert "GLIBC_12" not in out
 
 
 def test_check_fails_a_package_that_is_not_an_output_of_the_config(tmp_path, capsys):
     pkg = _linux_elf_package(tmp_path, "not-torch")
-    code, out, _ = run_tool(capsys, "check", "--json", str(pkg), "--config", LINUX_CPU)
+    code, out, _ = run_tool(capsys, "check", "--json", str(pkg), "--config", LINUX_CONFIG)
     assert code == 1
     failures = [f for f in json.loads(out) if f["check"] == "metadata.output"]
     assert [f["status"] for f in failures] == ["fail"]
@@ -183,7 +189,7 @@ def test_drift_with_an_output_no_configuration_builds_is_exit_2(tmp_path, capsys
         "--output",
         "nonexist",
         "--config",
-        LINUX_CPU,
+        LINUX_CONFIG,
     )
     assert code == 2
     assert "--output nonexist: no configuration builds" in one_error_line(err)
@@ -315,9 +321,25 @@ def test_build_locally_never_prints_a_token_a_failing_engine_printed(feedstock, 
 
     github = "ghp_" + "A1b2C3d4" * 5
     bin_dir = _engine_that_prints(tmp_path, f"{TOKEN} {github}")
-    run = feedstock.run(CPU, BINSTAR_TOKEN=TOKEN, PATH=f"{bin_dir}:{feedstock.env['PATH']}")
+    path = f"{bin_dir}:{feedstock.env['PATH']}"
+    run = feedstock.run(CPU, "--engine", "docker", BINSTAR_TOKEN=TOKEN, PATH=path)
     assert run.returncode == 2
     assert "permission denied: *** ***" in run.stderr
+    assert TOKEN not in run.stderr + run.stdout and github not in run.stderr + run.stdout
+
+
+def test_the_engine_line_never_prints_a_token_a_failing_engine_printed(feedstock, tmp_path):
+    # Without --engine the run goes on to the embedded engine, saying why docker did not do.
+    from fixtures.e2e_feedstock import without_engines
+    from test_build_locally_e2e import CPU, TOKEN, V1_RECIPE
+
+    (feedstock.root / "recipe" / "recipe-v1.yaml").write_text(V1_RECIPE)
+    github = "ghp_" + "A1b2C3d4" * 5
+    bin_dir = _engine_that_prints(tmp_path, f"{TOKEN} {github}")
+    path = f"{bin_dir}:{without_engines(feedstock.env['PATH'])}"
+    run = feedstock.run(CPU, "--dry-run", BINSTAR_TOKEN=TOKEN, PATH=path)
+    assert run.returncode == 0, run.stderr
+    assert "permission denied: *** ***" in run.stdout.splitlines()[0]
     assert TOKEN not in run.stderr + run.stdout and github not in run.stderr + run.stdout
 
 
@@ -340,27 +362,17 @@ def test_a_failed_commands_error_never_carries_a_token(monkeypatch):
 
 def test_build_locally_refuses_a_second_run_on_the_same_build_artifacts(feedstock):
     import signal
-    import subprocess
-    import time
 
-    from test_build_locally_e2e import ARM, CPU
+    from test_build_locally_e2e import ARM, CPU, INTERRUPT_SAFETY_NET
 
-    first = subprocess.Popen(
-        feedstock.command(CPU),
-        cwd=feedstock.root,
-        env={**feedstock.env, "FAKE_BUILD_HANG": CPU},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
+    first = feedstock.start(CPU, FAKE_BUILD_HANG=CPU)
     try:
         log = feedstock.artifacts / f"{CPU}-log.txt"
-        deadline = time.monotonic() + 30
-        while not (log.exists() and "compiling forever" in log.read_text()):
-            if time.monotonic() > deadline or first.poll() is not None:
-                pytest.fail(f"the first build never reached its hanging step: {first.poll()}")
-            time.sleep(0.1)
+        feedstock.wait_until(
+            first,
+            lambda: log.exists() and "compiling forever" in log.read_text(),
+            "the first build never reached its hanging step",
+        )
         second, dry = feedstock.run(ARM), feedstock.run(ARM, "--dry-run")
         assert second.returncode == 2
         assert f"another build-locally run (pid {first.pid})" in second.stderr
@@ -368,7 +380,7 @@ def test_build_locally_refuses_a_second_run_on_the_same_build_artifacts(feedstoc
         assert not feedstock.marker(ARM).exists() and not feedstock.builds()[1:]
     finally:
         first.send_signal(signal.SIGINT)
-        first.communicate(timeout=30)
+        first.communicate(timeout=INTERRUPT_SAFETY_NET)
 
 
 def test_prune_keeps_the_work_folder_another_conda_build_made_meanwhile(feedstock):
@@ -461,7 +473,7 @@ def test_render_of_a_variant_file_that_is_not_yaml_names_the_file_and_line(tmp_p
 
 
 def _conflicted(root: Path) -> Path:
-    config = root / ".ci_support" / f"{LINUX_CPU}.yaml"
+    config = root / ".ci_support" / f"{LINUX_CONFIG}.yaml"
     lines = config.read_text().splitlines(keepends=True)
     lines[2:2] = ["<<<<<<< HEAD\n"]
     lines[5:5] = ["=======\n", "c_stdlib_version:\n", "- '2.28'\n", ">>>>>>> cuda130\n"]
@@ -472,9 +484,9 @@ def _conflicted(root: Path) -> Path:
 @pytest.mark.parametrize(
     "argv",
     [
-        ("render", LINUX_CPU),
+        ("render", LINUX_CONFIG),
         ("explain",),
-        ("check", "PACKAGE", "--config", LINUX_CPU),
+        ("check", "PACKAGE", "--config", LINUX_CONFIG),
         ("drift", "--wheel", "WHEEL", "--offline"),
     ],
     ids=["render", "explain", "check", "drift"],
@@ -505,7 +517,9 @@ def _use_undefined_name(root: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("argv", [("render", LINUX_CPU), ("explain",)], ids=["render", "explain"])
+@pytest.mark.parametrize(
+    "argv", [("render", LINUX_CONFIG), ("explain",)], ids=["render", "explain"]
+)
 def test_an_undefined_jinja_variable_is_an_error_as_in_conda_build(feedstock_copy, capsys, argv):
     _use_undefined_name(feedstock_copy)
     code, _, err = run_tool(capsys, *argv)
@@ -543,7 +557,7 @@ def test_an_empty_meta_yaml_names_what_is_missing(tmp_path, capsys):
     recipe = tmp_path / "recipe"
     recipe.mkdir()
     (recipe / "meta.yaml").write_text("")
-    code, out, err = run_tool(capsys, "render", LINUX_CPU, "--recipe-dir", str(recipe))
+    code, out, err = run_tool(capsys, "render", LINUX_CONFIG, "--recipe-dir", str(recipe))
     assert code == 2
     assert "package/name missing" in one_error_line(err)
     assert out == ""
@@ -577,7 +591,7 @@ def test_a_jinja_expression_failing_as_python_names_its_line(feedstock_copy, cap
     number = next(i for i, line in enumerate(lines, 1) if line.startswith("package:"))
     lines.insert(number - 1, "{% set broken = 1 / 0 %}\n")
     meta.write_text("".join(lines))
-    code, _, err = run_tool(capsys, "render", LINUX_CPU)
+    code, _, err = run_tool(capsys, "render", LINUX_CONFIG)
     assert code == 2
     line = one_error_line(err)
     assert f"meta.yaml:{number}: jinja2 evaluation failed: ZeroDivisionError" in line
@@ -586,7 +600,7 @@ def test_a_jinja_expression_failing_as_python_names_its_line(feedstock_copy, cap
 def test_a_meta_yaml_that_is_not_utf8_is_one_line(feedstock_copy, capsys):
     meta = feedstock_copy / "recipe" / "meta.yaml"
     meta.write_bytes(meta.read_bytes().replace(b"package:", b"pack\xffage:", 1))
-    code, _, err = run_tool(capsys, "render", LINUX_CPU)
+    code, _, err = run_tool(capsys, "render", LINUX_CONFIG)
     assert code == 2
     assert "meta.yaml: not UTF-8 text" in one_error_line(err)
 

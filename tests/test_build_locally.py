@@ -21,6 +21,7 @@ from tools.localbuild.configs import (
     docker_image,
     select,
 )
+from tools.localbuild.engines import embedded, ladder
 from tools.localbuild.engines.ccache import CcacheStats, parse_stats
 from tools.localbuild.engines.engine import LABEL, ContainerEngine
 from tools.localbuild.engines.logtee import (
@@ -312,7 +313,77 @@ def test_missing_engine_says_how_to_go_on_without_one() -> None:
     engine = ContainerEngine.from_env({})
     with pytest.raises(UserError) as excinfo:
         engine.resolve({"PATH": "/nonexistent"})
-    assert "--native" in str(excinfo.value)
+    assert "leave out --engine docker" in str(excinfo.value)
+
+
+def test_the_ladder_falls_to_the_embedded_engine_and_says_why(tmp_path: Path) -> None:
+    # Before: no ladder; the run stopped at "no container engine ... use --native".
+    chosen = ladder.choose(None, ContainerEngine.from_env({}), {"PATH": str(tmp_path)})
+    assert chosen.builder == "rattler-build"
+    assert chosen.line.startswith("engine: rattler-build ")
+    assert "`docker` is not on PATH; no conda-build on PATH" in chosen.line
+
+
+def test_the_ladder_takes_the_conda_build_on_path_before_the_embedded_engine(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "conda-build").write_text("#!/bin/sh\n")
+    (tmp_path / "conda-build").chmod(0o755)
+    chosen = ladder.choose(None, ContainerEngine.from_env({}), {"PATH": str(tmp_path)})
+    assert chosen.builder == "conda-build"
+    assert "conda-build on PATH" in chosen.line and "`docker` is not on PATH" in chosen.line
+
+
+def test_debug_is_refused_when_the_embedded_engine_would_build(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="--debug opens conda-build's debug shell"):
+        ladder.choose(None, ContainerEngine.from_env({}), {"PATH": str(tmp_path)}, debug=True)
+
+
+def test_a_forced_engine_is_probed_alone(tmp_path: Path) -> None:
+    env = {"PATH": str(tmp_path)}
+    chosen = ladder.choose("rattler-build", ContainerEngine.from_env({}), env)
+    assert chosen.line.endswith("(--engine)") and "docker" not in chosen.line
+    with pytest.raises(UserError, match="needs conda-build on PATH"):
+        ladder.choose("conda-build", ContainerEngine.from_env({}), env)
+
+
+@pytest.mark.parametrize(
+    ("system", "machine", "subdir"),
+    [
+        ("linux", "x86_64", "linux-64"),
+        ("linux", "aarch64", "linux-aarch64"),
+        ("linux", "ppc64le", "linux-ppc64le"),
+        ("darwin", "arm64", "osx-arm64"),
+        ("darwin", "x86_64", "osx-64"),
+        ("win32", "AMD64", "win-64"),
+    ],
+)
+def test_the_host_platform_in_condas_words(system: str, machine: str, subdir: str) -> None:
+    assert embedded.host_subdir(system, machine) == subdir
+
+
+def _variant_file(tmp_path: Path, cuda: str, stdlib: str, target: str = "linux-64") -> Config:
+    path = tmp_path / "cfg.yaml"
+    path.write_text(
+        f"target_platform:\n- {target}\ncuda_compiler_version:\n- {cuda}\n"
+        f"c_stdlib_version:\n- '{stdlib}'\n"
+    )
+    return Config("cfg", path)
+
+
+def test_the_embedded_engine_refuses_a_cuda_config_the_machines_glibc_cannot_install(
+    tmp_path: Path,
+) -> None:
+    config = _variant_file(tmp_path, "13.0", "2.28")
+    with pytest.raises(UserError, match=r"need glibc >= 2\.28 .* this machine has 2\.17"):
+        embedded.check_buildable(config, "linux-64", "2.17")
+    embedded.check_buildable(config, "linux-64", "2.36")  # new enough: no refusal
+
+
+def test_the_embedded_engine_refuses_a_config_of_another_platform(tmp_path: Path) -> None:
+    config = _variant_file(tmp_path, "None", "2.17", target="linux-aarch64")
+    with pytest.raises(UserError, match=r"a linux-aarch64 config; .* only for this machine"):
+        embedded.check_buildable(config, "linux-64", "2.36")
 
 
 def test_prune_only_touches_our_labelled_containers() -> None:
@@ -659,6 +730,13 @@ def test_cfep3_request_rejects_a_channel_url(tmp_path: Path) -> None:
         ("FAILED: caffe2/CMakeFiles/torch_cpu.dir/a.cpp.o", ""),  # ninja's step, not the error
         ("-- Performing Test HAS_WERROR - Failed", ""),
         ("### build-locally: failed after 0:01:00 (exit status 1)", ""),
+        # a solve that found no environment: conda-build, libmamba, rattler-build, resolvo
+        ("conda_build.exceptions.DependencyNeedsBuildingError: Unsatisfiable dependencies for "
+         "platform linux-64: {MatchSpec(\"libabseil==20260526\")}", "solver failure"),
+        ("Could not solve for environment specs", "solver failure"),
+        ("error: Failed to resolve dependencies", "solver failure"),
+        ("Cannot solve the request because of: No candidates were found for libfoo *.",
+         "solver failure"),
     ],
 )  # fmt: skip
 def test_why_knows_real_errors_from_the_lines_around_them(line: str, kind: str) -> None:

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.cli import default_sigint
+from fixtures.e2e_feedstock import without_engines
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="drives bash scripts through a pseudo-terminal (POSIX only)"
@@ -33,6 +35,9 @@ CUDA = "linux_64_cuda_compiler_version12.9"
 CPU = "linux_64_cuda_compiler_versionNone"
 ARM = "linux_aarch64_cuda_compiler_versionNone"
 TOKEN = "tok-5b1d0e9a77c3"
+# Seconds a run may take to reach a step, or to stop after Ctrl-C, before the test gives up:
+# generous, as two full suites on 2 busy cores make a fake engine's start take seconds.
+INTERRUPT_SAFETY_NET = 180
 
 
 def _config_yaml(target: str, cuda: str) -> str:
@@ -120,6 +125,29 @@ class Feedstock:
             check=False,
         )
         return Run(result.returncode, result.stdout, result.stderr)
+
+    def start(self, *args: str, **env: str) -> subprocess.Popen:
+        """A run the test will interrupt (Ctrl-C reaches it even when the suite ignores it)."""
+        return subprocess.Popen(
+            self.command(*args),
+            cwd=self.root,
+            env={**self.env, **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=default_sigint,
+        )
+
+    def wait_until(self, proc: subprocess.Popen, ready, what: str) -> None:
+        """Wait for an event the run really produces; the deadline is only a safety net for a
+        machine under heavy load, never what the test waits for."""
+        deadline = time.monotonic() + INTERRUPT_SAFETY_NET
+        while not ready():
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail(f"{what}: {proc.communicate()}")
+            time.sleep(0.1)
 
     def calls(self, kind: str | None = None) -> list[dict]:
         path = self.state / "calls.jsonl"
@@ -462,24 +490,15 @@ def test_tokens_are_not_forwarded_and_are_redacted_from_logs(feedstock: Feedstoc
 def test_sigint_stops_the_container_marks_interrupted_and_the_next_run_resumes(
     feedstock: Feedstock,
 ) -> None:
-    proc = subprocess.Popen(
-        feedstock.command(CPU, ARM),
-        cwd=feedstock.root,
-        env={**feedstock.env, "FAKE_BUILD_HANG": "*aarch64*"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = feedstock.start(CPU, ARM, FAKE_BUILD_HANG="*aarch64*")
     log = feedstock.artifacts / f"{ARM}-log.txt"
-    deadline = time.monotonic() + 30
-    while not (log.exists() and "compiling forever" in log.read_text()):
-        if time.monotonic() > deadline or proc.poll() is not None:
-            proc.kill()
-            pytest.fail(f"the build never reached its hanging step: {proc.communicate()}")
-        time.sleep(0.1)
+    feedstock.wait_until(
+        proc,
+        lambda: log.exists() and "compiling forever" in log.read_text(),
+        "the build never reached its hanging step",
+    )
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=30)
+    _, stderr = proc.communicate(timeout=INTERRUPT_SAFETY_NET)
     assert proc.returncode == 130, stderr
     [stop] = feedstock.calls("stop")
     assert stop["argv"][-1] == feedstock.calls("run")[-1]["name"]
@@ -502,23 +521,10 @@ def test_sigint_stops_the_container_marks_interrupted_and_the_next_run_resumes(
 def test_sigint_before_the_container_exists_stops_the_script_and_looks_again(
     feedstock: Feedstock,
 ) -> None:
-    proc = subprocess.Popen(
-        feedstock.command(CPU),
-        cwd=feedstock.root,
-        env={**feedstock.env, "FAKE_DOCKER_PULL_HANG": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while not feedstock.calls("pull"):
-        if time.monotonic() > deadline or proc.poll() is not None:
-            proc.kill()
-            pytest.fail(f"the script never pulled: {proc.communicate()}")
-        time.sleep(0.1)
+    proc = feedstock.start(CPU, FAKE_DOCKER_PULL_HANG="1")
+    feedstock.wait_until(proc, lambda: feedstock.calls("pull"), "the script never pulled")
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=40)
+    _, stderr = proc.communicate(timeout=INTERRUPT_SAFETY_NET)
     assert proc.returncode == 130, stderr
     assert len(feedstock.calls("stop")) == 2  # no container yet, then the final look
     assert feedstock.calls("run") == []
@@ -564,35 +570,69 @@ def test_wrong_config_name_lists_the_closest_and_builds_nothing(feedstock: Feeds
     assert feedstock.calls() == []
 
 
-def test_no_engine_on_path_is_one_clear_line(feedstock: Feedstock) -> None:
+def _without_engines() -> str:
+    """The test machine's PATH less any real docker, podman or conda-build."""
+    return without_engines(os.environ["PATH"])
+
+
+def test_a_forced_engine_missing_from_path_is_one_clear_line(feedstock: Feedstock) -> None:
     for engine in ("docker", "podman"):
         (feedstock.bin / engine).unlink()
-    run = feedstock.run(CPU)
+    run = feedstock.run(CPU, "--engine", "docker", PATH=_without_engines())
     assert run.returncode == 2
     [line] = run.stderr.strip().splitlines()
-    assert "no container engine" in line and "--native" in line
+    assert "no container engine" in line and "leave out --engine docker" in line
 
 
-def test_dry_run_refuses_a_missing_engine_as_the_run_does(feedstock: Feedstock) -> None:
+def test_dry_run_refuses_a_missing_forced_engine_as_the_run_does(feedstock: Feedstock) -> None:
     for engine in ("docker", "podman"):
         (feedstock.bin / engine).unlink()
-    real, dry = feedstock.run(CPU), feedstock.run(CPU, "--dry-run")
+    args, path = (CPU, "--engine", "docker"), _without_engines()
+    real, dry = feedstock.run(*args, PATH=path), feedstock.run(*args, "--dry-run", PATH=path)
     assert (dry.returncode, dry.stderr) == (real.returncode, real.stderr) == (2, real.stderr)
     assert real.stderr.startswith("error: no container engine") and dry.stdout == ""
 
 
+def test_without_an_engine_on_path_the_dry_run_plans_the_embedded_engine(
+    feedstock: Feedstock,
+) -> None:
+    # Before: "error: no container engine: `docker` is not on PATH ...", exit 2.
+    for engine in ("docker", "podman"):
+        (feedstock.bin / engine).unlink()
+    (feedstock.root / "recipe" / "recipe-v1.yaml").write_text(V1_RECIPE)
+    dry = feedstock.run(CPU, "--dry-run", PATH=_without_engines())
+    assert dry.returncode == 0, dry.stderr
+    first, *plan = dry.stdout.splitlines()
+    assert first.startswith("engine: rattler-build") and "`docker` is not on PATH" in first
+    assert "no conda-build on PATH" in first
+    assert any("-m tools.localbuild.engines.rattler build" in line for line in plan)
+    assert not feedstock.artifacts.exists()
+
+
 def test_dry_run_refuses_a_stopped_daemon_as_the_run_does(feedstock: Feedstock) -> None:
-    real = feedstock.run(CPU, FAKE_DOCKER_NO_DAEMON="1")
-    dry = feedstock.run(CPU, "--dry-run", FAKE_DOCKER_NO_DAEMON="1")
+    real = feedstock.run(CPU, "--engine", "docker", FAKE_DOCKER_NO_DAEMON="1")
+    dry = feedstock.run(CPU, "--engine", "docker", "--dry-run", FAKE_DOCKER_NO_DAEMON="1")
     assert (dry.returncode, dry.stderr) == (real.returncode, real.stderr) == (2, real.stderr)
     assert "docker info` failed" in dry.stderr and "engine:" not in dry.stdout
 
 
-def test_engine_without_daemon_is_one_clear_line(feedstock: Feedstock) -> None:
-    run = feedstock.run(CPU, FAKE_DOCKER_NO_DAEMON="1")
+def test_a_forced_engine_without_daemon_is_one_clear_line(feedstock: Feedstock) -> None:
+    run = feedstock.run(CPU, "--engine", "docker", FAKE_DOCKER_NO_DAEMON="1")
     assert run.returncode == 2
     [line] = run.stderr.strip().splitlines()
-    assert "docker info` failed" in line and "--native" in line
+    assert "docker info` failed" in line and "leave out --engine docker" in line
+    assert feedstock.calls("run") == []
+
+
+def test_a_stopped_daemon_passes_the_run_to_the_next_engine_and_says_why(
+    feedstock: Feedstock,
+) -> None:
+    (feedstock.root / "recipe" / "recipe-v1.yaml").write_text(V1_RECIPE)
+    path = f"{feedstock.bin}{os.pathsep}{_without_engines()}"
+    dry = feedstock.run(CPU, "--dry-run", FAKE_DOCKER_NO_DAEMON="1", PATH=path)
+    assert dry.returncode == 0, dry.stderr
+    first = dry.stdout.splitlines()[0]
+    assert first.startswith("engine: rattler-build") and "docker info` failed" in first
     assert feedstock.calls("run") == []
 
 
@@ -760,7 +800,8 @@ def test_a_recipe_that_does_not_render_is_refused_before_any_container(
     assert (dry.returncode, dry.stderr) == (real.returncode, real.stderr) == (2, real.stderr)
     [line] = dry.stderr.splitlines()
     assert line.startswith("error: ") and "meta.yaml:3" in line
-    assert feedstock.calls() == [] and "would build" not in dry.stdout
+    # the engine answered the ladder (`info`); nothing was pulled or run
+    assert {c["kind"] for c in feedstock.calls()} == {"info"} and "would build" not in dry.stdout
 
 
 V1_RECIPE = """\
@@ -809,7 +850,8 @@ def test_the_dry_run_refuses_a_recipe_yaml_that_rattler_build_cannot_render(
     )
     assert render.returncode == 2 and render.stderr.splitlines() == [line]  # render's own line
     assert "recipe.yaml" in line and "Jinja" in line
-    assert feedstock.calls() == [] and "would build" not in dry.stdout
+    # the engine answered the ladder (`info`); nothing was pulled or run
+    assert {c["kind"] for c in feedstock.calls()} == {"info"} and "would build" not in dry.stdout
 
 
 # ---------------------------------------------------------------- selection, shards, the menu
@@ -862,3 +904,14 @@ def test_the_menu_marks_the_configs_this_machine_cannot_build(feedstock: Feedsto
     assert menu[2] == f"{ARM}  [damaged: cannot be read, rerender]"  # unreadable: no label
     assert menu[3].startswith("win-64 cpu")
     assert f"{win}  [cannot build on this machine: Windows configs build" in menu[3]
+
+
+def test_channel_and_source_cache_are_refused_for_the_container_engine(
+    feedstock: Feedstock, tmp_path: Path
+) -> None:
+    # They feed the embedded engine; the container builds with the config's channels.
+    run = feedstock.run(CPU, "--channel", str(tmp_path), "--source-cache", str(tmp_path))
+    assert run.returncode == 2
+    [line] = run.stderr.splitlines()
+    assert "--channel and --source-cache feed the embedded engine" in line
+    assert feedstock.calls("run") == [] and not feedstock.artifacts.exists()

@@ -42,11 +42,15 @@ from fixtures.minitorch.support import (
     venv_python,
 )
 
-from tools.cuda_archs import read_rows
+from tools.check.elf import read_elf
+from tools.cuda_archs import parse_arch_list, read_rows
 
 BUILD_SH = RECIPE_DIR / "build.sh"
 LIBTORCH_LIBS = ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_global_deps.so")
 CUDA_LIBTORCH_LIBS = (*LIBTORCH_LIBS, "libtorch_cuda.so")
+#: The header folder among the libraries in torch/lib (upstream's torch/lib/libshm/): it
+#: stays with each pytorch package (recipe/package_files.py).
+LIBSHM_HEADERS = ("lib/libshm/err.h", "lib/libshm/libshm.h")
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,8 @@ class Flow:
     ran_for_second_python: set[str]
     compiler_cache_calls_for_second_python: list[str]
     every_compile: list[Compile]
+    changed_option: subprocess.CompletedProcess[str]
+    ran_for_changed_option: set[str]
 
 
 @pytest.fixture(scope="module", params=LAYOUTS)
@@ -106,6 +112,11 @@ def flow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     }
     libtorch = conda.run_output("libtorch", venvs[0], [magma, blas])
     host = [magma, blas, libtorch, linalg["magma"]]
+    # Another Python's pytorch stage whose environment sets a build option the compile stage
+    # did not: the forwarding would write it into the cache on this output's configure.
+    before = ninja_log(conda.src_dir / "build")
+    changed_option = conda.attempt_output("pytorch", venvs[1], host, {"USE_DISTRIBUTED": "1"})
+    ran_for_changed_option = ran_between(before, ninja_log(conda.src_dir / "build"))
     pytorch_first = conda.run_output("pytorch", venvs[0], host, label="pytorch-first")
     before = ninja_log(conda.src_dir / "build")
     calls_before = len(conda.compiler_cache_calls())
@@ -124,6 +135,8 @@ def flow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         ran,
         conda.compiler_cache_calls()[calls_before:],
         compiles(conda.src_dir / "build"),
+        changed_option,
+        ran_for_changed_option,
     )
 
 
@@ -201,7 +214,21 @@ def test_activation_exports_the_arch_list_the_build_used(flow: Flow) -> None:
     out = _source_activation(f'. "{activate}"; printf %s "$CF_TORCH_CUDA_ARCH_LIST"', None)
     # The row build.sh read (FakeCondaBuild's recipe copy cuts the list to its last entry).
     rows = read_rows(flow.conda.recipe_dir / "cuda_arch_lists.txt")
-    assert out == rows[("13.0", "linux-64")] == "12.0+PTX"
+    full = read_rows(RECIPE_DIR / "cuda_arch_lists.txt")[("13.0", "linux-64")]
+    assert out == rows[("13.0", "linux-64")] == full.split(";")[-1]
+
+
+@pytest.mark.slow
+def test_the_recipes_arch_list_decides_the_fatbin_not_nvccs_cudaarchs(flow: Flow) -> None:
+    # The build ran with CUDAARCHS set as conda-forge's cuda-nvcc activation sets it (every
+    # GPU generation); the device code is the row build.sh exported, and nothing else.
+    assert flow.conda.environment("libtorch", {})["CUDAARCHS"].startswith("75-real;")
+    row = read_rows(flow.conda.recipe_dir / "cuda_arch_lists.txt")[("13.0", "linux-64")]
+    promise = parse_arch_list(row)
+    with (flow.libtorch.root / "lib" / "libtorch_cuda.so").open("rb") as stream:
+        code = read_elf(stream).device_code
+    assert {c.arch for c in code if c.kind == "sass"} == promise.sass
+    assert {c.arch for c in code if c.kind == "ptx"} == promise.ptx
 
 
 @pytest.mark.slow
@@ -272,10 +299,14 @@ def test_pytorch_puts_libtorch_python_in_prefix_lib(flow: Flow) -> None:
 
 
 @pytest.mark.slow
-def test_torch_lib_in_site_packages_holds_only_symlinks(flow: Flow) -> None:
+def test_torch_lib_in_site_packages_holds_only_symlinks_and_the_header_folder(
+    flow: Flow,
+) -> None:
     for package in flow.pytorch:
         torch_lib = package.root / site_packages_of(package) / "torch" / "lib"
-        assert sorted(p.name for p in torch_lib.iterdir() if not p.is_symlink()) == []
+        assert sorted(p.name for p in torch_lib.iterdir() if not p.is_symlink()) == ["libshm"]
+        headers = sorted(f"lib/libshm/{p.name}" for p in (torch_lib / "libshm").iterdir())
+        assert headers == sorted(LIBSHM_HEADERS)
 
 
 @pytest.mark.slow
@@ -322,6 +353,18 @@ def test_every_python_independent_object_is_compiled_once_for_all_outputs(flow: 
     core = [c for c in flow.every_compile if c.target in python_independent]
     assert {c.target for c in core} >= {"c10", "torch_cpu", "torch", "torch_cuda"}
     assert len(core) == len(set(core)), sorted(c.source for c in core)
+
+
+@pytest.mark.slow
+def test_pytorch_stage_refuses_a_build_option_the_compile_stage_did_not_configure(
+    flow: Flow,
+) -> None:
+    # Silently, the forwarding would rewrite the cache and the tree would rebuild for this
+    # Python only; build.sh stops before configuring anything.
+    assert flow.changed_option.returncode == 2, flow.changed_option.stdout[-2000:]
+    line = build_sh_error(flow.changed_option.stderr)
+    assert "USE_DISTRIBUTED='1' is set here but was not in the compile stage" in line
+    assert flow.ran_for_changed_option == set()
 
 
 @pytest.mark.slow
@@ -487,9 +530,10 @@ def test_cpu_libtorch_ships_no_linalg_and_no_activation_scripts(cpu_flow: CpuFlo
 
 
 @pytest.mark.slow
-def test_cpu_pytorch_links_every_torch_lib_entry_into_prefix(cpu_flow: CpuFlow) -> None:
+def test_cpu_pytorch_links_every_torch_lib_library_into_prefix(cpu_flow: CpuFlow) -> None:
     torch_lib = cpu_flow.pytorch.root / site_packages_of(cpu_flow.pytorch) / "torch" / "lib"
-    assert {p.name: os.readlink(p) for p in torch_lib.iterdir()} == {
+    libraries = [p for p in torch_lib.iterdir() if p.name != "libshm"]
+    assert {p.name: os.readlink(p) for p in libraries} == {
         name: f"../../../../{name}" for name in (*LIBTORCH_LIBS, "libtorch_python.so")
     }
 

@@ -38,3 +38,16 @@ def test_bld_bat_drops_stale_bytecode_before_installing_torch() -> None:
     pytorch = text[text.index("\n:pytorch") :]
     assert "(__pycache__) do if exist" in pytorch
     assert pytorch.index("(__pycache__)") < pytorch.index("-m pip install")
+
+
+def test_build_sh_reads_the_arch_list_through_the_helper_bld_bat_uses() -> None:
+    # One reader of recipe/cuda_arch_lists.txt in the build (recipe/cuda_arch_list.py):
+    # the row build.sh exports is found by the same code as bld.bat's, comments included.
+    text = (RECIPE / "build.sh").read_text().replace("\\\n", " ")
+    code = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    readers = [line for line in code if "cuda_arch_lists.txt" in line]
+    assert len(readers) == 1, readers
+    assert (
+        '"${PYTHON}" "${RECIPE_DIR}/cuda_arch_list.py" "${RECIPE_DIR}/cuda_arch_lists.txt"'
+        in readers[0]
+    )

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures import feedstock_matrix
 from fixtures.bump import command, releases
 
 REPO = releases.REPO
@@ -113,7 +114,11 @@ def test_pythons_below_requires_python_get_a_skip_in_both_recipes(bumped) -> Non
 
 
 def test_the_bumped_recipe_renders_without_the_dropped_python(bumped) -> None:
-    config = sorted((bumped.feedstock / ".ci_support").glob("linux_64*None*.yaml"))[0].stem
+    # a CPU config where the matrix has one (the fastest to render)
+    chosen = feedstock_matrix.prefer({"cuda": False}, {}, root=bumped.feedstock)
+    assert chosen is not None, ".ci_support holds no configs"
+    config = chosen.name
+    tag = "cpu" if chosen.cuda is None else f"cuda{chosen.cuda.replace('.', '')}"
     result = subprocess.run(
         [sys.executable, str(REPO / "tools"), "render", "--built-only", config],
         cwd=bumped.feedstock,
@@ -123,14 +128,19 @@ def test_the_bumped_recipe_renders_without_the_dropped_python(bumped) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert f"pytorch-{bumped.newer}-cpu_" in result.stdout
+    assert f"pytorch-{bumped.newer}-{tag}_" in result.stdout
     assert "_py310_" not in result.stdout and "_py311_" in result.stdout
 
 
 def test_the_cuda_release_and_the_pins_that_moved_are_on_the_checklist(bumped) -> None:
     out = bumped.second.stdout
     assert "CUDA:    cuda-toolkit[" in out and "==13.2.2" in out
-    assert "CUDA: upstream builds with 13.2.2" in out and "13.0" in out
+    # the feedstock's CUDA 13 configurations, as the checklist compares them with upstream's
+    ours = [v for v in feedstock_matrix.cuda_versions(root=bumped.feedstock) if v[:3] == "13."]
+    if ours:
+        assert "CUDA: upstream builds with 13.2.2 (" in out and ", ".join(ours) in out
+    else:
+        assert "CUDA 13: upstream builds with" in out and "no configuration builds" in out
     assert "pin triton: upstream >=3.9.0,3.9.*" in out
     assert "pin libnvshmem3:" in out and "no libnvshmem-dev in host" in out
 

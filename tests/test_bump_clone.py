@@ -8,15 +8,12 @@ them failed in such a clone: they compared renders with a hard-coded 2.13.0 and 
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from fixtures.bump import releases
-from fixtures.recipe_release import REPO, current, next_minor
+from fixtures.clone import fresh_clone, git, run_tests
+from fixtures.recipe_release import current, next_minor
 
 from tools.recipe import release
 
@@ -29,17 +26,9 @@ RECIPE_READING = (
 )
 
 
-def _git(*args: str, cwd: Path) -> None:
-    identity = ["-c", "user.name=bump-test", "-c", "user.email=bump-test@example.invalid"]
-    subprocess.run(["git", *identity, *args], cwd=cwd, check=True, capture_output=True)
-
-
 @pytest.mark.slow  # four test files in a fresh clone: about two minutes on two cores
 def test_the_recipe_reading_tests_pass_in_a_bumped_clone(tmp_path: Path) -> None:
-    if shutil.which("git") is None or not (REPO / ".git").exists():
-        pytest.skip("needs git and a git checkout to clone")
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    clone = fresh_clone(tmp_path)
     before = current(clone)
     version = f"{next_minor(before.version)}.0"
     # The sha256 of a real archive (a miniature release), never an invented one.
@@ -54,27 +43,8 @@ def test_the_recipe_reading_tests_pass_in_a_bumped_clone(tmp_path: Path) -> None
             .with_field("build", str(before.build + 1))
         )
         path.write_text(recipe.text)
-    _git("commit", "-qam", f"bump to {version}, build {before.build + 1}", cwd=clone)
+    git("commit", "-qam", f"bump to {version}, build {before.build + 1}", cwd=clone)
     assert (current(clone).version, current(clone).build) == (version, before.build + 1)
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-m",
-            "not slow",
-            "-p",
-            "no:cacheprovider",
-            *RECIPE_READING,
-        ],
-        cwd=clone,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-    )
+    result = run_tests(clone, RECIPE_READING)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

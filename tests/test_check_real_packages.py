@@ -1,18 +1,19 @@
 """``python -m tools check`` on real PyTorch binaries.
 
-The torch 2.13.0 CPU wheel is unpacked once per session and laid out the way
+The torch 2.13.0 CPU wheel is unpacked and laid out the way
 recipe/build.sh splits it: ``libtorch`` (lib/, include/, share/cmake, bin/)
 and ``pytorch`` (site-packages/torch with torch/lib entries linked into
 $PREFIX/lib, libtorch_python in $PREFIX/lib), plus the ``pytorch-cpu``
 metapackage.  They are packed into real .conda files with
 conda-package-handling (zstd level 1: the 430 MB libtorch_cpu.so is packed
-once), read once, and then checked against different expectations.  Broken
-packages are small and built beside them.
+once), kept in the tests cache (made once per machine), read once per session, and then
+checked against different expectations.  Broken packages are small and built beside them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from conda_package_handling import api as cph
+from fixtures.cache import cached_dir
 from fixtures.cli import run_tools
 
 from tools.check import Expectations, OutputExpectation, load, run_checks
@@ -145,14 +147,14 @@ def _python_of(wheel: Path) -> str:
     return f"{tag[2]}.{tag[3:]}"
 
 
-def _build_all(wheel: Path, root: Path) -> Built:
+def _build_all(wheel: Path, root: Path, out: Path) -> Built:
+    """The packages in ``out``; ``root`` is scratch space for the layouts they are made of."""
     unpacked = root / "wheel"
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(unpacked)
     torch = unpacked / "torch"
     py = _python_of(wheel)
     site = f"lib/python{py}/site-packages"
-    out = root / "packages"
 
     # libtorch: what the top-level build leaves in $PREFIX.
     libtorch = root / "src-libtorch"
@@ -354,8 +356,47 @@ def _pack_hostile(out: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def built(torch_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    return _build_all(torch_wheel, tmp_path_factory.mktemp("check-real"))
+def built(
+    torch_wheel: Path, tests_cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Built:
+    """Packed once per machine, not per run (half a minute of unpacking and zstd): the
+    packages are made only from the wheel and the packing code, which name the entry (an
+    edit to a test leaves it valid; one to the packing makes a new one)."""
+    packing = (_build_all, _pack_hostile, pack, _link, _sha256)
+    source = "".join(map(inspect.getsource, packing)) + repr(
+        (VERSION, SUFFIX, LIBTORCH_LIBS, TEST_ONLY_LIBS, RUNTIME_DEPS, HOST_PLACEHOLDER)
+    )
+    key = hashlib.sha256(source.encode()).hexdigest()[:12]
+    entry = tests_cache_dir / "check-real-packages" / f"{torch_wheel.stem}-{key}"
+
+    def build(folder: Path) -> None:
+        made = _build_all(torch_wheel, tmp_path_factory.mktemp("check-real"), folder)
+        (folder / MANIFEST).write_text(json.dumps(_manifest(made, folder)))
+
+    entry = cached_dir(entry, build, lambda found: (found / MANIFEST).is_file())
+    return _from_manifest(json.loads((entry / MANIFEST).read_text()), entry)
+
+
+MANIFEST = "built.json"
+
+
+def _manifest(made: Built, folder: Path) -> dict:
+    def rel(path: Path) -> str:
+        return path.relative_to(folder).as_posix()
+
+    fields = {k: getattr(made, k) for k in Built.__dataclass_fields__}
+    return {
+        k: v if isinstance(v, str) else [rel(p) for p in v] if isinstance(v, tuple) else rel(v)
+        for k, v in fields.items()
+    }
+
+
+def _from_manifest(manifest: dict, entry: Path) -> Built:
+    fields = {
+        k: v if k == "python" else tuple(entry / p for p in v) if isinstance(v, list) else entry / v
+        for k, v in manifest.items()
+    }
+    return Built(**fields)
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import setuptools
 from fixtures.minitorch.support import (
     Interpreter,
     base_venv,
@@ -52,8 +53,14 @@ def test_a_venv_of_another_python_at_the_cached_path_is_replaced(cache_home: Pat
     if other is None:
         pytest.skip("one Python version only")
     expected = base_venv(THIS_PYTHON, flavour="moved")
-    run([other.executable, "-m", "venv", "--clear", expected])
-    run([venv_python(expected), "-m", "pip", "install", "-q", "setuptools"])
+    # Complete but for its Python: setuptools importable (this interpreter's pure-Python copy,
+    # through a .pth file, instead of a pip install that costs the suite seconds per run).
+    run([other.executable, "-m", "venv", "--clear", "--without-pip", expected])
+    probe = run([venv_python(expected), "-c", "import site; print(site.getsitepackages()[0])"])
+    (Path(probe.stdout.strip()) / "host-setuptools.pth").write_text(
+        f"{Path(setuptools.__file__).parent.parent}\n"
+    )
+    assert _imports_setuptools(expected)
 
     assert base_venv(THIS_PYTHON, flavour="moved") == expected
     probe = run([venv_python(expected), "-c", "import sys; print(*sys.version_info[:2])"])
@@ -75,10 +82,10 @@ def test_concurrent_requests_for_one_venv_all_get_a_complete_one(cache_home: Pat
             stderr=subprocess.PIPE,
             text=True,
         )
-        for _ in range(3)
+        for _ in range(2)  # two are a race; each one more builds one more venv
     ]
     results = [proc.communicate(timeout=600) for proc in procs]
-    assert [proc.returncode for proc in procs] == [0, 0, 0], [err for _, err in results]
+    assert [proc.returncode for proc in procs] == [0, 0], [err for _, err in results]
     paths = {out.strip() for out, _ in results}
     assert len(paths) == 1
     venvs = cache_home / "pytorch-feedstock-tests" / "venvs"

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures.cli import run_tools
+from fixtures.cli import default_sigint, run_tools
 from fixtures.drift.synthetic import Output
 
 from tools.__main__ import main
@@ -266,24 +266,34 @@ def test_nothing_to_compare() -> None:
 def test_ctrl_c_while_rendering_prints_interrupted_and_exits_130(tmp_path: Path) -> None:
     """SIGINT to the real command while it renders the recipe: `interrupted`, exit 130, and
     no `FAILED:` step line (an interrupt is not a failed render)."""
+    import os
     import signal
     import sys
 
+    from tools.diskcache import ENV
+
     wheel = _wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")
+    # An empty render cache of its own (the documented PYTORCH_FEEDSTOCK_CACHE): every
+    # configuration is really rendered, seconds of work, so the SIGINT sent on the step's first
+    # line lands inside the render; renders kept from other tests end it in 0.1 s.
+    env = {**os.environ, ENV: str(tmp_path / "render-cache")}
     process = subprocess.Popen(
         [sys.executable, "-m", "tools", "drift", "--offline", "--wheel", str(wheel)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
+        preexec_fn=default_sigint,
     )
     try:
         first = process.stderr.readline()
         assert first.startswith("==> render"), first
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=60)
+        _, err = process.communicate(timeout=180)
     finally:
         process.kill()
     assert process.returncode == 130, first + err
     assert err.strip().splitlines()[-1] == "interrupted", err
     assert "FAILED" not in err and "Traceback" not in err, err
+    assert "done: render" not in err, err  # it was stopped mid-render, not after it

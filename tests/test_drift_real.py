@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures import feedstock_matrix
 
 from tools.drift import present, table
 from tools.drift.model import Status
@@ -25,9 +26,9 @@ WHEEL_RUN_DEPENDENCIES = {
 
 def _cpu_linux_configs(shared_dir: Path | None) -> list[str]:
     """Our own linux-64 CPU configs, or conda-forge's reference ones before ours are generated."""
-    ours = sorted((ROOT / ".ci_support").glob("linux_64*cuda_compiler_versionNone*.yaml"))
+    ours = feedstock_matrix.select(platform="linux-64", cuda=False, root=ROOT)
     if ours:
-        return [p.stem for p in ours]
+        return [c.name for c in ours]
     if shared_dir is not None:
         reference = sorted(
             (shared_dir / "reference" / "ci_support").glob(

@@ -1,8 +1,20 @@
-"""The main job end to end on a real build engine (issue 22).
+"""The main job end to end on a real build engine (issues 22 and 35).
 
-`python build-locally.py CONFIG` in a throw-away copy of this feedstock switched to
-rattler-build (tests/fixtures/e2e_feedstock.py), with tests/fixtures/fake_docker as the
-container engine and tests/fixtures/rattler_build (py-rattler-build) as the engine inside.
+`python build-locally.py CONFIG` in a throw-away copy of this feedstock
+(tests/fixtures/e2e_feedstock.py), two ways, both with py-rattler-build as the engine
+(tools/localbuild/engines/rattler.py):
+
+- the CUDA config through the container path: the feedstock switched to rattler-build,
+  tests/fixtures/fake_docker as the container engine, .scripts/build_steps.sh inside;
+- the CPU config, in both layouts of the miniature, through the embedded engine, as a user
+  without Docker runs it: no engine flag and no container engine or conda-build on PATH,
+  the stand-in channel as the one `--channel`, the miniature packed as PyTorch's release
+  archive in a `--source-cache` (the recipe's URL unchanged, its sha256 the miniature's),
+  `--ccache` through the ccache on PATH (the fake one, which counts compiles). The
+  feedstock is switched to rattler-build there too, so that `tools check --config`
+  renders the recipe the engine built (tests/test_build_locally_embedded.py drives the
+  engine on recipe-v1.yaml beside meta.yaml, as this repository has it).
+
 The v1 recipe builds the miniature (tests/fixtures/minitorch) against the stand-in channel
 (tests/fixtures/standin_channel). Then the packages are checked with `python -m tools
 check`, solved and installed with py-rattler, imported, and libtorch's cmake_test is built
@@ -11,9 +23,12 @@ against the installed prefix.
 Narrowed for 2 cores: two Pythons (3.12, the megabuild's, and 3.13), one CPU and one CUDA
 config (generic BLAS) of the setup.py layout (PyTorch <= 2.13), and the CPU config once more
 with the miniature's scikit-build-core layout (PyTorch >= 2.14), whose host environments
-each hold their own scikit-build-core. The CUDA config is compiled by the real nvcc 13.0
-with the recipe's architecture list and links the real libcudart, libcublas and
-libcusolver: the stand-in channel makes conda-forge's CUDA packages from NVIDIA's wheels.
+each hold their own scikit-build-core. Three builds in all: the container path's CPU build
+went when the embedded one came, as the CUDA build takes the same .scripts path and the CPU
+one proved nothing beside it. The CUDA config (the newest CUDA version) is compiled by the
+real nvcc of its version with the recipe's architecture list and links the real libcudart,
+libcublas and libcusolver: the stand-in channel makes conda-forge's CUDA packages from
+NVIDIA's wheels.
 """
 
 from __future__ import annotations
@@ -27,6 +42,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures import feedstock_matrix
 from fixtures.e2e_feedstock import PYTHONS, REPO, E2EFeedstock, narrowed_config
 from fixtures.e2e_feedstock import install as _install
 from fixtures.e2e_feedstock import solve as _solve
@@ -40,8 +56,15 @@ pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds linux-64 packages"),
 ]
 
-CPU = "linux_64_blas_implgenericc_compiler_version15c_stdlib_version2.17*"
-CUDA = "linux_64_blas_implgenericc_compiler_version15c_stdlib_version2.28*"
+# The two configs built, read from .ci_support: linux-64 with generic BLAS (the miniature
+# links the reference BLAS interface), CPU and CUDA. A tailored matrix without one skips.
+_CPU = feedstock_matrix.find(platform="linux-64", cuda=False, blas="generic")
+# The newest CUDA: the stand-in channel's nvcc comes from NVIDIA's wheels, whose CUDA 12 ones
+# hold ptxas but no nvcc driver.
+_CUDA = feedstock_matrix.newest_cuda(platform="linux-64", blas="generic")
+CPU = _CPU.name if _CPU else ""
+CUDA = _CUDA.name if _CUDA else ""
+CUDA_VERSION = _CUDA.cuda if _CUDA else ""
 VERSION = current().version  # the recipe's: PKG_VERSION reaches torch.__version__
 #: Objects of the Python-independent core: compiled once per config, in the staging output.
 CORE_OBJECTS = (
@@ -71,6 +94,11 @@ EXTENSION = "torch/csrc/stub.c.o"
 def channel(tmp_path_factory) -> Path:
     from fixtures.standin_channel.channel import ChannelError, standin_channel
 
+    for config, kind in ((_CPU, False), (_CUDA, True)):
+        if config is None:
+            pytest.skip(
+                f".ci_support holds no {feedstock_matrix.describe('linux-64', kind, 'generic')}"
+            )
     folder = tmp_path_factory.mktemp("configs")
     configs = []
     for name, glob in (("cpu", CPU), ("cuda", CUDA)):
@@ -83,9 +111,18 @@ def channel(tmp_path_factory) -> Path:
         pytest.skip(f"no stand-in channel on this machine: {error}")
 
 
-def _built(tmp_path_factory, channel: Path, glob: str, layout: str = SETUPTOOLS) -> E2EFeedstock:
-    fs = E2EFeedstock.make(tmp_path_factory.mktemp("e2e"), glob, channel, layout)
+def _built(
+    tmp_path_factory, channel: Path, glob: str, layout: str = SETUPTOOLS, *, embedded: bool
+) -> E2EFeedstock:
+    tmp = tmp_path_factory.mktemp("e2e")
+    if embedded:
+        # Switched, so `tools check --config` renders the recipe the engine built (the
+        # toolkit renders meta.yaml on a feedstock that is not, whose hashes differ).
+        fs = E2EFeedstock.make_embedded(tmp, glob, channel, layout, switched=True)
+    else:
+        fs = E2EFeedstock.make(tmp, glob, channel, layout)
     result = fs.build()
+    fs.stderr = result.stderr
     logs = sorted(fs.artifacts.glob("*-log.txt"))
     tail = "\n".join(logs[0].read_text().splitlines()[-60:]) if logs else result.stderr
     assert result.returncode == 0, f"build-locally.py {fs.config} failed:\n{tail}"
@@ -94,17 +131,17 @@ def _built(tmp_path_factory, channel: Path, glob: str, layout: str = SETUPTOOLS)
 
 @pytest.fixture(scope="module")
 def cpu(tmp_path_factory, channel: Path) -> E2EFeedstock:
-    return _built(tmp_path_factory, channel, CPU)
+    return _built(tmp_path_factory, channel, CPU, embedded=True)
 
 
 @pytest.fixture(scope="module")
 def cuda(tmp_path_factory, channel: Path) -> E2EFeedstock:
-    return _built(tmp_path_factory, channel, CUDA)
+    return _built(tmp_path_factory, channel, CUDA, embedded=False)
 
 
 @pytest.fixture(scope="module")
 def cpu_skbuild(tmp_path_factory, channel: Path) -> E2EFeedstock:
-    return _built(tmp_path_factory, channel, CPU, SCIKIT_BUILD_CORE)
+    return _built(tmp_path_factory, channel, CPU, SCIKIT_BUILD_CORE, embedded=True)
 
 
 def _packages(fs: E2EFeedstock) -> dict[str, list[str]]:
@@ -136,6 +173,33 @@ def test_cpu_megabuild_leaves_every_output_with_checksums_and_summary(which, req
             assert name in sums
     summary = (cpu.artifacts / "summary.json").read_text()
     assert '"status": "done"' in summary
+
+
+@pytest.mark.parametrize("which", ["cpu", "cpu_skbuild"])
+def test_without_docker_the_embedded_engine_builds_and_says_so_first(which, request) -> None:
+    fs = request.getfixturevalue(which)
+    first = fs.stderr.splitlines()[0]
+    assert first.startswith("engine: rattler-build") and "embedded" in first, fs.stderr[:500]
+    assert "no conda-build on PATH" in first
+    record = json.loads((fs.artifacts / "summary.json").read_text())["configs"][fs.config]
+    assert "embedded" in record["provenance"]["engine"]
+    # The one thing the engine cannot do, said in the record rather than left out.
+    assert "packages carry no commit" in record["provenance"]["engine"], record
+    # --ccache: the build compiled through the ccache on PATH, whose statistics are recorded.
+    assert record["ccache"] == {"hits": 8, "misses": 2, "hit_rate": 0.8}, record
+
+
+def test_verify_says_the_embedded_engines_packages_carry_no_commit_not_that_they_differ(
+    cpu,
+) -> None:
+    # Before: each package "from another commit: it embeds none".
+    result = cpu.run("--verify", "build_artifacts", timeout=600)
+    assert result.returncode == 1, result.stdout + result.stderr
+    packages = [line for line in result.stdout.splitlines() if ".conda" in line]
+    assert packages and all("embeds no commit, as its record says" in p for p in packages), (
+        result.stdout
+    )
+    assert "tampered" not in result.stdout and "another commit" not in result.stdout
 
 
 def test_cuda_build_leaves_both_linalg_flavours(cuda) -> None:
@@ -177,7 +241,8 @@ def test_megabuild_compiles_the_core_once(which, request) -> None:
     staged = _ninja_objects(staging_log)
     assert set(CORE_OBJECTS) <= set(staged), sorted(staged)
     # ... the last output's (--keep-build) inherited it and rebuilt only the bindings ...
-    [output_log] = cpu.artifacts.glob("bld/rattler-build_libtorch_*/work/build/.ninja_log")
+    # (rattler-build_libtorch_<id>, or without the id under --no-build-id, which --ccache sets)
+    [output_log] = cpu.artifacts.glob("bld/rattler-build_libtorch*/work/build/.ninja_log")
     again = sorted(o for o, mtime in _ninja_objects(output_log).items() if staged.get(o) != mtime)
     assert again == sorted([PYTHON_BOUND, *([EXTENSION] if which == "cpu_skbuild" else [])])
     # ... and across every output, each core object compiled exactly once, the bindings
@@ -277,7 +342,8 @@ def _unexplained(findings: list[dict]) -> list[dict]:
 @pytest.mark.parametrize("which", ["cpu", "cuda", "cpu_skbuild"])
 def test_tools_check_passes_on_the_built_packages(which, request) -> None:
     fs = request.getfixturevalue(which)
-    result = _tools(fs, "check", "build_artifacts", "--config", fs.config, "--json")
+    config = fs.variant_as_built()  # the expectations of the variant the engine built
+    result = _tools(fs, "check", "build_artifacts", "--config", config, "--json")
     assert result.returncode in (0, 1), result.stderr
     findings = json.loads(result.stdout)
     assert any(f["status"] == "pass" for f in findings)
@@ -318,7 +384,9 @@ def test_pytorch_cpu_and_pytorch_gpu_cannot_be_installed_together(cpu, cuda, cha
     from rattler.exceptions import SolverError
 
     with pytest.raises(SolverError):
-        _solve([cpu.artifacts, cuda.artifacts, channel], ["pytorch-cpu", "pytorch-gpu"], "13.0")
+        _solve(
+            [cpu.artifacts, cuda.artifacts, channel], ["pytorch-cpu", "pytorch-gpu"], CUDA_VERSION
+        )
 
 
 @pytest.mark.parametrize(
@@ -331,7 +399,7 @@ def test_pytorch_cpu_and_pytorch_gpu_cannot_be_installed_together(cpu, cuda, cha
 def test_cuda_linalg_flavour_magma_by_default_nomagma_by_build_string(
     cuda, channel, spec, flavour, has_magma, tmp_path
 ) -> None:
-    records = _solve([cuda.artifacts, channel], ["pytorch", spec, "python 3.12.*"], "13.0")
+    records = _solve([cuda.artifacts, channel], ["pytorch", spec, "python 3.12.*"], CUDA_VERSION)
     [linalg] = [r for r in records if r.name.normalized == "libtorch-cuda-linalg"]
     assert str(linalg.build).split("_")[1] == flavour
     prefix = _install(records, tmp_path / "env", tmp_path / "cache")
@@ -408,11 +476,66 @@ def test_tools_check_compares_every_fatbin_with_the_recipes_arch_list(cuda) -> N
     findings = [f for f in json.loads(result.stdout) if f["check"] == "cuda.fatbin"]
     passed = sorted(f["path"].rsplit("/", 1)[-1] for f in findings if f["status"] == "pass")
     assert passed == ["libtorch_cuda.so", "libtorch_cuda_linalg.so", "libtorch_cuda_linalg.so"]
-    # The promise is the recipe's own row for the e2e CUDA config (linux-64, CUDA 13.0).
-    promised = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[("13.0", "linux-64")]
+    # The list is the recipe's own row for the e2e CUDA config (linux-64, the newest CUDA), and
+    # the build holds nothing else (no warning names code the list did not ask for).
+    asked = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
     assert all(
-        f"as {promised} promises" in f["detail"] for f in findings if f["status"] == "pass"
+        f["detail"].endswith(f", as {asked} asks") for f in findings if f["status"] == "pass"
     ), findings
+    assert not [f for f in findings if "not in this config's list" in f["detail"]], findings
+
+
+@pytest.fixture
+def one_arch(cuda: E2EFeedstock, tmp_path: Path) -> tuple[Path, Path]:
+    """A lab's tailoring of the e2e feedstock: the config's row cut to its newest entry and
+    ``cuda_arch_set`` naming it (sm120); (recipe folder, config file)."""
+    recipe = shutil.copytree(cuda.root / "recipe", tmp_path / "recipe")
+    rows = recipe / "cuda_arch_lists.txt"
+    newest = read_rows(rows)[(CUDA_VERSION, "linux-64")].split(";")[-1]
+    rows.write_text(f"{CUDA_VERSION} linux-64 {newest}\n")
+    source = cuda.root / ".ci_support" / f"{cuda.config}.yaml"
+    label = "sm" + newest.split("+")[0].replace(".", "")  # sm120: the lab's name for its set
+    text = source.read_text().replace("cuda_arch_set:\n- full\n", f"cuda_arch_set:\n- {label}\n")
+    assert f"- {label}\n" in text, source
+    config = tmp_path / source.name
+    config.write_text(text)
+    return recipe, config
+
+
+def test_a_one_arch_build_is_told_apart_from_the_default_build(cuda, one_arch) -> None:
+    recipe, config = one_arch
+    result = _tools(cuda, "render", str(config), "--recipe-dir", str(recipe), "--json")
+    assert result.returncode == 0, result.stderr
+    tailored = {
+        f"{o['name']}-{o['version']}-{o['build_string']}" for o in json.loads(result.stdout)
+    }
+    built = {p.name.removesuffix(".conda") for p in cuda.artifacts.glob("*/*.conda")}
+    names = {d.rsplit("-", 2)[0] for d in built}
+    assert names <= {d.rsplit("-", 2)[0] for d in tailored}
+    assert not tailored & built
+    cuda_tag = "cuda" + CUDA_VERSION.replace(".", "")
+    assert all(re.search(rf"-{cuda_tag}_sm\d+_", d) for d in tailored), tailored
+
+
+def test_tools_check_warns_on_the_default_builds_extra_architectures(cuda, one_arch) -> None:
+    recipe, config = one_arch
+    check = ["check", "build_artifacts", "--config", str(config), "--recipe-dir", str(recipe)]
+    result = _tools(cuda, *check, "--only", "cuda.fatbin", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr  # nothing asked for is missing
+    newest = read_rows(recipe / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
+    warned = [
+        f
+        for f in json.loads(result.stdout)
+        if f["status"] == "warn" and f["detail"].endswith(f": not in this config's list {newest}")
+    ]
+    assert sorted(f["path"].rsplit("/", 1)[-1] for f in warned) == [
+        "libtorch_cuda.so",
+        "libtorch_cuda_linalg.so",
+        "libtorch_cuda_linalg.so",
+    ], warned
+    default = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
+    oldest = "sm_" + default.split(";")[0].split("+")[0].replace(".", "")
+    assert all(f["detail"].startswith(f"{oldest}, ") for f in warned), warned
 
 
 def test_the_gpu_smoke_test_installs_the_build_and_runs_the_miniatures_kernel(
@@ -436,3 +559,17 @@ def test_the_gpu_smoke_test_installs_the_build_and_runs_the_miniatures_kernel(
     assert verdict.startswith(
         ("skip gpu kernels: no GPU visible (libcudart 13", "ok   gpu kernels")
     )
+
+
+# ------------------------------------------------- the embedded engine's resume
+
+
+def test_a_second_run_of_the_embedded_engine_keeps_what_the_first_built(cpu_skbuild) -> None:
+    # Last in this module: it rewrites summary.json (the earlier tests read the first one).
+    before = (cpu_skbuild.artifacts / "SHA256SUMS").read_text()
+    result = cpu_skbuild.build(timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "done by an earlier run" in result.stderr and "kept" in result.stderr
+    assert (cpu_skbuild.artifacts / "SHA256SUMS").read_text() == before
+    record = json.loads((cpu_skbuild.artifacts / "summary.json").read_text())["configs"]
+    assert record[cpu_skbuild.config]["status"] == "done"

@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "fork.md"
 FAKE_DOCKER = REPO / "tests" / "fixtures" / "fake_docker" / "docker"
 CONTAINER_BIN = FAKE_DOCKER.parent / "container_bin"
-LAB_CONFIG = "linux_64_channel_targetsjlab_h100is_rcFalse"
+LAB_CONFIG = "linux_64_channel_targetssmithlab_mainis_rcFalse"
 TOKEN = "lab-3f9a0c27e1d4"
 # What a refusal may blame on the fake packages: `tools check` on the real recipe's config.
 TOOLS_CHECK_ONLY = re.compile(
@@ -146,6 +146,14 @@ def test_the_doc_shows_the_lab_tailoring_as_one_diff_of_about_twenty_lines() -> 
     }
 
 
+def test_the_docs_diff_is_the_patch_the_tailored_clone_test_applies() -> None:
+    """One tailoring: the diff the doc prints is docs/fork-tailoring.patch, the one
+    tests/test_fork_clone.py applies before it runs the matrix-reading tests."""
+    [diff] = fenced("diff")
+    patch = (REPO / "docs" / "fork-tailoring.patch").read_text(encoding="utf-8")
+    assert diff.strip() == patch[patch.index("diff --git") :].strip()
+
+
 def test_every_command_of_the_doc_ran_and_did_what_the_doc_says(walkthrough) -> None:
     """One expectation per command; a command the doc gains fails here until it has one."""
     expected_to_pass = (
@@ -173,7 +181,7 @@ def test_the_tailored_matrix_is_the_one_lab_config(walkthrough) -> None:
     assert sorted(p.name for p in (clone / ".ci_support").glob("*.yaml")) == [f"{LAB_CONFIG}.yaml"]
     config = (clone / ".ci_support" / f"{LAB_CONFIG}.yaml").read_text()
     assert "blas_impl:\n- mkl\n" in config and "cuda_compiler_version:\n- '13.0'\n" in config
-    assert "channel_targets:\n- jlab h100\n" in config
+    assert "channel_targets:\n- smithlab main\n" in config
     assert "up to date (1 CI jobs)" in walkthrough.of("matrix --check").stdout
     assert walkthrough.of("--list").stdout.split() == [
         "linux-64",
@@ -204,7 +212,7 @@ def test_verify_and_publish_find_only_tools_checks_findings_on_the_fake_packages
         + fails[0].split("failed: ", 1)[1]
     ]
     assert TOOLS_CHECK_ONLY.search(verify.stderr), verify.stderr
-    for destination in ("~/channels/jlab", "jlab/label/h100"):
+    for destination in ("~/channels/smithlab", "smithlab/label/main"):
         publish = walkthrough.of("--publish", destination)
         [line] = publish.stderr.splitlines()
         assert line.startswith("error: --publish: refused, build_artifacts/ is NOT verified")

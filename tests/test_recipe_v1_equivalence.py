@@ -17,6 +17,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 import pytest
+from fixtures import feedstock_matrix
 from fixtures.recipe_equivalence import (
     TABLE_HEADING,
     Difference,
@@ -90,8 +91,9 @@ def _unexplained(found, readme: Path = README) -> list[str]:
     return [str(d) for d in found if not any(row.allows(d) for row in rows)]
 
 
-def test_there_is_a_config_for_every_ci_job():
-    assert len(CONFIGS) == 15
+def test_the_comparison_covers_the_feedstocks_configs():
+    # an empty .ci_support would leave every parametrized comparison uncollected, and green
+    assert CONFIGS, ".ci_support holds no configs: run `python -m tools matrix --write`"
 
 
 @pytest.mark.parametrize("config", CONFIGS)
@@ -129,22 +131,37 @@ def test_every_v1_output_uses_the_keys_that_name_its_ci_job(config):
         assert named <= used, (item.recipe.package.name, sorted(named - used))
 
 
-GENERIC_CUDA_CONFIG = next(
-    c for c in CONFIGS if c.startswith("linux_64_blas_implgeneric") and "version12.9" in c
+# The config the single-change tests compare: CUDA (so the CUDA-only outputs and pins are
+# there), with generic BLAS where the matrix builds it (the BLAS-switching requirements too).
+_CUDA = feedstock_matrix.prefer(
+    {"platform": "linux-64", "cuda": True, "blas": "generic"},
+    {"cuda": True, "blas": "generic"},
+    {"cuda": True},
 )
+GENERIC_CUDA_CONFIG = _CUDA.name if _CUDA else None
+CUDA = _CUDA.cuda if _CUDA else None
+# meta.yaml's offsets: +200 CUDA, +100 MKL, +50 for the magma flavour of libtorch-cuda-linalg.
+MAGMA_NUMBER = BUILD + 200 + 100 * (_CUDA is not None and _CUDA.blas == "mkl") + 50
+# Three of its Pythons, to name its pytorch outputs by (the first again where it has fewer).
+PYTHONS = [(_CUDA.pythons * 3)[i] for i in (2, 0, 1)] if _CUDA and _CUDA.pythons else [""] * 3
 
 
 # One change to one recipe, the package it shows in, and the field and items that tell.
 CHANGES = {
     "a host pin in recipe-v1.yaml": (
         V1_RECIPE.name,
-        ("- nccl <2.29", "- nccl <2.30"),
-        ("pytorch python=3.12.* *_cpython", "requirements.host", "nccl <2.29", "nccl <2.30"),
+        ("- setuptools >=77.0.3,<82", "- setuptools >=77.0.3,<83"),
+        (
+            f"pytorch python={PYTHONS[0]}",
+            "requirements.host",
+            "setuptools >=77.0.3,<82",
+            "setuptools >=77.0.3,<83",
+        ),
     ),
     "a run pin in meta.yaml": (
         "meta.yaml",
         ("- sympy >=1.13.3", "- sympy >=1.14"),
-        ("pytorch python=3.10.* *_cpython", "requirements.run", "sympy >=1.14", "sympy >=1.13.3"),
+        (f"pytorch python={PYTHONS[1]}", "requirements.run", "sympy >=1.14", "sympy >=1.13.3"),
     ),
     "a run_exports bound in recipe-v1.yaml": (
         V1_RECIPE.name,
@@ -153,7 +170,7 @@ CHANGES = {
             'pin_subpackage("pytorch", upper_bound="x")',
         ),
         (
-            "pytorch python=3.11.* *_cpython",
+            f"pytorch python={PYTHONS[2]}",
             "run_exports.weak",
             f"pytorch >={VERSION},<{next_minor(VERSION)}.0a0",
             f"pytorch >={VERSION},<{int(VERSION.split('.')[0]) + 1}.0a0",
@@ -165,8 +182,8 @@ CHANGES = {
         (
             "libtorch-cuda-linalg cuda_linalg_flavor=magma",
             "build_number",
-            str(BUILD + 250),
-            str(BUILD + 260),
+            str(MAGMA_NUMBER),
+            str(MAGMA_NUMBER + 10),
         ),
     ),
     "an ignored run export in meta.yaml": (
@@ -180,7 +197,7 @@ CHANGES = {
     "a test command in recipe-v1.yaml": (
         V1_RECIPE.name,
         ("--timeout=1200 --durations=25", "--timeout=600 --durations=25"),
-        ("pytorch python=3.12.* *_cpython", "tests.commands[14]", None, None),
+        (f"pytorch python={PYTHONS[0]}", "tests.commands[14]", None, None),
     ),
     # Before issue 30 the v1 recipe wrote `==12.9` where conda-build builds with `12.9.*`, and
     # the comparison (by text, after MatchSpec) called them equal.
@@ -193,8 +210,8 @@ CHANGES = {
         (
             "libtorch-cuda-linalg cuda_linalg_flavor=magma",
             "requirements.host",
-            "cuda-version 12.9.*",
-            "cuda-version ==12.9",
+            f"cuda-version {CUDA}.*",
+            f"cuda-version =={CUDA}",
         ),
     ),
     "a skip in recipe-v1.yaml": (
@@ -205,8 +222,15 @@ CHANGES = {
 }
 
 
+def _need_cuda_config() -> str:
+    if GENERIC_CUDA_CONFIG is None:
+        pytest.skip(".ci_support holds no CUDA config")
+    return GENERIC_CUDA_CONFIG
+
+
 @pytest.mark.parametrize("change", CHANGES)
 def test_a_change_to_one_recipe_alone_is_reported(tmp_path, change):
+    _need_cuda_config()
     name, (old, new), (output, field, meta, v1) = CHANGES[change]
     copy = tmp_path / "recipe"
     shutil.copytree(RECIPE_DIR, copy)
@@ -225,13 +249,21 @@ def test_a_change_to_one_recipe_alone_is_reported(tmp_path, change):
 
 
 def test_a_row_of_the_differences_table_allows_exactly_its_difference(tmp_path):
+    _need_cuda_config()
     copy = tmp_path / "recipe"
     shutil.copytree(RECIPE_DIR, copy)
     v1 = copy / V1_RECIPE.name
-    v1.write_text(v1.read_text(encoding="utf-8").replace("- nccl <2.29", "- nccl <2.30"))
+    v1.write_text(
+        v1.read_text(encoding="utf-8").replace(
+            "- setuptools >=77.0.3,<82", "- setuptools >=77.0.3,<83"
+        )
+    )
     found = compare(GENERIC_CUDA_CONFIG, v1_recipe=v1)
     readme = copy / "README.md"
-    row = "| `*` | `requirements.host` | `nccl <2.29` | `nccl <2.30` | a test row |"
+    row = (
+        "| `*` | `requirements.host` | `setuptools >=77.0.3,<82` | `setuptools >=77.0.3,<83` "
+        "| a test row |"
+    )
     head, table = readme.read_text(encoding="utf-8").split(TABLE_HEADING)
     rule = "|---|---|---|---|---|\n"
     readme.write_text(head + TABLE_HEADING + table.replace(rule, rule + row + "\n", 1))
@@ -241,13 +273,14 @@ def test_a_row_of_the_differences_table_allows_exactly_its_difference(tmp_path):
 
 
 def test_both_recipes_skip_a_release_candidate_config_of_a_final_release(tmp_path):
-    text = (REPO / ".ci_support" / f"{GENERIC_CUDA_CONFIG}.yaml").read_text(encoding="utf-8")
-    assert "- conda-forge main\n" in text and "- 'False'\n" in text
-    rc = tmp_path / "linux_64_rc.yaml"
+    config = _need_cuda_config()
+    text = (REPO / ".ci_support" / f"{config}.yaml").read_text(encoding="utf-8")
+    target = _CUDA.first("channel_targets")
+    assert f"- {target}\n" in text and "- 'False'\n" in text
+    rc_target = f"{target.split()[0]} pytorch_rc"
+    rc = tmp_path / "rc.yaml"
     rc.write_text(
-        text.replace("- conda-forge main\n", "- conda-forge pytorch_rc\n").replace(
-            "- 'False'\n", "- 'True'\n"
-        ),
+        text.replace(f"- {target}\n", f"- {rc_target}\n").replace("- 'False'\n", "- 'True'\n"),
         encoding="utf-8",
     )
     meta, skipped = from_meta(render_config(rc, root=REPO))
@@ -257,7 +290,7 @@ def test_both_recipes_skip_a_release_candidate_config_of_a_final_release(tmp_pat
 
 def test_both_recipes_apply_the_same_patches_from_the_same_directory():
     meta_text = (RECIPE_DIR / "meta.yaml").read_text(encoding="utf-8")
-    rendered = render_v1(V1_RECIPE, GENERIC_CUDA_CONFIG)[0].recipe.to_dict()
+    rendered = render_v1(V1_RECIPE, _need_cuda_config())[0].recipe.to_dict()
     patches = [p for source in rendered["staging_caches"][0]["source"] for p in source["patches"]]
     assert patches == sorted(patches)
     for patch in patches:

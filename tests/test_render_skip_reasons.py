@@ -9,12 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from fixtures import feedstock_matrix
 from fixtures.cli import REPO, run_tools
 from fixtures.recipe_release import current
 
 from tools.recipe import release
 
 RC = f"{current().version}rc1"  # a release candidate of the version the recipe builds
+# A config of the feedstock's matrix: a CPU one where it has one (it renders fastest).
+ANY = feedstock_matrix.prefer({"cuda": False}, {})
 
 
 def _render_in(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -39,8 +43,14 @@ def _release_candidate(tmp_path: Path) -> Path:
     return root
 
 
+def _any() -> str:
+    if ANY is None:
+        pytest.skip(".ci_support holds no configs")
+    return ANY.name
+
+
 def test_an_rc_version_under_is_rc_false_says_why_every_output_is_skipped(tmp_path) -> None:
-    result = _render_in(_release_candidate(tmp_path), "osx_arm64")
+    result = _render_in(_release_candidate(tmp_path), _any())
     assert result.returncode == 0, result.stderr
     headings = [line for line in result.stdout.splitlines() if not line.startswith(" ")]
     reasons = [line for line in result.stdout.splitlines() if line.startswith("  skipped: ")]
@@ -51,7 +61,8 @@ def test_an_rc_version_under_is_rc_false_says_why_every_output_is_skipped(tmp_pa
 
 
 def test_an_output_skipped_by_a_selector_names_its_line_and_the_values_it_read() -> None:
-    result = run_tools("render", "osx_arm64", "--output", "libtorch-cuda-linalg", "--json")
+    config = feedstock_matrix.need(cuda=False)  # CPU configs skip the CUDA-only output
+    result = run_tools("render", config.name, "--output", "libtorch-cuda-linalg", "--json")
     assert result.returncode == 0, result.stderr
     reasons = {o["skip_reason"] for o in json.loads(result.stdout)}
     (reason,) = reasons
@@ -61,16 +72,19 @@ def test_an_output_skipped_by_a_selector_names_its_line_and_the_values_it_read()
 
 
 def test_a_built_output_has_no_skip_reason() -> None:
-    result = run_tools("render", "osx_arm64", "--output", "libtorch", "--json")
+    result = run_tools("render", _any(), "--output", "libtorch", "--json")
     assert [o["skip_reason"] for o in json.loads(result.stdout)] == [None]
 
 
 def test_output_missing_from_one_of_the_named_configs_is_an_error() -> None:
-    # pytorch-gpu is an output of the CUDA configs only
-    result = run_tools("render", "linux_64_*mkl*", "--output", "pytorch-gpu")
+    # pytorch-gpu is an output of the CUDA configs only; the glob names every config of a
+    # platform that has a CPU one, and the error the first of those without it
+    cpu = feedstock_matrix.need(cuda=False)
+    result = run_tools("render", f"{cpu.prefix}_*", "--output", "pytorch-gpu")
     assert result.returncode == 2
     (line,) = result.stderr.splitlines()
-    assert line.startswith("error: linux_64_blas_implmklc_compiler_version15c_stdlib_version2.17")
+    first = feedstock_matrix.select(platform=cpu.platform, cuda=False)[0]
+    assert line.startswith(f"error: {first.name}: "), line
     assert "no output named 'pytorch-gpu' in this config (its outputs: libtorch," in line
     assert result.stdout == ""
 
@@ -90,17 +104,27 @@ def test_a_python_range_skip_shows_the_py_value_it_read(tmp_path) -> None:
     assert output["skip_reason"].endswith("skip: true # [py<312]; py=311")
 
 
-def test_after_bump_drops_python_3_10_the_skip_reason_shows_py(tmp_path) -> None:
+def test_after_bump_drops_the_oldest_python_the_skip_reason_shows_py(tmp_path) -> None:
     from tools.recipe.release import parse, with_python_floor
+
+    config = _any()
+    pythons = sorted(
+        {p.split(".*")[0] for p in ANY.pythons}, key=lambda v: tuple(map(int, v.split(".")))
+    )
+    if len(pythons) < 2:
+        pytest.skip(f"{config} builds for one Python: a floor above it skips everything")
+    oldest, floor = pythons[0], pythons[1]
 
     root = tmp_path / "pytorch-feedstock"
     for name in ("recipe", ".ci_support"):
         shutil.copytree(REPO / name, root / name)
     shutil.copy(REPO / "conda-forge.yml", root / "conda-forge.yml")
     meta = root / "recipe" / "meta.yaml"
-    meta.write_text(with_python_floor(parse(meta, meta.read_text()), "3.11").text)  # as bump does
-    result = _render_in(root, "osx_arm64", "--output", "pytorch", "--json")
+    meta.write_text(with_python_floor(parse(meta, meta.read_text()), floor).text)  # as bump does
+    result = _render_in(root, config, "--output", "pytorch", "--json")
     assert result.returncode == 0, result.stderr
     skipped = [o for o in json.loads(result.stdout) if o["skip"]]
-    assert [o["variant"]["python"].split(".*")[0] for o in skipped] == ["3.10"]
-    assert skipped[0]["skip_reason"].endswith("skip: true # [py<311]; py=310")
+    assert [o["variant"]["python"].split(".*")[0] for o in skipped] == [oldest]
+    # conda-build's py: 3.11 -> 311
+    floor_py, oldest_py = floor.replace(".", ""), oldest.replace(".", "")
+    assert skipped[0]["skip_reason"].endswith(f"skip: true # [py<{floor_py}]; py={oldest_py}")

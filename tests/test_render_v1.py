@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from conda_package_streaming.create import conda_builder
+from fixtures import feedstock_matrix
 from fixtures.cli import REPO
 
 from tools.render_v1 import pin_spec
@@ -311,6 +312,20 @@ def test_matrix_refuses_a_switched_feedstock_and_names_the_rerender(v1: Path) ->
     assert "conda_build_tool: rattler-build" in message and "conda smithy rerender" in message
 
 
+def test_matrix_write_refuses_this_switched_feedstock_and_writes_nothing(
+    switched: Path, tmp_path: Path
+) -> None:
+    # the fork that takes the v1 recipe: one line saying why, exit 2, .ci_support as it was
+    pinning = FIXTURE.parent / "pinning-mini"
+    before = {p.name: p.read_bytes() for p in (switched / ".ci_support").iterdir() if p.is_file()}
+    message = _error(switched, "matrix", "--write", "--pinning", pinning)
+    assert message.startswith(f"error: {switched / 'conda-forge.yml'}: conda_build_tool: ")
+    assert "asks rattler-build which variant keys each output" in message
+    assert message.endswith("`conda smithy rerender`")
+    after = {p.name: p.read_bytes() for p in (switched / ".ci_support").iterdir() if p.is_file()}
+    assert after == before
+
+
 @pytest.mark.parametrize("tool", ["mambabuild", "conda-build+conda-libmamba-solver"])
 def test_a_build_tool_other_than_rattler_build_renders_meta_yaml(
     tmp_path: Path, meta: Path, tool: str
@@ -368,9 +383,15 @@ def test_explain_of_the_switched_feedstock_equals_meta_yaml_s(switched: Path) ->
     assert _json(switched, "explain") == _json(REPO, "explain")
 
 
-@pytest.mark.parametrize(
-    "config", ["linux_64_blas_implmklc_compiler_version14", "win_64_*versionNone*"]
-)
+# A CUDA config and a CPU one of the matrix (conda-forge's: linux-64 MKL and win-64), where it
+# has them.
+_SHAPES = [
+    feedstock_matrix.prefer({"cuda": True, "blas": "mkl"}, {"cuda": True}),
+    feedstock_matrix.prefer({"cuda": False, "platform": "win-64"}, {"cuda": False}),
+]
+
+
+@pytest.mark.parametrize("config", sorted({c.name for c in _SHAPES if c is not None}))
 def test_render_of_the_switched_feedstock_has_meta_yaml_s_shape(
     switched: Path, config: str
 ) -> None:

@@ -111,20 +111,23 @@ def test_collapse_splits_on_top_level_keys_and_keeps_always_kept_ones():
         assert config["github_actions_labels"] == ["big"] and "unused" not in config
 
 
-def test_explain_row_names_flavours_and_pythons():
-    def rendered(name, **variant):
-        variant.setdefault("cuda_compiler_version", "12.9")
-        variant.setdefault("blas_impl", "mkl")
-        used = set(variant)
-        return SimpleNamespace(
-            name=name,
-            skip=False,
-            subdir="linux-aarch64",
-            build_platform="linux-64",
-            variant=variant,
-            used_vars=frozenset(used),
-        )
+def _rendered(name, cuda_arch_list="8.0;9.0+PTX", **variant):
+    variant.setdefault("cuda_compiler_version", "12.9")
+    variant.setdefault("cuda_arch_set", "full")
+    variant.setdefault("blas_impl", "mkl")
+    return SimpleNamespace(
+        name=name,
+        skip=False,
+        subdir="linux-aarch64",
+        build_platform="linux-64",
+        variant=variant,
+        used_vars=frozenset(variant),
+        cuda_arch_list=cuda_arch_list,
+    )
 
+
+def test_explain_row_names_flavours_and_pythons():
+    rendered = _rendered
     outputs = [
         rendered("libtorch"),
         rendered("libtorch-cuda-linalg", cuda_linalg_flavor="magma"),
@@ -138,8 +141,14 @@ def test_explain_row_names_flavours_and_pythons():
         "linux-aarch64",
         "linux-64 (cross)",
         "12.9",
+        "8.0;9.0+PTX",
         "mkl",
         "3.10, 3.14",
         "libtorch, libtorch-cuda-linalg (magma, nomagma), pytorch (x2)",
     )
     assert format_table([row], markdown=True).splitlines()[2].startswith("| cfg | linux-aarch64 |")
+
+
+def test_explain_names_a_narrower_gpu_set_beside_its_list():
+    outputs = [_rendered("libtorch", cuda_arch_list="9.0", cuda_arch_set="sm90")]
+    assert job_row("cfg", outputs)[4] == "9.0 (sm90)"

@@ -163,10 +163,14 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
     forge_data = load_forge_yml(root)
     forge = read_forge_settings(forge_data)
     if forge.build_tool == RATTLER_BUILD:
-        # which keys a v1 recipe uses is rattler-build's answer; this reimplements conda-build's
+        # conda-smithy's rerender of a v1 recipe takes the keys each output uses from
+        # rattler-build's render (rattler-build-conda-compat), not from conda-build's rules
+        # reimplemented here: refused before anything is written (docs/rattler-build.md)
         raise UserError(
-            f"{root / 'conda-forge.yml'}: conda_build_tool: rattler-build; matrix computes the "
-            "configs of meta.yaml only: regenerate .ci_support with `conda smithy rerender`"
+            f"{root / 'conda-forge.yml'}: conda_build_tool: rattler-build; matrix follows "
+            "conda-build's rules for meta.yaml, while conda-smithy asks rattler-build which "
+            "variant keys each output of recipe.yaml uses: regenerate .ci_support with "
+            "`conda smithy rerender`"
         )
     pinning_text = read_pinning(pinning)  # refuses a binary or huge file before hashing it
     key = (

@@ -92,3 +92,60 @@ def runnable(cuda: str, subdir: str) -> frozenset[int] | None:
     if subdir == "linux-aarch64" and int(cuda.split(".")[0]) >= 13:
         tegra = TEGRA - SBSA_TEGRA_FROM_13
     return supported - tegra
+
+
+#: The variant key (recipe/conda_build_config.yaml) naming the GPU set the CUDA packages
+#: ship, and its value for conda-forge's promise: every GPU the CUDA version runs on the
+#: platform gets SASS, and the newest entry PTX for GPUs after it.
+ARCH_SET_KEY = "cuda_arch_set"
+FULL = "full"
+_LABEL = re.compile(r"^[a-z][a-z0-9]*$")
+
+
+def uncovered(cuda: str, subdir: str, promise: Promise) -> list[str] | None:
+    """What a list leaves out of the full promise: each GPU (``sm_XY``) the CUDA version
+    runs on ``subdir`` with no SASS it can run (same major, minor not above its own), and
+    ``PTX`` when the newest entry has none. None: this CUDA version is not in SUPPORTED."""
+    can_run = runnable(cuda, subdir)
+    if can_run is None:
+        return None
+    gaps = [
+        f"sm_{gpu}"
+        for gpu in sorted(can_run)
+        if not any(a // 10 == gpu // 10 and a % 10 <= gpu % 10 for a in promise.sass)
+    ]
+    if promise.sass and max(promise.sass) not in promise.ptx:
+        gaps.append(f"PTX for compute_{max(promise.sass)}")
+    return gaps
+
+
+def config_arch_list(recipe_dir: Path, variant: dict[str, str], subdir: str) -> str | None:
+    """The TORCH_CUDA_ARCH_LIST a config's build exports, once its ``cuda_arch_set`` is
+    seen to tell the truth about it: "full" must cover every GPU (``uncovered``), any other
+    value names a narrower set and becomes part of the build string. None for CPU configs
+    and recipes without the file; a false "full" or a malformed name is a UserError."""
+    cuda = variant.get("cuda_compiler_version")
+    text = arch_list(recipe_dir, cuda, subdir)
+    label = variant.get(ARCH_SET_KEY)
+    if text is None or label is None:
+        return text
+    cbc = recipe_dir / "conda_build_config.yaml"
+    if not _LABEL.match(label):
+        raise UserError(
+            f"{cbc}: {ARCH_SET_KEY} {label!r} is not a build-string word; use lower-case "
+            f"letters and digits, e.g. sm90 (or {FULL!r} for conda-forge's full list)"
+        )
+    gaps = uncovered(str(cuda), subdir, parse_arch_list(text)) if label == FULL else None
+    if gaps:
+        path = recipe_dir / ARCH_LISTS
+        line = next(
+            n
+            for n, row in enumerate(path.read_text().splitlines(), 1)
+            if row.split("#", 1)[0].split()[:2] == [cuda, subdir]
+        )
+        raise UserError(
+            f"{path}:{line}: {cuda} {subdir} {text} leaves out {', '.join(gaps)},"
+            f" but {ARCH_SET_KEY} is {FULL!r}; name the narrower set in {cbc}"
+            f" ({ARCH_SET_KEY}: [sm90], say) so its packages say so in their build string"
+        )
+    return text

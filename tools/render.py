@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -246,12 +246,25 @@ def _render_uncached(
             subdir=subdir,
             build_subdir=build_subdir,
         )
-        return ConfigRender(tuple(outputs))
+        return _with_arch_lists(ConfigRender(tuple(outputs)), recipe_dir, subdir)
     from tools.render_meta import render_meta_config
 
-    return render_meta_config(
+    rendered = render_meta_config(
         path, config_text, recipe_dir, name=name, subdir=subdir, build_subdir=build_subdir
     )
+    return _with_arch_lists(rendered, recipe_dir, subdir)
+
+
+def _with_arch_lists(rendered: ConfigRender, recipe_dir: Path, subdir: str) -> ConfigRender:
+    """Each output with the GPU list its config's build exports: what the package holds
+    is part of what the config builds (``render`` and ``explain`` show it)."""
+    from tools.cuda_archs import config_arch_list
+
+    outputs = tuple(
+        replace(o, cuda_arch_list=config_arch_list(recipe_dir, dict(o.variant), subdir))
+        for o in rendered.outputs
+    )
+    return replace(rendered, outputs=outputs)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ class RenderedOutput:
     skip_reason: str = ""
     # by_name / from_package, as a v1 recipe's requirements/ignore_run_exports (not in --json)
     ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # the TORCH_CUDA_ARCH_LIST a CUDA config's build exports (recipe/cuda_arch_lists.txt)
+    cuda_arch_list: str | None = None
 
     @property
     def dist(self) -> str:
@@ -55,6 +57,7 @@ class RenderedOutput:
             "skip_reason": self.skip_reason or None,
             "noarch": self.noarch,
             "config": self.config,
+            "cuda_arch_list": self.cuda_arch_list,
             "requirements": {k: list(self.requirements.get(k, ())) for k in REQUIREMENT_KINDS},
             "run_exports": {k: list(v) for k, v in sorted(self.run_exports.items())},
             "tests": _jsonable(self.tests),

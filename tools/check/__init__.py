@@ -51,6 +51,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
     ("cuda.runtime", cuda.check_cuda_runtime),
     ("cuda.magma", cuda.check_magma),
     ("cuda.fatbin", cuda.check_fatbins),
+    ("cuda.native-aot", cuda.check_native_aot),
     (
         "metadata.depends / metadata.constrains / metadata.run-exports / metadata.output",
         metadata.check_metadata,

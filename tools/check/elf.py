@@ -61,6 +61,9 @@ class ElfInfo:
     std_definition_sample: tuple[str, ...]
     # CUDA device code in .nv_fatbin (tools/check/fatbin.py); () for host-only files
     device_code: tuple[DeviceCode, ...] = ()
+    # Sources of native-AOT kernels (pytorch#194243) whose paths .rodata holds, as
+    # "native_aot/topk/aot_topk_cuda.cpp"; read only in files with device code
+    native_aot: tuple[str, ...] = ()
 
     @property
     def required_versions(self) -> tuple[str, ...]:
@@ -162,6 +165,10 @@ def _read(elf: ELFFile) -> ElfInfo:
                     std_defs += 1
                     if len(sample) < _SAMPLE:
                         sample.append(name)
+    native_aot: tuple[str, ...] = ()
+    rodata = elf.get_section_by_name(".rodata")
+    if device_code and rodata is not None and rodata["sh_type"] != "SHT_NOBITS":
+        native_aot = _native_aot_sources(elf.stream, rodata["sh_offset"], rodata["sh_size"])
     return ElfInfo(
         machine=elf["e_machine"],
         soname=soname,
@@ -174,4 +181,17 @@ def _read(elf: ELFFile) -> ElfInfo:
         std_definitions=std_defs,
         std_definition_sample=tuple(sample),
         device_code=device_code,
+        native_aot=native_aot,
     )
+
+
+# The 2.15.0 wheel's libtorch_cuda.so holds
+# "/__w/pytorch/pytorch/build/native_aot/topk/aot_topk_cuda.cpp" in .rodata (the kernels'
+# error messages name their generated source).
+_NATIVE_AOT_SOURCE = re.compile(rb"native_aot/[\x21-\x7e]+\.(?:cpp|cu)\b")
+
+
+def _native_aot_sources(stream: BinaryIO, offset: int, size: int) -> tuple[str, ...]:
+    stream.seek(offset)
+    found = {m.group().decode("ascii") for m in _NATIVE_AOT_SOURCE.finditer(stream.read(size))}
+    return tuple(sorted(found))

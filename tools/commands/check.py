@@ -36,7 +36,11 @@ checks (the "check" field of each finding):
   cuda.runtime            libcudart.so.N matches the config's CUDA major; CPU links no CUDA
   cuda.magma              magma linked only by libtorch_cuda_linalg, per flavour
   cuda.fatbin             SASS and PTX in each .nv_fatbin against the config's row of
-                          recipe/cuda_arch_lists.txt; SASS its GPUs cannot run (a warning)
+                          recipe/cuda_arch_lists.txt: a missing entry fails, code the row
+                          did not ask for warns; SASS its GPUs cannot run (a warning)
+  cuda.native-aot         from 2.15 on, whether libtorch_cuda.so holds native-AOT kernels;
+                          without them (the recipe's TORCH_NATIVE_AOT=0) a warning naming
+                          the difference from upstream's wheel
   metadata.depends, metadata.constrains, metadata.run-exports
                           info/index.json and run_exports.json against the rendered recipe
                           (with --config only)

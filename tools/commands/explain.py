@@ -12,7 +12,16 @@ from typing import Any
 
 HELP = "explain the build matrix: a row per CI job with platform, CUDA, BLAS, Pythons and packages"
 
-COLUMNS = ("CI job", "platform", "build platform", "CUDA", "BLAS", "Python", "packages")
+COLUMNS = (
+    "CI job",
+    "platform",
+    "build platform",
+    "CUDA",
+    "GPU architectures",
+    "BLAS",
+    "Python",
+    "packages",
+)
 # On a terminal the label says platform, CUDA and BLAS, so those columns go.
 TERMINAL_COLUMNS = ("config", "built on", "Python", "packages")
 
@@ -25,7 +34,9 @@ match nothing are an error.
 
 --json prints a list, one object per CI job, in the table's order:
   {"config": str, "label": str, "platform": str, "build_platform": str, "cross": bool,
-   "cuda": str|null, "blas": str|null, "pythons": [str],
+   "cuda": str|null, "cuda_arch_list": str|null (the TORCH_CUDA_ARCH_LIST its build
+   exports, recipe/cuda_arch_lists.txt), "cuda_arch_set": str|null ("full", or the
+   name of a narrower set, which its build strings carry), "blas": str|null, "pythons": [str],
    "packages": [{"name": str, "count": int, "variants": [str]}]}
   A job whose every output is skipped has platform "-" and empty lists.
 
@@ -56,23 +67,34 @@ class JobSummary:
     build_platform: str = "-"
     cross: bool = False
     cuda: str | None = None
+    cuda_arch_list: str | None = None
+    cuda_arch_set: str | None = None
     blas: str | None = None
     pythons: tuple[str, ...] = ()
     packages: tuple[PackageSummary, ...] = ()
 
     def cells(self) -> tuple[str, ...]:
         if not self.packages:
-            return (self.config, "-", "-", "-", "-", "-", "nothing (every output skipped)")
+            return (self.config, "-", "-", "-", "-", "-", "-", "nothing (every output skipped)")
         build = f"{self.build_platform} ({'cross' if self.cross else 'native'})"
         return (
             self.config,
             self.platform,
             build,
             self.cuda or "-",
+            self.archs_cell(),
             self.blas or "-",
             ", ".join(self.pythons) or "-",
             ", ".join(p.cell() for p in self.packages),
         )
+
+    def archs_cell(self) -> str:
+        """The list; a narrower set than conda-forge's full one also by its name."""
+        if not self.cuda_arch_list:
+            return "-"
+        if self.cuda_arch_set and self.cuda_arch_set != "full":
+            return f"{self.cuda_arch_list} ({self.cuda_arch_set})"
+        return self.cuda_arch_list
 
     def terminal_cells(self) -> tuple[str, ...]:
         label = self.label or self.config
@@ -93,6 +115,8 @@ class JobSummary:
             "build_platform": self.build_platform,
             "cross": self.cross,
             "cuda": self.cuda,
+            "cuda_arch_list": self.cuda_arch_list,
+            "cuda_arch_set": self.cuda_arch_set,
             "blas": self.blas,
             "pythons": list(self.pythons),
             "packages": [
@@ -156,6 +180,11 @@ def summarize(config: str, outputs) -> JobSummary:
         build_platform=first.build_platform if cross else first.subdir,
         cross=cross,
         cuda=None if cuda in ("None", "") else cuda,
+        cuda_arch_list="/".join(sorted({o.cuda_arch_list for o in built if o.cuda_arch_list}))
+        or None,
+        cuda_arch_set=_one(built, "cuda_arch_set") or None
+        if any(o.cuda_arch_list for o in built)
+        else None,
         blas=_one(built, "blas_impl") or None,
         pythons=tuple(pythons),
         packages=tuple(packages),
@@ -184,19 +213,24 @@ def python_range(pythons: tuple[str, ...]) -> str:
     return ", ".join(pythons) or "-"
 
 
-def terminal_table(rows: list[tuple[str, ...]], width: int) -> str:
-    """Columns padded; the last one wrapped so no line is wider than ``width``."""
+def terminal_table(rows: list[tuple[str, ...]], width: int, notes: list[str] | None = None) -> str:
+    """Columns padded; the last one wrapped so no line is wider than ``width``; a row's
+    note (if any) on a line of its own under it, indented by two."""
     import textwrap
 
     widths = [max(len(TERMINAL_COLUMNS[i]), *(len(r[i]) for r in rows)) for i in range(3)]
     indent = sum(widths) + 2 * len(widths)
     room = max(width - indent, 30)
     lines = []
-    for row in [TERMINAL_COLUMNS, *rows]:
+    for row, note in zip(
+        [TERMINAL_COLUMNS, *rows], ["", *(notes or [""] * len(rows))], strict=True
+    ):
         head = "".join(cell.ljust(w + 2) for cell, w in zip(row[:3], widths, strict=True))
         wrapped = textwrap.wrap(row[3], room, break_on_hyphens=False) or [""]
         lines.append((head + wrapped[0]).rstrip())
         lines.extend((" " * indent + more).rstrip() for more in wrapped[1:])
+        if note:
+            lines.append(f"  {note}")
     return "\n".join(lines)
 
 
@@ -272,7 +306,9 @@ def run(args: argparse.Namespace) -> int:
         import shutil
 
         width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
-        print(terminal_table([job.terminal_cells() for job in jobs], width))
+        # A CUDA job's GPU list (long) goes on a line of its own under its row.
+        notes = [f"GPU architectures: {j.archs_cell()}" if j.cuda_arch_list else "" for j in jobs]
+        print(terminal_table([job.terminal_cells() for job in jobs], width, notes))
         return 0
     rows = [job.cells() for job in jobs]
     if args.update_readme:

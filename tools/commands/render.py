@@ -27,7 +27,8 @@ rattler-build instead: its hash, and only the outputs the config builds (docs/ra
 --json prints a list, one object per output variant, sorted as rendered:
   {"name", "version", "build_string", "build_number", "subdir", "build_platform",
    "skip", "skip_reason" (the meta.yaml line that skips it, explained; null if built),
-   "noarch", "config",
+   "noarch", "config", "cuda_arch_list" (the TORCH_CUDA_ARCH_LIST a CUDA config's build
+   exports, from recipe/cuda_arch_lists.txt; null for CPU),
    "requirements": {"build": [...], "host": [...], "run": [...], "run_constrained": [...]},
    "run_exports": {"weak"|"strong"|...: [...]}, "tests": {...},
    "variant": {key: value}, "used_vars": [...], "hash_input": {key: value}}
@@ -128,6 +129,8 @@ def _describe(out) -> str:
     }
     if loops:
         lines.append("  variant: " + ", ".join(f"{k}={v}" for k, v in loops.items()))
+    if out.cuda_arch_list:
+        lines.append(f"  TORCH_CUDA_ARCH_LIST: {out.cuda_arch_list}")
     for kind in ("build", "host", "run", "run_constrained"):
         specs = out.requirements.get(kind, ())
         if specs:

@@ -13,8 +13,8 @@ tests/test_import_layers.py holds the order), on a few shared modules:
   become exit codes.
 
 ``schedule/``: what a config costs and where it runs (facts, shard, eta, runners).
-``engines/``: how one config is built and watched (engine, plan, runner, logtee, progress,
-ccache).
+``engines/``: how one config is built and watched (ladder, engine, plan, embedded, rattler,
+airgap, runner, logtee, progress, ccache).
 ``batch/``: the pipeline select -> plan -> run -> record -> report (pipeline, choose,
 preflight, loop, record, summary, lock).
 ``review/``: the commands that read earlier batches (why, merge, report, verify, cfep3,

@@ -62,4 +62,9 @@ def run(options: Options, console: Console) -> int:
     if options.cfep3_channel is not None:
         modes.cfep3_request(options, console)
         return 0
+    if options.fetch_sources is not None:
+        from tools.localbuild.engines.airgap import fetch_sources
+
+        fetch_sources(options.root, options.fetch_sources, console.say)
+        return 0
     return run_batch(options, console)

@@ -19,12 +19,17 @@ from tools.localbuild.schedule.shard import Shard, parse_shard
 from tools.proc import SECRET_ENV_VARS, secret_values
 from tools.secrets import UPLOAD_TOKEN_VARS
 
+#: The engines --engine may force (tools/localbuild/engines/ladder.py tries them in order).
+BUILDERS = ("docker", "conda-build", "rattler-build")
+
 DESCRIPTION = """\
 Build one or more .ci_support configs of this feedstock locally, in the
 conda-forge container (docker or podman, chosen with DOCKER_EXECUTABLE), the
-way conda-smithy's build-locally.py does; plus CFEP-03 batch builds with
-resume, per-config logs, a summary, SHA256SUMS and log_files.zip in
-build_artifacts/.
+way conda-smithy's build-locally.py does; without a container engine, with the
+conda-build on PATH or else the embedded rattler-build (py-rattler-build, from
+requirements.txt) for this machine's platform (the first line says which);
+plus CFEP-03 batch builds with resume, per-config logs, a summary, SHA256SUMS
+and log_files.zip in build_artifacts/.
 """
 
 EPILOG = """\
@@ -90,6 +95,10 @@ class Options:
     fail_fast: bool
     dry_run: bool
     native: bool
+    engine: str | None  # --engine: docker, conda-build or rattler-build; None: the ladder
+    channels: tuple[str, ...]  # --channel: replace the config's channel_sources
+    source_cache: Path | None  # --source-cache: holds the recipe's source archive
+    fetch_sources: Path | None  # --fetch-sources: fill that folder, build nothing
     list_only: bool
     cfep3_channel: str | None
     ccache: Path | None
@@ -179,12 +188,42 @@ def build_parser() -> argparse.ArgumentParser:
         "--ccache",
         metavar="DIR",
         type=Path,
-        help="persistent compiler cache directory mounted into the container",
+        help="persistent compiler cache directory: mounted into the container, or the "
+        "embedded engine's cache (with the ccache on PATH)",
     )
     batch.add_argument(
         "--native",
         action="store_true",
-        help="no container: run .scripts/build_steps.sh with the conda-build on PATH",
+        help="no container: run .scripts/build_steps.sh with the conda-build on PATH "
+        "(the same as --engine conda-build)",
+    )
+    batch.add_argument(
+        "--engine",
+        choices=BUILDERS,
+        help="build with this engine, or fail saying why; default: a container engine when "
+        "one answers, else the conda-build on PATH, else the embedded rattler-build",
+    )
+    airgap = parser.add_argument_group("builds without internet (docs/build-locally.md)")
+    airgap.add_argument(
+        "--channel",
+        dest="channels",
+        metavar="URL_OR_DIR",
+        action="append",
+        default=[],
+        help="embedded engine: use this channel (a mirror's URL, or a folder of packages, "
+        "indexed here) instead of the channels the config names (repeatable)",
+    )
+    airgap.add_argument(
+        "--source-cache",
+        metavar="DIR",
+        type=Path,
+        help="embedded engine: take the recipe's source archive from DIR (its sha256 checked)",
+    )
+    airgap.add_argument(
+        "--fetch-sources",
+        metavar="DIR",
+        type=Path,
+        help="download the recipe's source archive into DIR (for --source-cache) and exit",
     )
     batch.add_argument(
         "--dry-run",
@@ -294,6 +333,9 @@ def _check_spread(args: argparse.Namespace) -> None:
                 ("--fail-fast", args.fail_fast),
                 ("--prune", args.prune),
                 ("--ccache", args.ccache),
+                ("--engine", args.engine),
+                ("--channel", args.channels),
+                ("--source-cache", args.source_cache),
             )
             if given
         ]
@@ -354,6 +396,10 @@ def from_args(
             "--ccache is wired into the container build; with --native configure ccache "
             "yourself (recipe/README) and drop --ccache"
         )
+    if args.native and args.engine not in (None, "conda-build"):
+        raise UserError(f"--native builds with conda-build; drop it or --engine {args.engine}")
+    if args.fetch_sources is not None and (args.config or args.all_configs or args.dry_run):
+        raise UserError("--fetch-sources only downloads the source archive; drop the rest")
     run_args = env.get("CONDA_FORGE_DOCKER_RUN_ARGS", "")
     leaked = _RUN_ARG_SECRET.search(run_args)
     if leaked:
@@ -384,7 +430,11 @@ def from_args(
         prune=args.prune,
         fail_fast=args.fail_fast,
         dry_run=args.dry_run,
-        native=args.native,
+        native=args.native or args.engine == "conda-build",
+        engine="conda-build" if args.native else args.engine,
+        channels=tuple(args.channels),
+        source_cache=_absolute(args.source_cache),
+        fetch_sources=_absolute(args.fetch_sources),
         list_only=args.list_only,
         cfep3_channel=args.cfep3_channel,
         ccache=ccache,
@@ -404,6 +454,10 @@ def from_args(
         if args.publish_dest is not None
         else None,
     )
+
+
+def _absolute(path: Path | None) -> Path | None:
+    return None if path is None else (path if path.is_absolute() else Path.cwd() / path)
 
 
 def parse(

@@ -21,6 +21,11 @@ from tools.errors import CommandError, UserError
 from tools.proc import call
 
 DIRTY_WARNING = "WARNING: built from a dirty tree (uncommitted changes)"
+# The embedded engine's limit, in the words its records carry and --verify reads back.
+NO_PACKAGE_COMMIT = (
+    "packages carry no commit: py-rattler-build records no --extra-meta, so their "
+    "info/about.json has no extra.sha"
+)
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,11 @@ class Provenance:
             number = data.get(key)
             fields[key] = number if type(number) is int else None
         return cls(**fields)
+
+    @property
+    def packages_carry_no_commit(self) -> bool:
+        """The engine could not write the commit into the packages (and the record says so)."""
+        return NO_PACKAGE_COMMIT in (self.engine or "")
 
     def describe(self) -> str:
         """One line for a log's head or a report: what a reviewer compares."""

@@ -14,6 +14,7 @@ from tools.localbuild import provenance
 from tools.localbuild.batch import choose, loop, preflight, record, summary
 from tools.localbuild.configs import Config, discover, labels
 from tools.localbuild.console import Console
+from tools.localbuild.engines import ladder
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.plan import HostFacts
 from tools.localbuild.options import Options
@@ -33,18 +34,22 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
     )
     if not names:
         return 0  # an empty shard; this_shard said so
+    # the engine: the ladder's first rung that answers, or the one --engine forces
+    chosen = ladder.choose(options.engine, engine, options.env, debug=options.debug)  # type: ignore[arg-type]
+    host = replace(host, builder=chosen.builder)
     # plan: everything the run decides or refuses happens here, for --dry-run too; only
     # the containers and builds below are left out of a dry run.
     configs = [Config(n, options.root / ".ci_support" / f"{n}.yaml") for n in names]
     batch = preflight.plan_all(options, configs, engine, host)
-    checked = preflight.preflight(options, batch, engine)
+    checked = preflight.preflight(options, batch, chosen)
     if options.dry_run:
-        return preflight.dry_run(options, batch, engine, console, label_of)
+        return preflight.dry_run(options, batch, engine, console, label_of, chosen.line)
     with loop.workspace(options):
+        console.note(chosen.line)  # the run's first line, once nothing refused it
         if options.debug:
             return loop.debug(batch.plans[0])
         started = time.time()
-        sources = _provenance(options, batch, engine, checked)
+        sources = _provenance(options, batch, chosen, checked)
         if any(p.dirty for p in sources.values()):
             console.note(f"{provenance.DIRTY_WARNING}: commit and package it first for CFEP-03")
         outcome = loop.run_all(options, batch, engine, console, label_of, sources)  # run
@@ -59,7 +64,7 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
 def _provenance(
     options: Options,
     batch: preflight.BatchPlan,
-    engine: ContainerEngine,
+    chosen: ladder.Chosen,
     checked: preflight.Checked,
 ) -> dict[str, provenance.Provenance]:
     """Per config, where its packages come from: the checkout's facts, asked once, with the
@@ -81,8 +86,8 @@ def _provenance(
     found = {}
     for plan in batch.plans:
         used = (
-            f"{engine.name} {checked.engine_version or 'version unknown'}"
-            if plan.dispatch == "docker"
+            chosen.provenance
+            if plan.dispatch in ("docker", "embedded", "native")
             else f"{plan.dispatch} (no container)"
         )
         found[plan.config] = provenance.for_config(

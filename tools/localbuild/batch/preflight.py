@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from tools.errors import CommandError, ProblemsFound, UserError
+from tools.errors import ProblemsFound, UserError
 from tools.localbuild.batch import lock
 from tools.localbuild.batch.record import (
     FAILED,
@@ -18,11 +18,11 @@ from tools.localbuild.batch.record import (
 )
 from tools.localbuild.configs import Config, UnreadableConfig, read_variant
 from tools.localbuild.console import Console
+from tools.localbuild.engines import airgap
 from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.ladder import Chosen
 from tools.localbuild.engines.plan import BuildPlan, HostFacts, describe, plan_build
 from tools.localbuild.options import Options
-from tools.localbuild.provenance import engine_version
-from tools.proc import call
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,9 @@ class Checked:
     recipes: Mapping[str, tuple[str, int]]  # per config: the rendered version, build number
 
 
-def preflight(options: Options, batch: BatchPlan, engine: ContainerEngine) -> Checked:
-    """What the run refuses before it starts a container, in the order it finds out."""
+def preflight(options: Options, batch: BatchPlan, chosen: Chosen) -> Checked:
+    """What the run refuses before it starts a container, in the order it finds out (the
+    engine itself answered the ladder already)."""
     if not batch.plans and not batch.unreadable:
         first = batch.unbuildable[0]
         raise UserError(
@@ -111,35 +112,32 @@ def preflight(options: Options, batch: BatchPlan, engine: ContainerEngine) -> Ch
         built = [o for o in outputs if not o.skip] or outputs
         if built:
             recipes[plan.config] = (built[0].version, built[0].build_number)
-    version = None
-    if any(p.dispatch == "docker" for p in batch.plans):
-        version = _check_engine(engine, options.env)
-    if any(p.dispatch == "native" for p in batch.plans):
-        _check_native(options.env)
-    return Checked(version, recipes)
+    _check_airgap(options, batch)
+    return Checked(chosen.version if chosen.builder == "docker" else None, recipes)
 
 
-def _check_engine(engine: ContainerEngine, env) -> str | None:
-    """Refuse an engine that does not answer; else its version, as `info` prints it."""
-    engine.resolve(env)
-    try:
-        result = call(
-            *engine.info_argv(), env=env, capture=True, check=False, quiet=True, timeout=60
-        )
-    except CommandError as exc:
-        raise engine.not_running(str(exc)) from None
-    if result.returncode != 0:
-        detail = (result.stderr.strip().splitlines() or [""])[-1]
-        raise engine.not_running(detail[:200])
-    return engine_version(result.stdout)
-
-
-def _check_native(env) -> None:
-    if shutil.which("conda-build", path=env.get("PATH")) is None:
+def _check_airgap(options: Options, batch: BatchPlan) -> None:
+    """The embedded engine's inputs: channels that hold packages, the source archive the
+    recipe names; options only it takes are refused for the others."""
+    embedded = any(p.dispatch == "embedded" for p in batch.plans)
+    if not embedded:
+        used = [f for f, v in (("--channel", options.channels),
+                               ("--source-cache", options.source_cache)) if v]  # fmt: skip
+        if used and batch.plans:
+            raise UserError(
+                f"{' and '.join(used)} feed the embedded engine; this run builds with "
+                f"{batch.plans[0].dispatch}: add --engine rattler-build or drop them"
+            )
+        return
+    if options.ccache is not None and shutil.which("ccache", path=options.env.get("PATH")) is None:
         raise UserError(
-            "--native needs conda-build on PATH: `conda env create -f environment.yml` "
-            "then `conda activate pytorch-feedstock-build`"
+            "--ccache: the embedded engine compiles through the ccache on PATH, and there is "
+            "none; install ccache (apt install ccache, or conda install ccache) or drop --ccache"
         )
+    for channel in options.channels:
+        airgap.check_channel(channel, index=not options.dry_run)
+    if options.source_cache is not None:
+        airgap.check_source(options.root, options.source_cache)
 
 
 def dry_run(
@@ -148,8 +146,11 @@ def dry_run(
     engine: ContainerEngine,
     console: Console,
     label_of: Mapping[str, str],
+    engine_line: str = "",
 ) -> int:
     lock.check_free(options.artifacts)  # the run would be refused here, so the dry run is
+    if engine_line:
+        console.say(engine_line)
     console.say(f"dry run: {len(batch.plans)} config(s); nothing is started, written or deleted")
     for plan in batch.plans:
         status = (

@@ -23,8 +23,11 @@ ENGINES: dict[str, EngineName] = {"docker": "docker", "podman": "podman", "podma
 # Containers we start carry this label, so `--prune` removes ours and nobody else's.
 LABEL = "org.conda-forge.build-locally=1"
 
-# --dry-run is no way out: it refuses a missing engine as the run does (it probes, like the run).
-NO_ENGINE_HINT = "or use --native to build with a local conda-build"
+# Said when --engine docker forced the engine (without it the ladder goes on to the next rung);
+# --dry-run refuses a missing engine as the run does (it probes, like the run).
+NO_ENGINE_HINT = (
+    "or leave out --engine docker to build with the conda-build on PATH or the embedded engine"
+)
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,14 @@ from typing import Literal
 from tools.errors import UserError
 from tools.localbuild.artifacts import log_path, marker_path
 from tools.localbuild.configs import Config, docker_image
-from tools.localbuild.engines import ccache
+from tools.localbuild.engines import airgap, ccache, embedded
 from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.ladder import Builder
 from tools.localbuild.options import Options
 from tools.proc import redact
 from tools.smithy.forge import FALLBACK_DOCKER_IMAGE
 
-Dispatch = Literal["docker", "osx", "win", "native"]
+Dispatch = Literal["docker", "osx", "win", "native", "embedded"]
 
 FEEDSTOCK_MOUNT = "/home/conda/feedstock_root"
 RECIPE_MOUNT = "/home/conda/recipe_root"
@@ -46,6 +47,9 @@ class HostFacts:
     os: Literal["linux", "osx", "win"]
     selinux_enforcing: bool
     pid: int
+    subdir: str = ""  # conda's name for this machine's platform: linux-64, osx-arm64, ...
+    glibc: str | None = None  # the C library's version, on Linux
+    builder: Builder = "docker"  # the engine the ladder chose (engines/ladder.py)
 
     @classmethod
     def detect(cls) -> HostFacts:
@@ -54,7 +58,13 @@ class HostFacts:
             enforcing = Path("/sys/fs/selinux/enforce").read_text().strip() == "1"
         except OSError:
             enforcing = False
-        return cls(os=host, selinux_enforcing=enforcing, pid=os.getpid())
+        return cls(
+            os=host,
+            selinux_enforcing=enforcing,
+            pid=os.getpid(),
+            subdir=embedded.host_subdir(),
+            glibc=embedded.host_glibc(),
+        )
 
 
 @dataclass(frozen=True)
@@ -77,7 +87,10 @@ class BuildPlan:
 
 
 def _dispatch(options: Options, config: Config, host: HostFacts) -> Dispatch:
-    if options.native:
+    if host.builder == "rattler-build":
+        embedded.check_buildable(config, host.subdir, host.glibc)
+        return "embedded"
+    if options.native or host.builder == "conda-build":
         if config.os == "win" or host.os == "win":
             raise UserError(
                 f"{config.name}: --native runs .scripts/build_steps.sh, which is for "
@@ -127,7 +140,7 @@ def plan_build(
     # Whether the SDK is downloaded on a mac or inside the Linux container, setting
     # OSX_SDK_DIR is how the user accepts Apple's licence (conda-smithy's script refuses
     # osx configs without it).
-    if config.os == "osx" and not options.env.get("OSX_SDK_DIR"):
+    if config.os == "osx" and dispatch != "embedded" and not options.env.get("OSX_SDK_DIR"):
         raise UserError(
             f"{config.name}: osx builds need the macOS SDK: run `export OSX_SDK_DIR=$PWD/SDKs` "
             "first; doing so means you accept Apple's SDK licence terms"
@@ -162,6 +175,21 @@ def plan_build(
         user_args = options.env.get("CONDA_FORGE_DOCKER_RUN_ARGS", "").strip()
         changes["CONDA_FORGE_DOCKER_RUN_ARGS"] = " ".join(filter(None, [user_args, *extra]))
         argv: tuple[str, ...] = ("bash", str(root / ".scripts" / "run_docker_build.sh"))
+    elif dispatch == "embedded":
+        # rattler-build's package cache beside the packages, as build_steps.sh keeps it.
+        changes["RATTLER_CACHE_DIR"] = str(options.artifacts / "pkg_cache")
+        argv = embedded.argv(
+            root,
+            config,
+            host.subdir,
+            options.env,
+            artifacts=options.artifacts,
+            channels=tuple(airgap.channel_url(c) for c in options.channels),
+            source_archive=airgap.cached_archive(root, options.source_cache),
+            ccache=None
+            if options.ccache is None
+            else (options.ccache, ccache.stats_file(options.artifacts, config.name)),
+        )
     elif dispatch == "native":
         changes.update(
             FEEDSTOCK_ROOT=str(root), RECIPE_ROOT=str(root / "recipe"), CF_BUILD_NATIVE="1"
@@ -232,6 +260,9 @@ def describe(
             head = "  mounts:  " if i == 0 else "           "
             how = mount.options or "by run_docker_build.sh"
             lines.append(f"{head}{mount.host} -> {mount.container} ({how})")
+    elif plan.dispatch == "embedded":
+        lines.append("  engine:  rattler-build, embedded (py-rattler-build), no container")
+        lines.append(f"  recipe:  {rel(Path(plan.argv[plan.argv.index('--recipe') + 1]))}")
     else:
         lines.append(f"  where:   on this machine ({plan.dispatch}), no container")
     for i, (key, value) in enumerate(sorted(plan.changes.items())):

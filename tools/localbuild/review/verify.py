@@ -35,7 +35,7 @@ from tools.localbuild import artifacts as art
 from tools.localbuild.batch.loop import end_line
 from tools.localbuild.batch.record import DONE, SKIPPED
 from tools.localbuild.configs import discover, labels
-from tools.localbuild.provenance import Provenance
+from tools.localbuild.provenance import NO_PACKAGE_COMMIT, Provenance
 from tools.localbuild.review.cfep3 import read_sums
 from tools.localbuild.review.embedded import read_embedded
 from tools.proc import call
@@ -295,6 +295,9 @@ def check_commits(
             embedded = read_embedded(path)
             if embedded.error:
                 yield Finding(str(package.get("path")), embedded.error)
+            elif embedded.commit is None and source.packages_carry_no_commit:
+                why = f"embeds no commit, as its record says: {NO_PACKAGE_COMMIT}"
+                yield Finding(str(package.get("path")), why)
             elif not _matches(expected, embedded.commit):
                 yield Finding(
                     str(package.get("path")),

@@ -4,9 +4,10 @@ The log is read as :mod:`tools.localbuild.engines.logtee` writes it (``[HH:MM:SS
 already redacted), one line at a time, keeping only a few lines of context.  "Real" means
 what a person fixes: a compiler's ``file:line:col: error:``, ``CMake Error``, the linker's
 undefined references, a failing test (pytest's ``E   `` lines, ctest, conda-build's
-``TESTS FAILED``).  Ninja's ``FAILED: target`` line is the build step around a compiler
-error, so it is context, never the error itself.  When nothing matches, the end of the
-log is shown instead, and said so.
+``TESTS FAILED``), a solve that found no environment (conda-build's ``Unsatisfiable
+dependencies``, libmamba's, rattler-build's and its solver's own words).  Ninja's
+``FAILED: target`` line is the build step around a compiler error, so it is context, never
+the error itself.  When nothing matches, the end of the log is shown instead, and said so.
 """
 
 from __future__ import annotations
@@ -44,6 +45,15 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"^E {3,}\S"  # pytest's assertion detail
             r"|^\s*\d+/\d+ Test +#\d+: .*\*\*\*(?:Failed|Exception)"  # ctest
             r"|^TESTS FAILED: |^FAILED \S+::\S+"  # conda-build, pytest's summary
+        ),
+    ),
+    (
+        "solver failure",
+        re.compile(
+            r"Unsatisfiable dependencies for platform \S+:"  # conda-build
+            r"|Could not solve for environment specs"  # conda-libmamba-solver
+            r"|Failed to resolve dependencies"  # rattler-build
+            r"|Cannot solve the request because of"  # rattler's solver (resolvo)
         ),
     ),
 )
@@ -101,6 +111,6 @@ def describe(finding: Finding, *, title: str, log: Path) -> str:
     if finding.kind:
         head = f"{title}: {finding.kind} at line {finding.line} of the log"
     else:
-        head = f"{title}: no compiler, CMake, linker or test error recognised; the end of the log"
+        head = f"{title}: no compiler, CMake, linker, test or solver error recognised; the log ends"
     body = [f"{'>' if number == finding.line else ' '} {line}" for number, line in finding.context]
     return "\n".join([head, *body, f"log: {log}"])

@@ -1,0 +1,220 @@
+"""The GPU list is part of what is built: a CUDA build for fewer GPUs than conda-forge's
+full lists names its set (``cuda_arch_set`` in recipe/conda_build_config.yaml) in its build
+string and hash, in both recipes, and ``render`` refuses a "full" claim that a row of
+recipe/cuda_arch_lists.txt does not keep.
+
+Each test tailors a copy of the recipe the way a lab's fork does: the row of one CUDA config
+of .ci_support cut to one architecture, and the config's ``cuda_arch_set`` set to a name.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from tools.cuda_archs import parse_arch_list, read_rows, uncovered
+from tools.errors import UserError
+from tools.render import render_config
+
+REPO = Path(__file__).resolve().parent.parent
+ARCH_LISTS = REPO / "recipe" / "cuda_arch_lists.txt"
+
+
+def _values(config: Path) -> dict:
+    return YAML(typ="safe").load(config.read_text())
+
+
+def _cuda_config() -> Path:
+    """The first linux-64 CUDA config of .ci_support (the matrix decides which)."""
+    for config in sorted((REPO / ".ci_support").glob("linux_64_*.yaml")):
+        if str(_values(config).get("cuda_compiler_version", ["None"])[0]) != "None":
+            return config
+    pytest.skip("no linux-64 CUDA config in .ci_support")
+
+
+def _tailored(tmp_path: Path, arch_set: str, one_arch: str = "9.0") -> tuple[Path, Path]:
+    """A recipe copy whose row for the config is ``one_arch``, and the config with
+    ``cuda_arch_set: [arch_set]``."""
+    config = _cuda_config()
+    cuda = str(_values(config)["cuda_compiler_version"][0])
+    recipe = shutil.copytree(REPO / "recipe", tmp_path / "recipe")
+    (recipe / "cuda_arch_lists.txt").write_text(f"{cuda} linux-64 {one_arch}\n")
+    text = config.read_text().replace("cuda_arch_set:\n- full\n", f"cuda_arch_set:\n- {arch_set}\n")
+    assert f"- {arch_set}\n" in text, f"{config.name} has no cuda_arch_set"
+    tailored = tmp_path / config.name
+    tailored.write_text(text)
+    return recipe, tailored
+
+
+def test_every_row_of_the_recipe_is_a_full_list():
+    # conda-forge's own lists keep the "full" promise, so its configs carry no set name.
+    rows = read_rows(ARCH_LISTS)
+    assert rows
+    for (cuda, platform), text in rows.items():
+        assert uncovered(cuda, platform, parse_arch_list(text)) == [], (cuda, platform)
+
+
+def test_a_one_arch_list_leaves_out_every_other_gpu():
+    gaps = uncovered("13.0", "linux-64", parse_arch_list("9.0+PTX"))
+    assert "sm_80" in gaps and "sm_120" in gaps and "sm_90" not in gaps
+    assert not any(g.startswith("PTX") for g in gaps)
+
+
+def test_a_named_set_joins_every_cuda_build_string_and_changes_its_hash(tmp_path):
+    full = {o.name: o for o in render_config(_cuda_config(), root=REPO) if not o.skip}
+    recipe, config = _tailored(tmp_path, "sm90")
+    tailored = [o for o in render_config(config, root=REPO, recipe_dir=recipe) if not o.skip]
+    assert {o.name for o in tailored} == set(full)
+    for out in tailored:
+        tag = full[out.name].build_string.split("_")[0]
+        assert out.build_string.startswith(f"{tag}_sm90_"), out.build_string
+        assert out.hash_input.get("cuda_arch_set") == "sm90", out.name
+        assert out.cuda_arch_list == "9.0"
+        assert full[out.name].hash_input.get("cuda_arch_set") == "full", out.name
+
+
+def test_both_recipes_name_the_set_in_the_same_build_strings(tmp_path):
+    rattler_build = pytest.importorskip("rattler_build", reason="py-rattler-build is missing")
+    from tools.render_v1 import render_v1_config
+
+    recipe, config = _tailored(tmp_path, "sm90")
+    meta = {
+        (o.name, _unhashed(o.build_string))
+        for o in render_config(config, root=REPO, recipe_dir=recipe)
+        if not o.skip
+    }
+    v1 = render_v1_config(
+        recipe / "recipe-v1.yaml",
+        config,
+        cbc=recipe / "conda_build_config.yaml",
+        name=config.stem,
+        subdir="linux-64",
+        build_subdir="linux-64",
+    )
+    assert rattler_build and meta == {(o.name, _unhashed(o.build_string)) for o in v1}
+    assert all("_sm90_" in string for _, string in meta)
+
+
+def _unhashed(build_string: str) -> str:
+    return "_".join(
+        "h" if p.startswith("h") and len(p) == 8 else p for p in build_string.split("_")
+    )
+
+
+def test_render_refuses_a_full_claim_the_row_does_not_keep(tmp_path):
+    recipe, config = _tailored(tmp_path, "full")
+    with pytest.raises(UserError) as caught:
+        render_config(config, root=REPO, recipe_dir=recipe)
+    message = str(caught.value)
+    assert "cuda_arch_lists.txt" in message and "leaves out sm_" in message and "sm_80" in message
+    assert "cuda_arch_set" in message and "conda_build_config.yaml" in message
+
+
+def test_the_refusal_is_one_error_line_and_exit_2(tmp_path):
+    recipe, config = _tailored(tmp_path, "full")
+    result = subprocess.run(
+        [sys.executable, "-m", "tools", "render", str(config), "--recipe-dir", str(recipe)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.splitlines()
+    assert (
+        line.startswith("error: ")
+        and "cuda_arch_lists.txt:1: " in line
+        and "9.0 leaves out" in line
+    )
+
+
+def test_a_set_name_that_cannot_be_a_build_string_word_is_refused(tmp_path):
+    recipe, config = _tailored(tmp_path, "sm_90")
+    with pytest.raises(UserError, match="not a build-string word"):
+        render_config(config, root=REPO, recipe_dir=recipe)
+
+
+def test_render_and_explain_show_the_list_per_config(tmp_path):
+    recipe, config = _tailored(tmp_path, "sm90")
+    render = subprocess.run(
+        [sys.executable, "-m", "tools", "render", str(config), "--recipe-dir", str(recipe)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "  TORCH_CUDA_ARCH_LIST: 9.0\n" in render.stdout
+    explain = subprocess.run(
+        [sys.executable, "-m", "tools", "explain", "--markdown"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    cuda = str(_values(_cuda_config())["cuda_compiler_version"][0])
+    row = next(r for r in explain.stdout.splitlines() if r.startswith(f"| {_cuda_config().stem} "))
+    assert f"| {cuda} | {read_rows(ARCH_LISTS)[(cuda, 'linux-64')]} |" in row
+
+
+def _activate(cudaarchs_preset: str | None, conda_build: str = "1") -> str:
+    """CUDAARCHS after sourcing the stand-in cuda-nvcc activation (13.0, linux-64)."""
+    from fixtures.standin_channel.cuda import CUDAARCHS, TARGETS, activation_script
+
+    script = activation_script(TARGETS["linux-64"], CUDAARCHS[("13.0", "linux-64")])
+    env = {"PATH": "/usr/bin:/bin", "CXX": "g++", "CONDA_BUILD": conda_build}
+    if cudaarchs_preset is not None:
+        env["CUDAARCHS"] = cudaarchs_preset
+    return subprocess.run(
+        ["bash", "-c", f'{script}\nprintf %s "${{CUDAARCHS-unset}}"'],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_the_stand_in_nvcc_activation_sets_cudaarchs_in_a_build_as_conda_forges_does():
+    # cuda-nvcc-feedstock's activate.sh: `if [[ ! -v CUDAARCHS ]]; then export CUDAARCHS=
+    # "@default_cudaarchs@"` under CONDA_BUILD=1; the value is that feedstock's
+    # DEFAULT_CUDAARCHS (CMake's form: every generation, the newest also as PTX).
+    from fixtures.standin_channel.cuda import CUDAARCHS
+
+    exported = _activate(None)
+    assert exported == CUDAARCHS[("13.0", "linux-64")]
+    assert exported.startswith("75-real;80-real;") and exported.endswith(";121-virtual")
+
+
+def test_the_stand_in_nvcc_activation_keeps_a_preset_cudaarchs():
+    assert _activate("90-real") == "90-real"
+
+
+def test_the_stand_in_nvcc_activation_leaves_cudaarchs_alone_outside_a_build():
+    assert _activate(None, conda_build="0") == "unset"
+
+
+def test_explain_on_a_terminal_shows_the_list_under_each_cuda_row():
+    result = subprocess.run(
+        [sys.executable, "-m", "tools", "explain"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    notes = [line for line in result.stdout.splitlines() if line.startswith("  GPU arch")]
+    rows = read_rows(ARCH_LISTS)
+    cuda_configs = [
+        c
+        for c in (REPO / ".ci_support").glob("*.yaml")
+        if (str(_values(c).get("cuda_compiler_version", ["None"])[0]), _platform(c)) in rows
+    ]
+    assert len(notes) == len(cuda_configs) > 0
+    assert all(line.removeprefix("  GPU architectures: ") in rows.values() for line in notes)
+
+
+def _platform(config: Path) -> str:
+    return str(_values(config)["target_platform"][0])

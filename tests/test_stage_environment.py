@@ -1,0 +1,91 @@
+"""recipe/stage_environment.py: which environment differences would rewrite the cache the
+compile stage configured (PyTorch's cmake/EnvVarForwarding.cmake rule)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "recipe" / "stage_environment.py"
+_spec = importlib.util.spec_from_file_location("stage_environment", SCRIPT)
+stage = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(stage)
+PLACES = {"PREFIX": "/bld/h_env", "BUILD_PREFIX": "/bld/build_env", "SRC_DIR": "/bld/work"}
+
+
+def test_the_forwarding_rule_selects_prefixes_suffixes_and_named_variables() -> None:
+    env = {
+        "USE_CUDA": "1",
+        "BUILD_TEST": "0",
+        "CMAKE_BUILD_TYPE": "Release",
+        "HAVE_STD_REGEX_EXITCODE": "0",
+        "TORCH_CUDA_ARCH_LIST": "8.0",
+        "FLASH_ATTENTION_MAX_JOBS": "2",
+        "MAGMA_HOME": "/x",
+        "MAX_JOBS": "2",
+        "PATH": "/bin",
+    }
+    assert set(stage.forwarded(env)) == {
+        "USE_CUDA",
+        "BUILD_TEST",
+        "CMAKE_BUILD_TYPE",
+        "HAVE_STD_REGEX_EXITCODE",
+        "TORCH_CUDA_ARCH_LIST",
+        "FLASH_ATTENTION_MAX_JOBS",
+    }
+
+
+def test_each_stages_own_directories_compare_equal() -> None:
+    compile_env = {**PLACES, "CMAKE_PREFIX_PATH": "/bld/h_env:/bld/build_env/x"}
+    other = {"PREFIX": "/o/h_env", "BUILD_PREFIX": "/o/build_env", "SRC_DIR": "/o/work"}
+    later = {**other, "CMAKE_PREFIX_PATH": "/o/h_env:/o/build_env/x"}
+    assert stage.differences(stage.forwarded(compile_env), stage.forwarded(later)) == []
+
+
+def test_a_changed_option_and_a_new_one_are_differences_an_unset_one_is_not() -> None:
+    recorded = stage.forwarded(
+        {"USE_MKLDNN": "1", "USE_NUMA": "0", "CMAKE_C_COMPILER_LAUNCHER": "ccache"}
+    )
+    now = stage.forwarded({"USE_MKLDNN": "0", "USE_NUMA": "0", "USE_DISTRIBUTED": "1"})
+    assert stage.differences(recorded, now) == [
+        "USE_DISTRIBUTED='1' is set here but was not in the compile stage",
+        "USE_MKLDNN='0' here but '1' in the compile stage",
+    ]
+
+
+def test_cmake_args_differ_only_by_the_per_python_entries_of_a_cross_build() -> None:
+    first = {"CMAKE_ARGS": "-DCMAKE_AR=ar -DTORCH_PYTHON_SOABI=cpython-311 -DPython_INCLUDE_DIR=/a"}
+    second = {
+        "CMAKE_ARGS": "-DCMAKE_AR=ar -DTORCH_PYTHON_SOABI=cpython-312 -DPython_INCLUDE_DIR=/b"
+    }
+    assert stage.differences(stage.forwarded(first), stage.forwarded(second)) == []
+    third = {"CMAKE_ARGS": "-DCMAKE_AR=gcc-ar"}
+    assert stage.differences(stage.forwarded(first), stage.forwarded(third)) != []
+
+
+def run(*args: object, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, SCRIPT, *map(str, args)], env=env, capture_output=True, text=True
+    )
+
+
+def test_compare_against_the_record_exits_1_with_one_error_line(tmp_path: Path) -> None:
+    record = tmp_path / "_stage" / "forwarded-environment.json"
+    assert run("record", record, env={"USE_CUDA": "1", **PLACES}).returncode == 0
+    same = run("compare", record, "--stage", "pytorch", env={"USE_CUDA": "1", **PLACES})
+    assert (same.returncode, same.stderr) == (0, "")
+    changed = run("compare", record, "--stage", "pytorch", env={"USE_CUDA": "0", **PLACES})
+    assert changed.returncode == 1
+    [line] = changed.stderr.splitlines()
+    assert line.startswith("stage_environment.py: error: the pytorch stage's environment")
+    assert "USE_CUDA='0' here but '1' in the compile stage" in line
+
+
+def test_compare_without_a_record_is_bad_input(tmp_path: Path) -> None:
+    missing = tmp_path / "forwarded-environment.json"
+    result = run("compare", missing, "--stage", "pytorch", env={})
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert str(missing) in line and "compile stage" in line

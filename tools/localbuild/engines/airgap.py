@@ -1,0 +1,152 @@
+"""Builds without internet: ``--channel`` (a mirror, or a folder of packages indexed here)
+replaces the channels a config names, ``--source-cache`` holds the source archive the recipe
+names, and ``--fetch-sources`` fills such a folder on a machine with internet.
+
+Every check runs before the build starts: a wrong archive or an empty channel is refused in
+one line, and build_artifacts/ stays as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.errors import UserError
+from tools.files import atomic_replace, sha256_of
+from tools.localbuild.engines.embedded import v1_recipe
+from tools.recipe import release
+
+FETCH_TIMEOUT_S = 60
+PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
+_VERSION = re.compile(r"\$\{\{\s*version\s*\}\}")
+
+
+@dataclass(frozen=True)
+class Source:
+    url: str  # with the version filled in
+    sha256: str
+    recipe: Path
+    line: int  # of the sha256, for messages
+
+    @property
+    def name(self) -> str:
+        return self.url.rstrip("/").rsplit("/", 1)[-1]
+
+
+def recipe_source(root: Path) -> Source:
+    """The source archive the v1 recipe names: its URL, sha256 and where it says so."""
+    path = v1_recipe(root)
+    recipe = release.parse(path, path.read_text(encoding="utf-8"))
+    facts = release.release_of(recipe)
+    url = _VERSION.sub(facts.version, facts.url)
+    if "${{" in url:
+        raise UserError(
+            f"{path}:{recipe.line_of('url')}: source url {facts.url!r} uses more than "
+            "${{ version }}; the source cache cannot name its archive"
+        )
+    return Source(url, facts.sha256, path, recipe.line_of("sha256"))
+
+
+def cached_archive(root: Path, cache: Path | None) -> Path | None:
+    """Where ``--source-cache`` holds the recipe's archive (checked by :func:`check_source`)."""
+    return None if cache is None else cache / recipe_source(root).name
+
+
+def check_source(root: Path, cache: Path) -> Path:
+    """The archive in ``cache``, refused unless its sha256 is the recipe's."""
+    source = recipe_source(root)
+    archive = cache / source.name
+    if not archive.is_file():
+        raise UserError(
+            f"--source-cache {cache}: no {source.name} there (the archive {source.recipe.name} "
+            f"names); fill it on a machine with internet: python build-locally.py "
+            f"--fetch-sources {cache}"
+        )
+    found = sha256_of(archive)
+    if found != source.sha256:
+        raise UserError(
+            f"--source-cache {archive}: sha256 {found}, but {source.recipe}:{source.line} says "
+            f"{source.sha256}; replace the archive (python build-locally.py --fetch-sources "
+            f"{cache}) or fix the recipe"
+        )
+    return archive
+
+
+def fetch_sources(root: Path, cache: Path, say) -> Path:
+    """Download the recipe's source archive into ``cache`` (checked, then renamed into place);
+    an archive already there with the right sha256 is kept."""
+    source = recipe_source(root)
+    target = cache / source.name
+    if target.is_file() and sha256_of(target) == source.sha256:
+        say(f"{target}: already there, sha256 {source.sha256}")
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    with atomic_replace(target) as partial:
+        try:
+            with (
+                urllib.request.urlopen(source.url, timeout=FETCH_TIMEOUT_S) as response,
+                partial.open("wb") as out,
+            ):
+                shutil.copyfileobj(response, out, 1 << 20)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise UserError(
+                f"cannot fetch {source.url} ({reason}); run this where there is internet"
+            ) from None
+        found = sha256_of(partial)
+        if found != source.sha256:
+            raise UserError(
+                f"{source.url}: sha256 {found}, but {source.recipe}:{source.line} says "
+                f"{source.sha256}; nothing was written"
+            )
+    say(f"{target}: fetched, sha256 {source.sha256}")
+    return target
+
+
+def channel_url(channel: str) -> str:
+    """A channel as rattler-build takes it: a URL or name as given, a folder as a file URL."""
+    if "://" in channel:
+        return channel
+    path = Path(channel).expanduser()
+    if path.is_dir() or "/" in channel or channel.startswith("."):
+        return path.resolve().as_uri()
+    return channel  # a channel name (conda-forge), resolved by rattler-build
+
+
+def _packages(folder: Path) -> list[Path]:
+    return [p for p in folder.glob("*/*") if p.name.endswith(PACKAGE_SUFFIXES)]
+
+
+def check_channel(channel: str, *, index: bool) -> None:
+    """A folder channel holds packages and is indexed (with ``index``, here, by py-rattler,
+    when a subdir lacks repodata.json or holds a package newer than it); a URL is taken as
+    given."""
+    if "://" in channel and not channel.startswith("file://"):
+        return
+    path = Path(channel.removeprefix("file://")).expanduser()
+    if not path.is_dir():
+        if "/" in channel or channel.startswith("."):
+            raise UserError(
+                f"--channel {channel}: no such folder; give a mirror's URL or a folder of packages"
+            )
+        return  # a channel name
+    packages = _packages(path)
+    if not packages:
+        raise UserError(
+            f"--channel {channel}: no packages in it (expected {channel}/<subdir>/*.conda); "
+            'mirror what the config needs into it (docs/build-locally.md, "Air-gapped builds")'
+        )
+    stale = any(
+        not (p.parent / "repodata.json").is_file()
+        or p.stat().st_mtime > (p.parent / "repodata.json").stat().st_mtime
+        for p in packages
+    )
+    if stale and index:
+        from rattler.index import index_fs
+
+        asyncio.run(index_fs(path))

@@ -1,0 +1,230 @@
+"""`rattler-build build`, over py-rattler-build: the embedded engine, and the CLI the tests'
+container runs (tests/fixtures/rattler_build/rattler-build execs this module).
+
+    python -m tools.localbuild.engines.rattler build --recipe PATH [-m VARIANT.yaml]...
+        [-c CHANNEL]... [--output-dir DIR] [--target-platform P] [--build-platform P]
+        [--test skip|native|native-and-emulated] [--no-build-id] [--keep-build]
+        [--package-format FMT] [--extra-meta KEY=VALUE]...
+        [--source-archive FILE] [--feedstock-license FILE] [--ccache DIR --ccache-stats FILE]
+    python -m tools.localbuild.engines.rattler --version
+
+PyPI ships rattler-build as this Python module, not as the CLI binary; the build is the same
+Rust engine's: render with the variant files, solve against the channels, run the build
+scripts, package, test. Exit status 1 when the build fails, 2 on a usage error, as the
+binary's. Where this differs from the binary:
+
+- ``-c`` replaces the variant files' ``channel_sources`` (the binary refuses both at once):
+  an air-gapped build names its mirror and nothing else. rattler-build counts
+  channel_sources in the package hash, so the build strings follow the mirror's name;
+- ``--source-archive FILE`` (ours) builds from that local copy of the archive the recipe's
+  ``source: url:`` names; rattler-build still checks it against the recipe's sha256;
+- ``--feedstock-license FILE`` (ours) ships the feedstock's license as
+  ``recipe-scripts-license.txt``, as .scripts/build_steps.sh copies it for conda-build;
+- ``--ccache DIR`` (ours) compiles through the ccache on PATH with its cache in DIR and
+  writes ``ccache --print-stats`` to ``--ccache-stats``: rattler-build hands the build
+  scripts PATH but no other variable (and HOME is the work folder), so the settings travel
+  in a ``ccache`` wrapper put first on PATH, which build.sh picks as its compiler launcher;
+- ``--extra-meta`` is accepted and said to be dropped: py-rattler-build has no parameter for
+  it, so the packages carry no commit (summary.json's provenance says so).
+
+The last two and ``--source-archive`` work on a copy of the recipe folder, so the user's
+recipe/ is never written to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+from tools.localbuild.provenance import NO_PACKAGE_COMMIT
+
+LICENSE_COPY = "recipe-scripts-license.txt"
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="rattler-build")
+    top.add_argument("--version", action="store_true", help="print the engine version")
+    commands = top.add_subparsers(dest="command")
+    build = commands.add_parser("build", help="build a recipe")
+    build.add_argument("-r", "--recipe", required=True, type=Path)
+    build.add_argument("-m", "--variant-config", action="append", default=[])
+    build.add_argument("-c", "--channel", action="append", default=[])
+    build.add_argument("--output-dir", default="output")
+    build.add_argument("--target-platform")
+    build.add_argument("--build-platform")
+    build.add_argument("--test", choices=("skip", "native", "native-and-emulated"))
+    build.add_argument("--no-build-id", action="store_true")
+    build.add_argument("--keep-build", action="store_true")
+    build.add_argument("--package-format")
+    build.add_argument("--extra-meta", action="append", default=[], metavar="KEY=VALUE")
+    build.add_argument("--source-archive", type=Path)
+    build.add_argument("--feedstock-license", type=Path)
+    build.add_argument("--ccache", type=Path)
+    build.add_argument("--ccache-stats", type=Path)
+    return top
+
+
+#: build_steps.sh's ccache.conf, as the variables ccache reads before any file.
+CCACHE_SETTINGS = {
+    "CCACHE_NOHASHDIR": "1",
+    "CCACHE_COMPRESS": "1",
+    "CCACHE_SLOPPINESS": "pch_defines,time_macros,include_file_mtime,include_file_ctime",
+}
+
+
+def ccache_wrapper(folder: Path, real: str, cache: Path, base: Path) -> Path:
+    """``folder/ccache``: the real ccache with the cache settings baked in."""
+    settings = {"CCACHE_DIR": str(cache), "CCACHE_BASEDIR": str(base), **CCACHE_SETTINGS}
+    lines = ["#!/bin/sh", "# build-locally's ccache for the embedded engine (rattler.py says why)"]
+    lines += [f"{k}={shlex.quote(v)}; export {k}" for k, v in settings.items()]
+    lines.append(f'exec {shlex.quote(real)} "$@"')
+    folder.mkdir(parents=True, exist_ok=True)
+    wrapper = folder / "ccache"
+    wrapper.write_text("\n".join(lines) + "\n")
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def show_script_log(output_dir: Path, lines: int = 200) -> None:
+    """The end of the failed build script's output: py-rattler-build keeps it in the work
+    folder's conda_build.log, where the binary would have streamed it."""
+    logs = sorted(output_dir.glob("bld/*/work/conda_build.log"), key=lambda p: p.stat().st_mtime)
+    if logs:
+        text = logs[-1].read_text(errors="replace").splitlines()
+        print(f"--- last {lines} lines of {logs[-1]}", file=sys.stderr)
+        print("\n".join(text[-lines:]), file=sys.stderr)
+
+
+def with_channels(variant_text: str, channels: list[str]) -> str:
+    """A variant file's text with ``channel_sources`` replaced by ``channels`` (one entry,
+    comma-separated, as conda-smithy writes it)."""
+    block = "channel_sources:\n- " + ",".join(channels) + "\n"
+    new, count = re.subn(r"^channel_sources:\n(?:- .*\n)+", block, variant_text, flags=re.M)
+    return new if count else variant_text + block
+
+
+def with_source_archive(recipe_text: str, archive: Path) -> str:
+    """The recipe with its one top-level ``url:`` pointing at the local archive."""
+    new, count = re.subn(
+        r"^(  url:[ \t]*)\S.*$", rf"\g<1>{archive.resolve().as_uri()}", recipe_text, flags=re.M
+    )
+    if count != 1:
+        raise ValueError(f"expected one top-level source url, found {count}")
+    return new
+
+
+def _staged(args: argparse.Namespace, scratch: Path) -> tuple[Path, list[str]]:
+    """The recipe and variant files the engine reads: the caller's, or copies in ``scratch``
+    carrying the channel, source and license changes."""
+    recipe = args.recipe / "recipe.yaml" if args.recipe.is_dir() else args.recipe
+    if args.source_archive or args.feedstock_license:
+        folder = scratch / "recipe"
+        shutil.copytree(recipe.parent, folder, ignore=shutil.ignore_patterns(LICENSE_COPY))
+        copy = folder / recipe.name
+        if args.source_archive:
+            copy.write_text(with_source_archive(copy.read_text(), args.source_archive))
+        if args.feedstock_license:
+            shutil.copyfile(args.feedstock_license, folder / LICENSE_COPY)
+        recipe = copy
+    variants = list(args.variant_config)
+    if args.channel:
+        variants = []
+        for index, variant in enumerate(args.variant_config):
+            copy = scratch / f"variant-{index}-{Path(variant).name}"
+            copy.write_text(with_channels(Path(variant).read_text(), args.channel))
+            variants.append(str(copy))
+    return recipe, variants
+
+
+def _usage_error(args: argparse.Namespace) -> str | None:
+    for item in args.extra_meta:
+        if "=" not in item:
+            return f"--extra-meta {item!r} is not KEY=VALUE"
+    recipe = args.recipe / "recipe.yaml" if args.recipe.is_dir() else args.recipe
+    if not recipe.is_file():
+        return f"{args.recipe}: no recipe file (recipe.yaml) there"
+    for variant in args.variant_config:
+        if not Path(variant).is_file():
+            return f"-m {variant}: no such file"
+    for flag, path in (("--source-archive", args.source_archive), ("--feedstock-license",
+                       args.feedstock_license)):  # fmt: skip
+        if path is not None and not path.is_file():
+            return f"{flag} {path}: no such file"
+    return None
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    import rattler_build
+
+    if args.version:
+        print(f"rattler-build {rattler_build.rattler_build_version()}")
+        return 0
+    if args.command != "build":
+        parser().print_usage(sys.stderr)
+        return 2
+    problem = _usage_error(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    if args.extra_meta:
+        print(f"note: --extra-meta {args.extra_meta} dropped: {NO_PACKAGE_COMMIT}")
+    with tempfile.TemporaryDirectory(prefix="rattler-build-") as scratch:
+        recipe, variants = _staged(args, Path(scratch))
+        wrapper = None
+        if args.ccache is not None:
+            real = shutil.which("ccache")
+            if real is None:
+                print("error: --ccache: no ccache on PATH", file=sys.stderr)
+                return 2
+            wrapper = ccache_wrapper(
+                Path(scratch) / "bin", real, args.ccache, Path(args.output_dir)
+            )
+            os.environ["PATH"] = f"{wrapper.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+            subprocess.run([str(wrapper), "--zero-stats"], stdout=subprocess.DEVNULL, check=False)
+        try:
+            return _build(rattler_build, args, recipe, variants)
+        finally:
+            if wrapper is not None and args.ccache_stats is not None:
+                stats = subprocess.run(
+                    [str(wrapper), "--print-stats"], capture_output=True, text=True, check=False
+                )
+                args.ccache_stats.write_text(stats.stdout)
+
+
+def _build(rattler_build, args: argparse.Namespace, recipe: Path, variants: list[str]) -> int:
+    with warnings.catch_warnings():
+        # build_recipes is the one call taking the CLI's arguments as they are.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            rattler_build.build_recipes(
+                [str(recipe)],
+                variant_config=variants or None,
+                # -c went into the variant files' channel_sources (rattler-build refuses
+                # both); none: channel_sources, else conda-forge (the binary's default).
+                channel=None if args.variant_config else args.channel or None,
+                output_dir=args.output_dir,
+                target_platform=args.target_platform,
+                build_platform=args.build_platform,
+                test=args.test,
+                no_build_id=args.no_build_id,
+                keep_build=args.keep_build,
+                package_format=args.package_format,
+            )
+        except rattler_build.RattlerBuildError as error:
+            show_script_log(Path(args.output_dir))
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
