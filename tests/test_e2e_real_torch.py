@@ -5,8 +5,20 @@ stages, run by the real engine (py-rattler-build through build-locally.py, as
 tests/test_e2e_real_engine.py runs it) on recipe-v1.yaml against the stand-in channel. Only
 the compile is replayed: the source is tests/fixtures/wheel_replay (its README says what
 each part stands for), whose install rules lay upstream's 2.13.0 CPU wheel out as PyTorch's
-own install rules lay out the build. The packages are then installed with py-rattler into
-a fresh prefix and used there as users use them.
+own install rules lay out the build.
+
+Where each check runs:
+
+- the engine's test phase (`rattler-build test` on each package): the test sections of
+  recipe-v1.yaml for libtorch and pytorch, as packaged; among them check_torch.py (version,
+  BLAS, OpenMP, MKL-DNN, distributed), cmake_test (find_package(Torch) and (ATen) from
+  $PREFIX, with and without libtorch_python, built and run) and check_cpp_extension.py.
+  They run there only: the same commands on the same packages in a prefix would prove
+  nothing more.
+- a prefix that py-rattler installs from the packages, as a user's environment: `import
+  torch` gives the recipe's version, and the public headers compile against
+  $PREFIX/include alone (a check the recipe's tests do not make).
+- the feedstock's build_artifacts: `tools check`.
 
 One build (CPU, MKL, as the wheel was built; the wheel's Python), a few minutes: libtorch
 alone is 500 MB, copied and packaged as a real one is.
@@ -22,21 +34,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.e2e_feedstock import REPO, E2EFeedstock, install, solve
+from fixtures.e2e_feedstock import E2EFeedstock, install, solve
 from fixtures.recipe_release import current
 from fixtures.wheel_replay.support import config_file, replay_feedstock
-from ruamel.yaml import YAML
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds linux-64 packages"),
 ]
 
-RECIPE = REPO / "recipe"
 VERSION = current().version
 #: The wheel's Python (this interpreter's), the one the replayed pytorch output is built for.
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
-MEGABUILD = YAML(typ="safe").load(RECIPE / "recipe-v1.yaml")["context"]["megabuild_python"]
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +70,9 @@ def replay(tmp_path_factory, torch_site: Path, channel: Path) -> E2EFeedstock:
 
 @pytest.fixture(scope="module")
 def prefix(tmp_path_factory, replay: E2EFeedstock, channel: Path) -> Path:
-    """pytorch for the wheel's Python, with what the C++ checks build with."""
+    """pytorch for the wheel's Python, with the compiler the header check uses."""
     tmp = tmp_path_factory.mktemp("env")
-    specs = ["pytorch", f"python {PYTHON}.*", "cmake", "ninja", "gcc_linux-64", "gxx_linux-64"]
+    specs = ["pytorch", f"python {PYTHON}.*", "gcc_linux-64", "gxx_linux-64"]
     return install(solve([replay.artifacts, channel], specs), tmp / "prefix", tmp / "cache")
 
 
@@ -85,47 +94,10 @@ def run_in(prefix: Path, script: str, cwd: Path, timeout: int = 900):
     )
 
 
-def test_import_torch_gives_the_recipes_version(prefix, tmp_path) -> None:
+def test_import_torch_in_the_prefix_gives_the_recipes_version(prefix, tmp_path) -> None:
     result = run_in(prefix, 'python -c "import torch; print(torch.__version__)"', tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == VERSION
-
-
-def test_check_torch_passes_on_the_installed_packages(prefix, tmp_path) -> None:
-    # The variant the wheel was built as, which the replayed config (MKL, CPU) names.
-    args = f"--version {VERSION} --blas mkl --cuda None --megabuild-python {MEGABUILD}"
-    args += " --expect openmp --expect mkldnn --expect distributed"
-    result = run_in(prefix, f"python '{RECIPE}/check_torch.py' {args}", tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
-    verdicts = [line.split()[0] for line in result.stdout.splitlines()]
-    assert verdicts == ["ok"] * 6 + ["skip"], result.stdout
-
-
-def test_cmake_test_finds_torch_and_aten_in_the_prefix_builds_and_runs(prefix, tmp_path) -> None:
-    # As the pytorch package's own test runs it, with libtorch_python: find_package(Torch)
-    # and find_package(ATen) from $PREFIX/share/cmake, the compilers' CMAKE_ARGS.
-    build = tmp_path / "build"
-    script = f"""
-        read -r -a cmake_args <<< "$CMAKE_ARGS"
-        cmake -S '{RECIPE}/cmake_test' -B '{build}' -G Ninja -DWITH_TORCH_PYTHON=ON \\
-            "${{cmake_args[@]}}"
-        cmake --build '{build}'
-        '{build}/torch_consumer'
-        cd '{build}' && python -c "import torch, torch_python_consumer as m; \\
-            print(m.make_tensor().tolist())"
-    """
-    result = run_in(prefix, script, tmp_path)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert f"Torch {VERSION} from {prefix}/share/cmake/Torch" in result.stdout
-    assert f"ATen headers: {prefix}/share/cmake/ATen/../../../include" in result.stdout
-    assert "[0, 1, 2, 3]" in result.stdout
-
-
-def test_check_cpp_extension_builds_an_extension(prefix, tmp_path) -> None:
-    env = f"TORCH_EXTENSIONS_DIR='{tmp_path}/ext'"
-    result = run_in(prefix, f"{env} python '{RECIPE}/check_cpp_extension.py'", tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.startswith("ok   cpp_extension")
 
 
 #: The public headers a C++ or extension user includes first.
@@ -174,7 +146,7 @@ NOT_OURS = (
 )
 
 
-def test_tools_check_passes_on_the_packages(replay) -> None:
+def test_tools_check_passes_on_the_build_artifacts(replay) -> None:
     command = ["check", "build_artifacts", "--config", replay.config, "--json"]
     result = subprocess.run(
         [sys.executable, "-m", "tools", *command],
@@ -220,3 +192,32 @@ def test_the_recipes_own_tests_pass_in_the_engines_test_phase(replay, channel, n
         result = package.run_test(index, channel=channels)
         tail = "\n".join("\n".join(map(str, result.output)).splitlines()[-40:])
         assert result.success, f"test {index} of {name}:\n{tail}"
+
+
+#: The checks of the recipe's test sections that a user's prefix would only repeat, as the
+#: packaged tests spell them: they run in the engine's test phase above, and only there.
+RECIPE_CHECKS = {
+    "libtorch": ("cmake -S cmake_test", "cmake_test/build/torch_consumer"),
+    "pytorch": (
+        f"python check_torch.py --version {VERSION} --blas mkl --cuda None",
+        "--expect openmp --expect distributed --expect mkldnn",
+        "python check_cpp_extension.py",
+        "-DWITH_TORCH_PYTHON=ON",
+        "torch_python_consumer.make_tensor().tolist() == [0, 1, 2, 3]",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECIPE_CHECKS))
+def test_the_engines_test_phase_is_where_the_recipes_checks_run(replay, name) -> None:
+    import rattler_build
+
+    package = rattler_build.Package.from_file(_package(replay, name))
+    commands = [
+        line
+        for test in package.tests
+        if isinstance(test, rattler_build.CommandsTest)
+        for line in test.to_dict()["script"]["content"]
+    ]
+    missing = [c for c in RECIPE_CHECKS[name] if not any(c in line for line in commands)]
+    assert not missing, f"{name}'s tests no longer run {missing}:\n" + "\n".join(commands)
