@@ -29,14 +29,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from fixtures.e2e_feedstock import E2EFeedstock, install, solve
+from fixtures.cache import cached_dir, tests_cache_root
+from fixtures.e2e_feedstock import REPO, E2EFeedstock, install, solve
 from fixtures.recipe_release import current
-from fixtures.wheel_replay.support import config_file, replay_feedstock
+from fixtures.wheel_replay.support import config_file, replay_feedstock, replay_key
 
 pytestmark = [
     pytest.mark.slow,
@@ -58,13 +60,46 @@ def channel(tmp_path_factory) -> Path:
         pytest.skip(f"no stand-in channel on this machine: {error}")
 
 
+#: What a build leaves in build_artifacts that is not kept with the packages and logs: the
+#: engine's work folders and download caches (gigabytes that nothing after the build reads),
+#: its scratch folder and build-locally.py's lock (the pid of a process long gone).
+NOT_KEPT = frozenset({"bld", "build_cache", "pkg_cache", "src_cache"}) | {
+    ".tmp",
+    ".build-locally.lock",
+}
+
+
+def _built(found: Path) -> bool:
+    """Whether ``found`` holds both packages, indexed, as a finished build publishes them."""
+    names = {p.name.rsplit("-", 2)[0] for p in found.glob("linux-64/*.conda")}
+    return names >= {"libtorch", "pytorch"} and (found / "linux-64" / "repodata.json").is_file()
+
+
 @pytest.fixture(scope="module")
-def replay(tmp_path_factory, torch_site: Path, channel: Path) -> E2EFeedstock:
+def replay(tmp_path_factory, torch_wheel: Path, torch_site: Path, channel: Path) -> E2EFeedstock:
+    """The feedstock, its build_artifacts the packages the replay builds: built once per
+    replay_key (a change to the recipe, the toolkit, build-locally.py, the replay's fixtures,
+    the stand-in channel, the wheel or the engine is a new key, so a new build) and kept in
+    the tests cache; each run copies them in, so everything after the build runs every time."""
+
+    def build(folder: Path) -> None:
+        fs = replay_feedstock(tmp_path_factory.mktemp("build"), torch_site, channel)
+        result = fs.build()
+        logs = sorted(fs.artifacts.glob("*-log.txt"))
+        tail = "\n".join(logs[0].read_text().splitlines()[-80:]) if logs else result.stderr
+        assert result.returncode == 0, f"build-locally.py {fs.config} failed:\n{tail}"
+        for path in fs.artifacts.iterdir():
+            if path.name in NOT_KEPT:
+                continue
+            if path.is_dir():
+                shutil.copytree(path, folder / path.name)
+            else:
+                shutil.copy2(path, folder / path.name)
+
+    key = replay_key(REPO, channel, torch_wheel)
+    packages = cached_dir(tests_cache_root() / "wheel-replay" / key, build, _built)
     fs = replay_feedstock(tmp_path_factory.mktemp("replay"), torch_site, channel)
-    result = fs.build()
-    logs = sorted(fs.artifacts.glob("*-log.txt"))
-    tail = "\n".join(logs[0].read_text().splitlines()[-80:]) if logs else result.stderr
-    assert result.returncode == 0, f"build-locally.py {fs.config} failed:\n{tail}"
+    shutil.copytree(packages, fs.artifacts)
     return fs
 
 
