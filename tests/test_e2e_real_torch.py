@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.cache import cached_dir, tests_cache_root
+from fixtures.cache import cached_dir
 from fixtures.e2e_feedstock import REPO, E2EFeedstock, install, solve
 from fixtures.recipe_release import current
 from fixtures.wheel_replay.support import config_file, replay_feedstock, replay_key
@@ -76,7 +76,9 @@ def _built(found: Path) -> bool:
 
 
 @pytest.fixture(scope="module")
-def replay(tmp_path_factory, torch_wheel: Path, torch_site: Path, channel: Path) -> E2EFeedstock:
+def replay(
+    tmp_path_factory, tests_cache_dir: Path, torch_wheel: Path, torch_site: Path, channel: Path
+) -> E2EFeedstock:
     """The feedstock, its build_artifacts the packages the replay builds: built once per
     replay_key (a change to the recipe, the toolkit, build-locally.py, the replay's fixtures,
     the stand-in channel, the wheel or the engine is a new key, so a new build) and kept in
@@ -97,7 +99,7 @@ def replay(tmp_path_factory, torch_wheel: Path, torch_site: Path, channel: Path)
                 shutil.copy2(path, folder / path.name)
 
     key = replay_key(REPO, channel, torch_wheel)
-    packages = cached_dir(tests_cache_root() / "wheel-replay" / key, build, _built)
+    packages = cached_dir(tests_cache_dir / "wheel-replay" / key, build, _built)
     fs = replay_feedstock(tmp_path_factory.mktemp("replay"), torch_site, channel)
     shutil.copytree(packages, fs.artifacts)
     return fs
@@ -208,29 +210,8 @@ def test_tools_check_passes_on_the_build_artifacts(replay) -> None:
     assert not left, "\n".join(f"{f['check']} {f['path']}: {f['detail']}" for f in left[:20])
 
 
-def _package(fs: E2EFeedstock, name: str) -> Path:
-    [path] = [p for p in fs.artifacts.glob("linux-64/*.conda") if p.name.rsplit("-", 2)[0] == name]
-    return path
-
-
-@pytest.mark.parametrize("name", ["libtorch", "pytorch"])
-def test_the_recipes_own_tests_pass_in_the_engines_test_phase(replay, channel, name) -> None:
-    # `rattler-build test` on the package: the test sections of recipe-v1.yaml as packaged,
-    # in environments the engine solves from the build's channel and the stand-ins. The
-    # upstream pytest slice alone is skipped (fixtures/wheel_replay/support.py says why).
-    import rattler_build
-
-    channels = [replay.artifacts.as_uri(), channel.as_uri()]
-    package = rattler_build.Package.from_file(_package(replay, name))
-    assert package.test_count > 0
-    for index in range(package.test_count):
-        result = package.run_test(index, channel=channels)
-        tail = "\n".join("\n".join(map(str, result.output)).splitlines()[-40:])
-        assert result.success, f"test {index} of {name}:\n{tail}"
-
-
 #: The checks of the recipe's test sections that a user's prefix would only repeat, as the
-#: packaged tests spell them: they run in the engine's test phase above, and only there.
+#: packaged tests spell them: they run in the engine's test phase, and only there.
 RECIPE_CHECKS = {
     "libtorch": ("cmake -S cmake_test", "cmake_test/build/torch_consumer"),
     "pytorch": (
@@ -243,10 +224,20 @@ RECIPE_CHECKS = {
 }
 
 
+def _package(fs: E2EFeedstock, name: str) -> Path:
+    [path] = [p for p in fs.artifacts.glob("linux-64/*.conda") if p.name.rsplit("-", 2)[0] == name]
+    return path
+
+
 @pytest.mark.parametrize("name", sorted(RECIPE_CHECKS))
-def test_the_engines_test_phase_is_where_the_recipes_checks_run(replay, name) -> None:
+def test_the_recipes_own_tests_pass_in_the_engines_test_phase(replay, channel, name) -> None:
+    # `rattler-build test` on the package: the test sections of recipe-v1.yaml as packaged,
+    # in environments the engine solves from the build's channel and the stand-ins; among
+    # them RECIPE_CHECKS, which no prefix check repeats. The upstream pytest slice alone is
+    # skipped (fixtures/wheel_replay/support.py says why).
     import rattler_build
 
+    channels = [replay.artifacts.as_uri(), channel.as_uri()]
     package = rattler_build.Package.from_file(_package(replay, name))
     commands = [
         line
@@ -256,3 +247,7 @@ def test_the_engines_test_phase_is_where_the_recipes_checks_run(replay, name) ->
     ]
     missing = [c for c in RECIPE_CHECKS[name] if not any(c in line for line in commands)]
     assert not missing, f"{name}'s tests no longer run {missing}:\n" + "\n".join(commands)
+    for index in range(package.test_count):
+        result = package.run_test(index, channel=channels)
+        tail = "\n".join("\n".join(map(str, result.output)).splitlines()[-40:])
+        assert result.success, f"test {index} of {name}:\n{tail}"
