@@ -3,7 +3,10 @@ change to what decides them is a new key, so a rebuild; the same content is the 
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,3 +71,25 @@ def test_a_missing_build_input_is_an_error_not_a_smaller_key(repo: Path, wheel: 
     (repo / "build-locally.py").unlink()
     with pytest.raises(FileNotFoundError, match=r"build-locally\.py"):
         replay_key(repo, CHANNEL, wheel)
+
+
+def test_the_stand_in_channels_specs_come_out_in_one_order_whatever_the_hash_seed() -> None:
+    # The channel's digest is part of the key; the pypi-releases entry named by these specs
+    # flipped it between two values from one run to the next, and so rebuilt the replay.
+    code = (
+        "from fixtures.standin_channel.model import Wanted; "
+        "print(Wanted('setuptools', {'setuptools >=77.0.3', 'setuptools <82', "
+        "'setuptools >=77.0.3,<82', 'setuptools *'}).version_specs())"
+    )
+    tests = Path(__file__).resolve().parent
+    orders = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": str(tests)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(8)
+    }
+    assert len(orders) == 1, orders
