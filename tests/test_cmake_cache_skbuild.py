@@ -23,6 +23,7 @@ from fixtures.minitorch.support import (
     CACHE_TOOL,
     SCIKIT_BUILD_CORE,
     Interpreter,
+    backend_wheel,
     base_venv,
     clean_env,
     copy_project,
@@ -37,26 +38,6 @@ from fixtures.recipe_helpers import load_cmake_cache
 cmake_cache = load_cmake_cache()
 
 pytestmark = pytest.mark.slow
-
-
-def backend_build(python: Path, project: Path) -> None:
-    """What build.sh runs: the backend builds a wheel from the kept build tree."""
-    run(
-        [
-            python,
-            "-m",
-            "pip",
-            "wheel",
-            ".",
-            "--no-deps",
-            "--no-build-isolation",
-            f"--config-settings=build-dir={project / 'build'}",
-            "--wheel-dir",
-            project / "wheels",
-        ],
-        cwd=project,
-        env=clean_env(PIP_NO_INDEX="1"),
-    )
 
 
 def retarget(cache: Path, python: Path) -> None:
@@ -95,7 +76,7 @@ def megabuild(tmp_path_factory: pytest.TempPathFactory) -> Megabuild:
     scratch = tmp_path_factory.mktemp("skbuild")
     project = copy_project(scratch / "minitorch", SCIKIT_BUILD_CORE)
     build = project / "build"
-    backend_build(pythons[0], project)
+    backend_wheel(pythons[0], project)
     first_cache = (build / "CMakeCache.txt").read_text()
     first_info = json.loads((build / ".skbuild-info.json").read_text())
     copy = scratch / "retargeted"
@@ -104,7 +85,7 @@ def megabuild(tmp_path_factory: pytest.TempPathFactory) -> Megabuild:
         shutil.copy2(build / name, copy / name)
     retarget(copy / "CMakeCache.txt", pythons[1])
     before = ninja_log(build)
-    backend_build(pythons[1], project)
+    backend_wheel(pythons[1], project)
     return Megabuild(
         (first, second),
         pythons,

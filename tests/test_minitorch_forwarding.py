@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 from fixtures.minitorch.support import (
     SCIKIT_BUILD_CORE,
+    backend_wheel,
     base_venv,
-    clean_env,
     copy_project,
-    run,
     two_interpreters,
     venv_python,
 )
@@ -32,22 +31,7 @@ def wheel(project: Path, **env: str) -> zipfile.ZipFile:
     out = project / "wheels"
     for old in out.glob("*.whl"):
         old.unlink()
-    run(
-        [
-            python,
-            "-m",
-            "pip",
-            "wheel",
-            ".",
-            "--no-deps",
-            "--no-build-isolation",
-            f"--config-settings=build-dir={project / 'build'}",
-            "--wheel-dir",
-            out,
-        ],
-        cwd=project,
-        env=clean_env(PIP_NO_INDEX="1", **env),
-    )
+    backend_wheel(python, project, **env)
     [built] = out.glob("*.whl")
     return zipfile.ZipFile(built)
 
