@@ -9,15 +9,21 @@ rem   compile   (PKG_NAME libtorch-build) configures and compiles everything onc
 rem             the megabuild Python the recipes name; installs nothing.
 rem   libtorch  installs the Python-independent files into %LIBRARY_PREFIX% (after the
 rem             compile stage, when it has not run in this work directory).
-rem   pytorch   once per Python: retargets the configured tree with cmake_cache.py (only
-rem             Python-bound targets rebuild), pip-installs torch, and moves torch_python
-rem             next to libtorch's DLLs.
+rem   pytorch   once per Python: installs the compile stage's wheel for the megabuild
+rem             Python; any other Python retargets the configured tree with cmake_cache.py
+rem             (only Python-bound targets rebuild) and pip-installs torch; then moves
+rem             torch_python next to libtorch's DLLs.
 rem libtorch-cuda-linalg is Linux-only: PyTorch loads the CUDA linear algebra library
 rem lazily only on Linux, so on Windows it stays inside torch_cuda.dll.
 rem As in build.sh, the source's declared build backend (recipe\build_backend.py) picks the
 rem commands: setuptools (PyTorch ^<= 2.13) builds with setup.py and installs into the
 rem source's torch\; scikit-build-core (^>= 2.14) builds in a kept build-dir, its install tree
 rem is laid out under _stage\install, and cmake_cache.py retargets .skbuild-info.json too.
+rem Both compile through pip wheel, and the megabuild Python's wheel is kept in
+rem _stage\megabuild-wheel: conda-build orders the pytorch outputs as it likes
+rem (PYTHONHASHSEED decides), and once another Python's output has retargeted the tree, the
+rem megabuild Python's bindings would compile a second time for its own output. Installing
+rem the wheel built while the tree was that Python's compiles every Python's bindings once.
 setlocal EnableExtensions EnableDelayedExpansion
 
 set "RECIPE_FILE=recipe\bld.bat"
@@ -38,6 +44,7 @@ set "BUILD_DIR=%SRC_DIR%\build"
 set "CMAKE_CACHE=%BUILD_DIR%\CMakeCache.txt"
 set "COMPILED_MARKER=%SRC_DIR%\_stage\compiled"
 set "INSTALL_STAGE=%SRC_DIR%\_stage\install"
+set "MEGABUILD_WHEELS=%SRC_DIR%\_stage\megabuild-wheel"
 set "COMPILE_ONLY="
 
 rem ######################################################################
@@ -166,17 +173,15 @@ call :python_is CF_TORCH_MEGABUILD_PYTHON "%CF_TORCH_MEGABUILD_PYTHON%"
 if errorlevel 1 exit /b %ERRORLEVEL%
 call :detect_build_backend
 if errorlevel 1 exit /b %ERRORLEVEL%
+if exist "%MEGABUILD_WHEELS%" rmdir /s /q "%MEGABUILD_WHEELS%"
 pushd "%SRC_DIR%"
 if errorlevel 1 exit /b 1
-if "%BUILD_BACKEND%"=="setuptools" (
-    "%PYTHON%" setup.py build
-    if errorlevel 1 exit /b 1
-) else (
-    rem The wheel is neither shipped (each pytorch output builds its own from the kept tree)
-    rem nor kept (rattler-build would carry it from the staging output to every output).
-    "%PYTHON%" -m pip wheel . --no-deps --no-build-isolation --config-settings=build-dir="%BUILD_DIR%" --wheel-dir "%SRC_DIR%\_stage\megabuild-wheel" -v
-    if errorlevel 1 exit /b 1
-    rmdir /s /q "%SRC_DIR%\_stage\megabuild-wheel"
+rem setuptools' build installs into the source's torch\ on the way. The wheel is the one the
+rem megabuild Python's pytorch output installs (see the top of this file); the work
+rem directory, not a package, carries it there (rattler-build: from the staging output).
+"%PYTHON%" -m pip wheel . --no-deps --no-build-isolation %BACKEND_ARGS% --wheel-dir "%MEGABUILD_WHEELS%" -v
+if errorlevel 1 exit /b 1
+if "%BUILD_BACKEND%"=="scikit-build-core" (
     if exist "%INSTALL_STAGE%" rmdir /s /q "%INSTALL_STAGE%"
     rem Stripped as scikit-build-core's own install is (install.strip, true for Release).
     cmake --install "%BUILD_DIR%" --prefix "%INSTALL_STAGE%" --strip
@@ -240,6 +245,14 @@ if defined PY_VER (
 )
 call :detect_build_backend
 if errorlevel 1 exit /b %ERRORLEVEL%
+rem The compile stage's wheel, when it was built for this Python (the megabuild Python).
+"%PYTHON%" -c "import sys; print('cp{}{}'.format(*sys.version_info[:2]))" > "%SRC_DIR%\_python_wheel_tag.txt"
+if errorlevel 1 exit /b 1
+set "PY_WHEEL_TAG="
+set /p PY_WHEEL_TAG=<"%SRC_DIR%\_python_wheel_tag.txt"
+set "MEGABUILD_WHEEL="
+for %%w in ("%MEGABUILD_WHEELS%\torch-*-%PY_WHEEL_TAG%-*.whl") do set "MEGABUILD_WHEEL=%%~w"
+if defined MEGABUILD_WHEEL goto :pytorch_from_megabuild_wheel
 rem For scikit-build-core this rewrites .skbuild-info.json too: with another environment's
 rem scikit-build-core recorded there, the backend would delete the compiled tree.
 "%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
@@ -248,12 +261,19 @@ rem Bytecode earlier phases wrote into the shared tree (code generators import m
 rem that setup.py packages as data, as torchgen\packaged is) would ship in this output,
 rem compiled for another Python. for /d /r lists every directory with the name appended.
 for /d /r "%SRC_DIR%" %%d in (__pycache__) do if exist "%%d" rmdir /s /q "%%d"
-set "BACKEND_ARGS=--no-clean"
-if "%BUILD_BACKEND%"=="scikit-build-core" set "BACKEND_ARGS=--config-settings=build-dir=%BUILD_DIR%"
 pushd "%SRC_DIR%"
-"%PYTHON%" -m pip install . --no-deps --no-build-isolation !BACKEND_ARGS! -v
+"%PYTHON%" -m pip install . --no-deps --no-build-isolation %BACKEND_ARGS% -v
 if errorlevel 1 exit /b 1
 popd
+goto :pytorch_installed
+
+:pytorch_from_megabuild_wheel
+rem Its bindings compiled in the compile stage, while the tree was this Python's.
+echo bld.bat: installing the compile stage's %MEGABUILD_WHEEL%
+"%PYTHON%" -m pip install "%MEGABUILD_WHEEL%" --no-deps --no-build-isolation -v
+if errorlevel 1 exit /b 1
+
+:pytorch_installed
 call :check_bytecode_matches_python
 if errorlevel 1 exit /b %ERRORLEVEL%
 
@@ -298,6 +318,10 @@ if not "%BUILD_BACKEND%"=="setuptools" if not "%BUILD_BACKEND%"=="scikit-build-c
     echo bld.bat: error: recipe\build_backend.py answered '!BUILD_BACKEND!', which %RECIPE_FILE% does not build 1>&2
     exit /b 2
 )
+rem What pip wheel and pip install hand the backend: setuptools builds in the source tree,
+rem kept for the next output (--no-clean); scikit-build-core in the one kept build-dir.
+set "BACKEND_ARGS=--no-clean"
+if "%BUILD_BACKEND%"=="scikit-build-core" set "BACKEND_ARGS=--config-settings=build-dir="%BUILD_DIR%""
 rem Settings only setup.py's build (PyTorch <= 2.13) reads; nothing from 2.14 on does. Its
 rem setuptools compiles with the MSVC the environment activated instead of looking for
 rem another Visual Studio, and PACKAGE_TYPE=conda links conda's libraries instead of copying

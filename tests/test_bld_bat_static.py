@@ -7,6 +7,7 @@ status. The Python one-liners it embeds are real programs and are run.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import subprocess
@@ -32,6 +33,17 @@ def section(label: str) -> str:
     return TEXT[start : end if end != -1 else len(TEXT)]
 
 
+def phase(label: str) -> str:
+    """A phase with its own sub-labels: from `:label` up to the next label not `label_*`."""
+    start = TEXT.index(f"\n:{label}\n")
+    ends = [
+        match.start()
+        for match in re.finditer(r"^:(\w+)$", TEXT[start + 2 :], flags=re.MULTILINE)
+        if not match.group(1).startswith(f"{label}_")
+    ]
+    return TEXT[start : start + 2 + ends[0] if ends else len(TEXT)]
+
+
 def preamble() -> str:
     """Everything before the dispatch: what every phase runs."""
     return TEXT[: TEXT.index('if "%STAGE%"==')]
@@ -50,7 +62,7 @@ def next_code_line(index: int) -> str:
 def test_cmake_install_always_is_set_before_any_build_step() -> None:
     assert 'set "CMAKE_INSTALL_ALWAYS=1"' in preamble()
     position = TEXT.index('set "CMAKE_INSTALL_ALWAYS=1"')
-    assert position < TEXT.index("setup.py build")
+    assert position < TEXT.index("-m pip wheel")
     assert position < TEXT.index("-m pip install")
 
 
@@ -111,7 +123,7 @@ def test_unset_megabuild_python_is_reported_with_the_file_that_sets_it() -> None
     assert (
         check
         < libtorch.index("call :python_is CF_TORCH_MEGABUILD_PYTHON")
-        < libtorch.index("setup.py build")
+        < libtorch.index("-m pip wheel")
     )
 
 
@@ -123,7 +135,7 @@ def test_pytorch_phase_requires_sp_dir_and_checks_py_ver_before_installing() -> 
 
 
 def test_python_version_probe_prints_major_dot_minor() -> None:
-    code = python_one_liner("sys.version_info")
+    code = python_one_liner("sep='.'")
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
@@ -138,8 +150,10 @@ def test_python_is_names_variable_value_and_file_on_mismatch() -> None:
 
 
 def test_bytecode_is_checked_against_this_pythons_cache_tag_after_pip_install() -> None:
-    pytorch = section("pytorch")
-    assert pytorch.index("-m pip install") < pytorch.index("call :check_bytecode_matches_python")
+    pytorch = phase("pytorch")
+    installs = [match.start() for match in re.finditer("-m pip install", pytorch)]
+    assert len(installs) == 2  # the kept tree, or the megabuild Python's wheel
+    assert max(installs) < pytorch.index("call :check_bytecode_matches_python")
     check = section("check_bytecode_matches_python")
     assert python_one_liner("cache_tag") == "import sys; print(sys.implementation.cache_tag)"
     assert '"%SP_DIR%\\torch-*.dist-info"' in check
@@ -215,7 +229,7 @@ def test_variable_values_inside_blocks_that_hold_paths_use_delayed_expansion() -
 def test_every_phase_asks_the_source_for_its_backend_before_building() -> None:
     compile_ = section("libtorch")
     detect = compile_.index("call :detect_build_backend")
-    assert detect < compile_.index("setup.py build") < compile_.index("-m pip wheel")
+    assert detect < compile_.index("-m pip wheel")
     install = section("libtorch_install")
     assert install.index("call :detect_build_backend") < install.index("TORCH_TREE")
     pytorch = section("pytorch")
@@ -226,7 +240,54 @@ def test_every_phase_asks_the_source_for_its_backend_before_building() -> None:
 def test_scikit_build_core_builds_every_python_in_the_same_kept_build_dir() -> None:
     # The compile stage's wheel and every pytorch output's install name one build-dir.
     build_dirs = re.findall(r"--config-settings=build-dir=\"?([^\" ]+)", TEXT)
-    assert build_dirs == ["%BUILD_DIR%", "%BUILD_DIR%"]
+    assert build_dirs == ["%BUILD_DIR%"]
+    assert "BACKEND_ARGS" in section("detect_build_backend")
+    (wheel,) = [line for line in CODE if "-m pip wheel ." in line]
+    (install,) = [line for line in CODE if "-m pip install ." in line]
+    assert "%BACKEND_ARGS%" in wheel and "%BACKEND_ARGS%" in install
+
+
+def test_the_compile_stage_keeps_the_megabuild_pythons_wheel_and_only_its_own() -> None:
+    # The megabuild Python's output installs it (issue 38 item 9); a wheel an earlier
+    # compile left there would be installed in its place.
+    compile_ = section("libtorch")
+    build = compile_.index('--wheel-dir "%MEGABUILD_WHEELS%"')
+    assert compile_.index('rmdir /s /q "%MEGABUILD_WHEELS%"') < build
+    assert "MEGABUILD_WHEELS" not in compile_[build:].split("\n", 1)[1]
+    assert 'set "MEGABUILD_WHEELS=%SRC_DIR%\\_stage\\megabuild-wheel"' in preamble()
+
+
+def test_the_megabuild_pythons_output_installs_the_kept_wheel_without_retargeting() -> None:
+    pytorch = section("pytorch")
+    shortcut = pytorch.index("if defined MEGABUILD_WHEEL goto :pytorch_from_megabuild_wheel")
+    assert pytorch.index('call :python_is PY_VER "%PY_VER%"') < shortcut
+    assert shortcut < pytorch.index("retarget-python") < pytorch.index("goto :pytorch_installed")
+    from_wheel = section("pytorch_from_megabuild_wheel")
+    assert '-m pip install "%MEGABUILD_WHEEL%" --no-deps --no-build-isolation' in from_wheel
+    assert "retarget-python" not in from_wheel and "goto" not in from_wheel
+    assert (
+        section("pytorch_installed")
+        .lstrip("\n")
+        .startswith(":pytorch_installed\ncall :check_bytecode_matches_python")
+    )
+
+
+def test_the_kept_wheel_is_found_by_this_pythons_wheel_tag_only() -> None:
+    # The one-liner is run, and the script's pattern is matched against upstream's
+    # Windows wheel names (PyPI, torch 2.13.0 and 2.15.0).
+    tag = subprocess.run(
+        [sys.executable, "-c", python_one_liner("'cp{}{}'")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert tag == "cp{}{}".format(*sys.version_info[:2])
+    (loop,) = [line for line in CODE if line.startswith("for %%w in (")]
+    pattern = re.search(r'\\(torch-[^"]+\.whl)"', loop).group(1)
+    cp312 = pattern.replace("%PY_WHEEL_TAG%", "cp312")
+    assert fnmatch.fnmatchcase("torch-2.15.0-cp312-cp312-win_amd64.whl", cp312)
+    assert fnmatch.fnmatchcase("torch-2.13.0+cpu-cp312-cp312-win_amd64.whl", cp312)
+    assert not fnmatch.fnmatchcase("torch-2.15.0-cp313-cp313-win_amd64.whl", cp312)
 
 
 ARCH_LIST_HELPER = BLD_BAT.parent / "cuda_arch_list.py"
