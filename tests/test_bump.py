@@ -219,9 +219,15 @@ def test_with_a_pinning_ci_support_is_rerendered_and_matrix_check_agrees(
 ) -> None:
     older = command.releases_after(command.recipe_releases(feedstock / "recipe")[0].version)[0]
     archive = releases.older_release(tmp_path / "releases", older, tmp_path)
+    stale = feedstock / ".ci_support" / "linux_64_retired.yaml"
+    stale.write_text("target_platform:\n- linux-64\n")
     result = command.bump(feedstock, older, "--source", archive, "--pinning", pinning_dir)
     assert result.returncode == 0, result.stderr
     assert "rerender:" not in result.stdout
+    # Each .ci_support change says what was done to the file, as `matrix --write` does.
+    assert "changed: .ci_support/linux_64_retired.yaml (removed)" in result.stdout.splitlines()
+    assert not stale.exists()
+    assert "stale:" not in result.stdout
     check = subprocess.run(
         [sys.executable, str(REPO / "tools"), "matrix", "--check", "--pinning", str(pinning_dir)],
         cwd=feedstock,

@@ -369,10 +369,15 @@ class Difference:
             return f"changed: {self.path} (CI-job table between the matrix-table markers)"
         return f"{self.kind}: {self.path}" + (f"\n    {self.why}" if self.why else "")
 
+    @property
+    def action(self) -> str:
+        """What ``write`` did about this difference: added, updated or removed."""
+        return _WRITTEN[self.kind][0]
+
     def written(self) -> str:
         """What ``write`` did about this difference, in the words of a file listing."""
-        action, note = _WRITTEN[self.kind]
-        return f"{action}: {self.path}{note}" + (f"\n    {self.why}" if self.why else "")
+        note = _WRITTEN[self.kind][1]
+        return f"{self.action}: {self.path}{note}" + (f"\n    {self.why}" if self.why else "")
 
 
 # A difference --check reports, as the change --write made to resolve it.

@@ -23,7 +23,8 @@ def rerender(root: Path, recipe: Path, pinning: str | None, table_of: TableOf) -
     folder = root / ".ci_support"
     if pinning is not None:
         matrix = ci_support.compute_matrix(root, recipe, ci_support.locate_pinning(pinning))
-        changes += [str(change) for change in ci_support.write(folder, matrix)]
+        # In the form of the bump's other lines: "changed: PATH (what was done)".
+        changes += [f"{c.path} ({c.action})" for c in ci_support.write(folder, matrix)]
         files = {n: t for n, t in ci_support.expected_files(matrix).items() if n.endswith(".yaml")}
     else:
         files = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.yaml"))}
