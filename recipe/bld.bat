@@ -45,6 +45,7 @@ set "CMAKE_CACHE=%BUILD_DIR%\CMakeCache.txt"
 set "COMPILED_MARKER=%SRC_DIR%\_stage\compiled"
 set "INSTALL_STAGE=%SRC_DIR%\_stage\install"
 set "MEGABUILD_WHEELS=%SRC_DIR%\_stage\megabuild-wheel"
+set "STAGE_ENVIRONMENT=%SRC_DIR%\_stage\forwarded-environment.json"
 set "COMPILE_ONLY="
 
 rem ######################################################################
@@ -173,6 +174,9 @@ call :python_is CF_TORCH_MEGABUILD_PYTHON "%CF_TORCH_MEGABUILD_PYTHON%"
 if errorlevel 1 exit /b %ERRORLEVEL%
 call :detect_build_backend
 if errorlevel 1 exit /b %ERRORLEVEL%
+rem What every later configure of this tree must see again (compared in :pytorch).
+"%PYTHON%" "%RECIPE_DIR%\stage_environment.py" record "%STAGE_ENVIRONMENT%"
+if errorlevel 1 exit /b 1
 if exist "%MEGABUILD_WHEELS%" rmdir /s /q "%MEGABUILD_WHEELS%"
 pushd "%SRC_DIR%"
 if errorlevel 1 exit /b 1
@@ -244,6 +248,12 @@ if defined PY_VER (
     if errorlevel 1 exit /b !ERRORLEVEL!
 )
 call :detect_build_backend
+if errorlevel 1 exit /b %ERRORLEVEL%
+rem Every configure copies the BUILD_*, USE_* and CMAKE_* variables (and a few more) into the
+rem cache, overwriting it (cmake\EnvVarForwarding.cmake); one that differs from the compile
+rem stage's would recompile libtorch for this Python only, silently. Before the wheel
+rem shortcut: a stage environment that differs is a recipe error either way.
+"%PYTHON%" "%RECIPE_DIR%\stage_environment.py" compare "%STAGE_ENVIRONMENT%" --stage "%STAGE%" --fix "set the same in every stage (the preamble of %RECIPE_FILE%)"
 if errorlevel 1 exit /b %ERRORLEVEL%
 rem The compile stage's wheel, when it was built for this Python (the megabuild Python).
 "%PYTHON%" -c "import sys; print('cp{}{}'.format(*sys.version_info[:2]))" > "%SRC_DIR%\_python_wheel_tag.txt"

@@ -6,17 +6,19 @@ that starts with BUILD_, USE_ or CMAKE_ or ends with EXITCODE / EXITCODE__TRYRUN
 plus a fixed list of passthrough names and aliases. Each pytorch output configures the
 tree the compile stage built again (scikit-build-core does so on every `pip install`), so
 a variable that differs there rewrites the cache and can recompile libtorch for one Python
-while the libtorch package holds the other build. build.sh records what the compile stage
-exported and refuses a later stage whose environment would change it.
+while the libtorch package holds the other build. build.sh and bld.bat record what the
+compile stage exported and refuse a later stage whose environment would change it.
 
 Values are compared with the stage's own locations replaced by placeholders ($PREFIX,
 $BUILD_PREFIX, $SRC_DIR): each output's host prefix is a new directory (rattler-build) or
-the same path recreated (conda-build), and the configured tree follows it either way. A
-variable a later stage leaves unset is fine: the forwarding only writes what is set.
+the same path recreated (conda-build), and the configured tree follows it either way. On
+Windows a location is also replaced where it is spelled with forward slashes, as bld.bat
+hands CMake its CUDA paths. A variable a later stage leaves unset is fine: the forwarding
+only writes what is set.
 
 Usage:
   python stage_environment.py record FILE           (the compile stage)
-  python stage_environment.py compare FILE --stage NAME
+  python stage_environment.py compare FILE --stage NAME [--fix WHAT_TO_DO]
 Exit 0: the same; 1: differences, in one `error:` line; 2: bad input (no record).
 Standard library only (it runs in the build environment).
 """
@@ -87,7 +89,12 @@ class StageError(ValueError):
 def forwarded(environ: Mapping[str, str]) -> dict[str, str]:
     """The variables the forwarding would copy into the cache, locations as placeholders."""
     places = sorted(
-        ((environ[name], f"${name}") for name in LOCATIONS if environ.get(name)),
+        (
+            (spelling, f"${name}")
+            for name in LOCATIONS
+            if environ.get(name)
+            for spelling in {environ[name], environ[name].replace("\\", "/")}
+        ),
         key=lambda pair: -len(pair[0]),
     )
     found: dict[str, str] = {}
@@ -125,8 +132,9 @@ def load(path: Path) -> dict[str, str]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise StageError(
-            f"{path} does not exist; the compile stage of recipe/build.sh writes it before "
-            "configuring (run the compile stage first, in the same work directory)"
+            f"{path} does not exist; the compile stage of recipe/build.sh (recipe\\bld.bat) "
+            "writes it before configuring (run the compile stage first, in the same work "
+            "directory)"
         ) from None
     except json.JSONDecodeError as err:
         raise StageError(f"{path}: line {err.lineno}: not JSON ({err.msg})") from None
@@ -142,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     compare = sub.add_parser("compare")
     compare.add_argument("file", type=Path)
     compare.add_argument("--stage", required=True)
+    compare.add_argument("--fix", help="what to do, appended to the error line")
     args = parser.parse_args(argv)
     try:
         if args.command == "record":
@@ -156,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"stage_environment.py: error: the {args.stage} stage's environment would rewrite "
         f"the cache the compile stage configured (cmake/EnvVarForwarding.cmake): "
-        + "; ".join(found),
+        + "; ".join(found)
+        + (f"; {args.fix}" if args.fix else ""),
         file=sys.stderr,
     )
     return 1

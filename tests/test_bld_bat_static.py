@@ -272,6 +272,24 @@ def test_the_megabuild_pythons_output_installs_the_kept_wheel_without_retargetin
     )
 
 
+def test_the_compile_stage_records_the_forwarded_environment_before_configuring() -> None:
+    compile_ = section("libtorch")
+    record = compile_.index('stage_environment.py" record "%STAGE_ENVIRONMENT%"')
+    assert compile_.index("call :detect_build_backend") < record < compile_.index("-m pip wheel")
+    assert 'set "STAGE_ENVIRONMENT=%SRC_DIR%\\_stage\\forwarded-environment.json"' in preamble()
+
+
+def test_every_pytorch_output_compares_its_environment_before_any_install() -> None:
+    pytorch = section("pytorch")
+    (compare,) = [line for line in CODE if 'stage_environment.py" compare' in line]
+    assert '"%STAGE_ENVIRONMENT%" --stage "%STAGE%" --fix "' in compare
+    assert "%RECIPE_FILE%" in compare.split("--fix", 1)[1]
+    position = pytorch.index('stage_environment.py" compare')
+    assert pytorch.index("call :detect_build_backend") < position
+    assert position < pytorch.index("if defined MEGABUILD_WHEEL goto")
+    assert position < pytorch.index("retarget-python")
+
+
 def test_the_kept_wheel_is_found_by_this_pythons_wheel_tag_only() -> None:
     # The one-liner is run, and the script's pattern is matched against upstream's
     # Windows wheel names (PyPI, torch 2.13.0 and 2.15.0).

@@ -44,6 +44,20 @@ def test_each_stages_own_directories_compare_equal() -> None:
     assert stage.differences(stage.forwarded(compile_env), stage.forwarded(later)) == []
 
 
+def test_windows_locations_compare_equal_in_either_slash_direction() -> None:
+    # bld.bat hands CMake its CUDA paths with forward slashes (-DCUDAToolkit_ROOT_DIR=...).
+    def stage_env(prefix: str) -> dict[str, str]:
+        forward = prefix.replace("\\", "/")
+        return {
+            "PREFIX": prefix,
+            "CMAKE_ARGS": f"-DCUDAToolkit_ROOT_DIR={forward}/Library -DX={prefix}\\Library",
+        }
+
+    recorded = stage.forwarded(stage_env("C:\\bld\\h_env_1"))
+    assert recorded["CMAKE_ARGS"] == "-DCUDAToolkit_ROOT_DIR=$PREFIX/Library -DX=$PREFIX\\Library"
+    assert stage.differences(recorded, stage.forwarded(stage_env("C:\\bld\\h_env_2"))) == []
+
+
 def test_a_changed_option_and_a_new_one_are_differences_an_unset_one_is_not() -> None:
     recorded = stage.forwarded(
         {"USE_MKLDNN": "1", "USE_NUMA": "0", "CMAKE_C_COMPILER_LAUNCHER": "ccache"}
@@ -81,6 +95,15 @@ def test_compare_against_the_record_exits_1_with_one_error_line(tmp_path: Path) 
     [line] = changed.stderr.splitlines()
     assert line.startswith("stage_environment.py: error: the pytorch stage's environment")
     assert "USE_CUDA='0' here but '1' in the compile stage" in line
+
+
+def test_compare_ends_its_error_line_with_what_to_do_when_told(tmp_path: Path) -> None:
+    record = tmp_path / "forwarded-environment.json"
+    run("record", record, env={"USE_CUDA": "1"})
+    fix = "set the same in every stage (the preamble of recipe\\bld.bat)"
+    changed = run("compare", record, "--stage", "pytorch", "--fix", fix, env={"USE_CUDA": "0"})
+    [line] = changed.stderr.splitlines()
+    assert line.endswith(f"in the compile stage; {fix}")
 
 
 def test_compare_without_a_record_is_bad_input(tmp_path: Path) -> None:
