@@ -18,7 +18,7 @@ from fixtures.recipe_release import current
 
 from tools.commands.layout import default_config, host_requirements
 from tools.layout.replay import licence_list, load_rules, replay
-from tools.layout.wheel import read_wheel
+from tools.layout.wheel import Wheel, read_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "recipe"
@@ -44,6 +44,22 @@ def test_the_recipes_release_wheel_packages_without_a_problem(torch_wheel: Path)
     assert [p for p in result.problems if p.kind != "warning"] == []
     assert "lib/libtorch_cpu.so" in result.contents["libtorch"]
     assert "lib/libtorch_python.so" in result.contents["pytorch"]
+
+
+def test_a_python_bound_file_the_rules_would_give_libtorch_is_a_problem() -> None:
+    # libtorch serves every Python; its rules take any torch/lib/*.so but torch_python's.
+    lib = {
+        "lib/libtorch_cpu.so": 1,
+        "lib/libtorch_python.so": 1,
+        "lib/_C_flatbuffer.cpython-312-x86_64-linux-gnu.so": 1,
+    }
+    name = "torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+    wheel = Wheel(Path(name), "2.15.0", "linux-64", lib, {**lib, "__init__.py": 1}, frozenset())
+    result = replay(wheel, load_rules(RECIPE), {"libtorch": (), "pytorch": ()}, None)
+    bound = [(p.path, p.detail.split(";")[0]) for p in result.problems if p.kind == "python-bound"]
+    assert bound == [
+        ("lib/_C_flatbuffer.cpython-312-x86_64-linux-gnu.so", "libtorch serves every Python")
+    ]
 
 
 def test_2_15_wheels_package_without_a_problem(replay_2_15) -> None:

@@ -24,6 +24,12 @@ from tools.errors import UserError
 from tools.layout.wheel import Wheel
 
 LIBTORCH, LINALG, PYTORCH = "libtorch", "libtorch-cuda-linalg", "pytorch"
+# A path tied to one Python: an extension module's ABI tag, Python source or bytecode, a
+# versioned Python folder or site-packages, torch_python itself.
+PYTHON_BOUND = re.compile(
+    r"\.cpython-\d|\.cp3\d+-|\.abi3\.|\.pyd$|\.pyc?$|(^|/)python3(\.\d+)?/"
+    r"|(^|/)site-packages/|(^|/)(lib)?torch_python\."
+)
 
 
 def load_rules(recipe_dir: Path) -> ModuleType:
@@ -40,7 +46,8 @@ def load_rules(recipe_dir: Path) -> ModuleType:
 
 @dataclass(frozen=True)
 class Problem:
-    kind: str  # "stops the build", "in two outputs", "in no output", "host file", "licence"
+    # "stops the build", "in two outputs", "in no output", "python-bound", "licence", "warning"
+    kind: str
     path: str
     detail: str
 
@@ -98,6 +105,7 @@ def replay(
     _pytorch(wheel, rules, plan, result)
     _unplaced(wheel, rules, placed, plan, result)
     _two_outputs(result)
+    _python_independent(result)
     _licences(wheel, licence_files, result)
     return result
 
@@ -150,6 +158,22 @@ def _two_outputs(result: Replay) -> None:
     for path, outputs in sorted(owners.items()):
         if len(outputs) > 1:
             result.problems.append(Problem("in two outputs", path, " and ".join(outputs)))
+
+
+def _python_independent(result: Replay) -> None:
+    # libtorch (and libtorch-cuda-linalg) is built once and installed beside every Python's
+    # pytorch package: a file tied to one Python there would serve the others wrongly.
+    for output in (LIBTORCH, LINALG):
+        for path in sorted(result.contents.get(output, {})):
+            if PYTHON_BOUND.search(path):
+                result.problems.append(
+                    Problem(
+                        "python-bound",
+                        path,
+                        f"{output} serves every Python; a file tied to one belongs in the "
+                        "pytorch output (the rules in recipe/package_files.py)",
+                    )
+                )
 
 
 def _licences(wheel: Wheel, licence_files: Sequence[str] | None, result: Replay) -> None:
