@@ -279,6 +279,17 @@ def test_every_output_pins_the_libtorch_of_its_own_build(which, request) -> None
             assert any(admits.match(c) for c in record["constrains"]), (name, record["constrains"])
 
 
+def test_a_build_for_every_gpu_is_not_down_prioritized(cuda) -> None:
+    # track_features (recipe/meta.yaml; down_prioritize_variant in recipe-v1.yaml) marks a
+    # fork's narrower GPU set only: on conda-forge's full set it would push every user's
+    # solver off the packages this feedstock ships.
+    records = _records(cuda)
+    assert {r["name"] for r in records.values()} >= {"libtorch", "pytorch", "pytorch-gpu"}
+    assert {
+        name: r["track_features"] for name, r in records.items() if r.get("track_features")
+    } == {}
+
+
 # ------------------------------------------------------- the toolkit's check
 
 
