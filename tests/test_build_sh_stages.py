@@ -186,7 +186,7 @@ def test_bld_bat_compile_stage_stops_before_installing_and_libtorch_skips_compil
         'set "COMPILE_ONLY=1"',
         "\n:libtorch\n",
         'if exist "%COMPILED_MARKER%" goto :libtorch_install',
-        "setup.py build",
+        "-m pip wheel . --no-deps",
         '> "%COMPILED_MARKER%"',
         "if defined COMPILE_ONLY exit /b 0",
         "\n:libtorch_install\n",
