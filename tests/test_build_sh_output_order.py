@@ -21,7 +21,10 @@ from pathlib import Path
 import pytest
 from fixtures.minitorch.fake_conda_build import FakeCondaBuild, Package
 from fixtures.minitorch.support import (
+    CORE_OBJECTS,
+    EXTENSION,
     LAYOUTS,
+    PYTHON_BOUND,
     SCIKIT_BUILD_CORE,
     base_venv,
     install_blas,
@@ -31,18 +34,6 @@ from fixtures.minitorch.support import (
 pytestmark = pytest.mark.slow
 
 CPU = {"cuda_compiler_version": "None", "blas_impl": "generic"}
-#: The Python-independent core, libtorch_global_deps included: compiled by the compile stage.
-CORE_OBJECTS = (
-    "c10/c10.cpp.o",
-    "aten/src/ATen/Context.cpp.o",
-    "aten/generated/RegisterOps.cpp.o",
-    "torch/csrc/api/torch.cpp.o",
-    "torch/csrc/global_deps.c.o",
-)
-#: libtorch_python's object, compiled against each Python's headers.
-PYTHON_BOUND = "torch/csrc/Module.cpp.o"
-#: torch._C: setuptools compiles it without the launcher, scikit-build-core through CMake.
-EXTENSION = "torch/csrc/stub.c.o"
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,13 @@ from fixtures import feedstock_matrix
 from fixtures.e2e_feedstock import PYTHONS, REPO, E2EFeedstock, narrowed_config
 from fixtures.e2e_feedstock import install as _install
 from fixtures.e2e_feedstock import solve as _solve
-from fixtures.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS
+from fixtures.minitorch.support import (
+    CORE_OBJECTS,
+    EXTENSION,
+    PYTHON_BOUND,
+    SCIKIT_BUILD_CORE,
+    SETUPTOOLS,
+)
 from fixtures.recipe_release import current
 
 from tools.cuda_archs import read_rows
@@ -66,14 +72,6 @@ CPU = _CPU.name if _CPU else ""
 CUDA = _CUDA.name if _CUDA else ""
 CUDA_VERSION = _CUDA.cuda if _CUDA else ""
 VERSION = current().version  # the recipe's: PKG_VERSION reaches torch.__version__
-#: Objects of the Python-independent core: compiled once per config, in the staging output.
-CORE_OBJECTS = (
-    "c10/c10.cpp.o",
-    "aten/src/ATen/Context.cpp.o",
-    "aten/generated/RegisterOps.cpp.o",
-    "torch/csrc/api/torch.cpp.o",
-    "torch/csrc/global_deps.c.o",
-)
 #: recipe/cmake_test/consumer.cpp in the miniature's API (torch::add, in libtorch).
 MINIATURE_CONSUMER = """\
 #include <torch/torch.h>
@@ -84,10 +82,6 @@ int main() {
   return ok ? 0 : 1;
 }
 """
-#: The one object every Python compiles again (torch._C's library, libtorch_python).
-PYTHON_BOUND = "torch/csrc/Module.cpp.o"
-#: torch._C itself: setuptools compiles it outside Ninja, scikit-build-core through CMake.
-EXTENSION = "torch/csrc/stub.c.o"
 
 
 @pytest.fixture(scope="module")
