@@ -1,8 +1,8 @@
 """Fixtures shared by every test module.
 
 - ``repo_root``: this checkout.
-- ``shared_dir``: ../shared (reference data CI provides); tests that need it skip
-  with a reason on a user's fresh clone.
+- ``reference_dir``: tests/fixtures/reference, conda-forge's data the tests compare with
+  (its README.md names each file's source and licence); ``pinning_dir``: the pinning there.
 - ``tests_cache_dir``: the per-machine cache outside the repository
   ($XDG_CACHE_HOME or ~/.cache, then pytorch-feedstock-tests) for downloads
   and root file systems that outlive one run.
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 from fixtures.cache import CacheError, pip_download, tests_cache_root, unpacked_wheel
+from fixtures.feedstock_matrix import PINNING, REFERENCE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DIR = REPO_ROOT.parent / "shared"
 TORCH_VERSION = "2.13.0"
 
 
@@ -45,18 +45,14 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not SHARED_DIR.is_dir():
-        pytest.skip(f"{SHARED_DIR} is absent (reference data only CI and maintainers have)")
-    return SHARED_DIR
+def reference_dir() -> Path:
+    return REFERENCE
 
 
 @pytest.fixture(scope="session")
-def pinning_dir(shared_dir: Path) -> Path:
-    path = shared_dir / "pinning"
-    if not (path / "conda_build_config.yaml").is_file():
-        pytest.skip(f"{path} holds no conda_build_config.yaml")
-    return path
+def pinning_dir() -> Path:
+    """conda-forge's pinning, laid out like the installed conda-forge-pinning package."""
+    return PINNING
 
 
 @pytest.fixture(scope="session")

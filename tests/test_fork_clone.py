@@ -21,7 +21,6 @@ from fixtures.clone import fresh_clone, git, run_tests
 from fixtures.recipe_release import REPO
 
 TAILORING = REPO / "docs" / "fork-tailoring.patch"
-PINNING = REPO.parent / "shared" / "pinning"
 
 # The tests that read the matrix and are quick (no build): the recipe's renders per config,
 # the static recipe checks, the v1 recipe's equivalence, skip reasons, config selection, the
@@ -40,15 +39,13 @@ MATRIX_READING = (
 
 
 def _tailored_clone(tmp_path: Path) -> Path:
-    """A clone with the lab's tailoring applied, .ci_support regenerated, all committed; the
-    reference data beside it as beside this checkout."""
-    if not (PINNING / "conda_build_config.yaml").is_file():
-        pytest.skip(f"{PINNING} is absent: `matrix --write` needs conda-forge's pinning")
+    """A clone with the lab's tailoring applied, .ci_support regenerated from the clone's own
+    copy of conda-forge's pinning, all committed; nothing beside it."""
     clone = fresh_clone(tmp_path)
-    (tmp_path / "shared").symlink_to(REPO.parent / "shared")
     git("apply", str(TAILORING), cwd=clone)
+    pinning = feedstock_matrix.PINNING.relative_to(REPO)
     subprocess.run(
-        [sys.executable, "-m", "tools", "matrix", "--pinning", str(PINNING), "--write"],
+        [sys.executable, "-m", "tools", "matrix", "--pinning", str(pinning), "--write"],
         cwd=clone,
         check=True,
         capture_output=True,

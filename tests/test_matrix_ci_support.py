@@ -30,8 +30,8 @@ def feedstock(tmp_path: Path) -> Path:
     return dest
 
 
-def test_dump_matches_conda_smithys_layout_byte_for_byte(shared_dir):
-    files = sorted((shared_dir / "reference" / "ci_support" / "2026-08").glob("*.yaml"))
+def test_dump_matches_conda_smithys_layout_byte_for_byte(reference_dir):
+    files = sorted((reference_dir / "ci_support").glob("*.yaml"))
     assert len(files) == 16
     for path in files:
         text = path.read_text()
