@@ -87,6 +87,26 @@ def torch_site(torch_wheel: Path) -> Path:
     return unpacked_wheel(torch_wheel, torch_wheel.parent / (torch_wheel.stem + ".unpacked"))
 
 
+@pytest.fixture(scope="session")
+def upstream_cuda13_wheel(tests_cache_dir: Path) -> Path:
+    """Upstream's torch 2.14.1 wheel for CUDA 13 (Linux, CPython 3.11; about 555 MB, once per
+    machine), whose device code and NEEDED libraries the check tests read; or skip."""
+    try:
+        return pip_download(
+            tests_cache_dir / "wheels",
+            "torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+            [
+                "torch==2.14.1",
+                *("--no-deps", "--only-binary=:all:", "--platform", "manylinux_2_28_x86_64"),
+                *("--python-version", "3.11"),
+            ],
+            timeout=3600,
+            env={"PIP_CONSTRAINT": "/dev/null"},  # a machine-wide pin of torch
+        )
+    except CacheError as error:
+        pytest.skip(str(error))
+
+
 # Upstream's 2.15.0 wheels of the three platforms the replays lay out (tests/test_layout_replay.py);
 # one Python's wheel each: the file layout does not depend on it.
 UPSTREAM_WHEELS = {
