@@ -4,17 +4,21 @@ string and hash, in both recipes, and ``render`` refuses a "full" claim that a r
 recipe/cuda_arch_lists.txt does not keep.
 
 Each test tailors a copy of the recipe the way a lab's fork does: the row of one CUDA config
-of .ci_support cut to one architecture, and the config's ``cuda_arch_set`` set to a name.
+of .ci_support cut to one architecture, and the config's ``cuda_arch_set`` set to a name
+(``SET``: one no config of the feedstock's has, so the tailoring changes what is built even in
+a fork that tailored its matrix so already).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fixtures import feedstock_matrix
 from ruamel.yaml import YAML
 
 from tools.cuda_archs import parse_arch_list, read_rows, uncovered
@@ -23,6 +27,7 @@ from tools.render import render_config
 
 REPO = Path(__file__).resolve().parent.parent
 ARCH_LISTS = REPO / "recipe" / "cuda_arch_lists.txt"
+SET = "onearch"
 
 
 def _values(config: Path) -> dict:
@@ -31,10 +36,8 @@ def _values(config: Path) -> dict:
 
 def _cuda_config() -> Path:
     """The first linux-64 CUDA config of .ci_support (the matrix decides which)."""
-    for config in sorted((REPO / ".ci_support").glob("linux_64_*.yaml")):
-        if str(_values(config).get("cuda_compiler_version", ["None"])[0]) != "None":
-            return config
-    pytest.skip("no linux-64 CUDA config in .ci_support")
+    config = feedstock_matrix.need(platform="linux-64", cuda=True)
+    return REPO / ".ci_support" / f"{config.name}.yaml"
 
 
 def _tailored(tmp_path: Path, arch_set: str, one_arch: str = "9.0") -> tuple[Path, Path]:
@@ -44,18 +47,30 @@ def _tailored(tmp_path: Path, arch_set: str, one_arch: str = "9.0") -> tuple[Pat
     cuda = str(_values(config)["cuda_compiler_version"][0])
     recipe = shutil.copytree(REPO / "recipe", tmp_path / "recipe")
     (recipe / "cuda_arch_lists.txt").write_text(f"{cuda} linux-64 {one_arch}\n")
-    text = config.read_text().replace("cuda_arch_set:\n- full\n", f"cuda_arch_set:\n- {arch_set}\n")
-    assert f"- {arch_set}\n" in text, f"{config.name} has no cuda_arch_set"
+    own_set = re.compile(r"^cuda_arch_set:\n- .*\n", flags=re.MULTILINE)
+    text, found = own_set.subn(f"cuda_arch_set:\n- {arch_set}\n", config.read_text())
+    assert found == 1, f"{config.name} has no cuda_arch_set"
     tailored = tmp_path / config.name
     tailored.write_text(text)
     return recipe, tailored
 
 
-def test_every_row_of_the_recipe_is_a_full_list():
-    # conda-forge's own lists keep the "full" promise, so its configs carry no set name.
+def test_every_row_a_config_calls_full_is_a_full_list():
+    # conda-forge's own lists keep the "full" promise, so its configs carry no set name; a
+    # fork's row for fewer GPUs is held to it only where a config still claims "full"
+    # (render refuses that too).
     rows = read_rows(ARCH_LISTS)
     assert rows
-    for (cuda, platform), text in rows.items():
+    if feedstock_matrix.targets_conda_forge():
+        claimed = set(rows)  # conda-forge builds for every GPU its CUDA versions support
+    else:
+        claimed = {
+            (c.cuda, c.platform)
+            for c in feedstock_matrix.select(cuda=True)
+            if c.first("cuda_arch_set") == "full"
+        }
+    for cuda, platform in sorted(claimed):
+        text = rows[(cuda, platform)]
         assert uncovered(cuda, platform, parse_arch_list(text)) == [], (cuda, platform)
 
 
@@ -67,22 +82,23 @@ def test_a_one_arch_list_leaves_out_every_other_gpu():
 
 def test_a_named_set_joins_every_cuda_build_string_and_changes_its_hash(tmp_path):
     full = {o.name: o for o in render_config(_cuda_config(), root=REPO) if not o.skip}
-    recipe, config = _tailored(tmp_path, "sm90")
+    recipe, config = _tailored(tmp_path, SET)
     tailored = [o for o in render_config(config, root=REPO, recipe_dir=recipe) if not o.skip]
     assert {o.name for o in tailored} == set(full)
     for out in tailored:
         tag = full[out.name].build_string.split("_")[0]
-        assert out.build_string.startswith(f"{tag}_sm90_"), out.build_string
-        assert out.hash_input.get("cuda_arch_set") == "sm90", out.name
+        assert out.build_string.startswith(f"{tag}_{SET}_"), out.build_string
+        assert out.hash_input.get("cuda_arch_set") == SET, out.name
         assert out.cuda_arch_list == "9.0"
-        assert full[out.name].hash_input.get("cuda_arch_set") == "full", out.name
+        assert full[out.name].hash_input.get("cuda_arch_set") != SET, out.name
+        assert full[out.name].build_string != out.build_string
 
 
 def test_both_recipes_name_the_set_in_the_same_build_strings(tmp_path):
     rattler_build = pytest.importorskip("rattler_build", reason="py-rattler-build is missing")
     from tools.render_v1 import render_v1_config
 
-    recipe, config = _tailored(tmp_path, "sm90")
+    recipe, config = _tailored(tmp_path, SET)
     meta = {
         (o.name, _unhashed(o.build_string))
         for o in render_config(config, root=REPO, recipe_dir=recipe)
@@ -97,7 +113,7 @@ def test_both_recipes_name_the_set_in_the_same_build_strings(tmp_path):
         build_subdir="linux-64",
     )
     assert rattler_build and meta == {(o.name, _unhashed(o.build_string)) for o in v1}
-    assert all("_sm90_" in string for _, string in meta)
+    assert all(f"_{SET}_" in string for _, string in meta)
 
 
 def _unhashed(build_string: str) -> str:
@@ -140,7 +156,7 @@ def test_a_set_name_that_cannot_be_a_build_string_word_is_refused(tmp_path):
 
 
 def test_render_and_explain_show_the_list_per_config(tmp_path):
-    recipe, config = _tailored(tmp_path, "sm90")
+    recipe, config = _tailored(tmp_path, SET)
     render = subprocess.run(
         [sys.executable, "-m", "tools", "render", str(config), "--recipe-dir", str(recipe)],
         cwd=REPO,
@@ -158,7 +174,12 @@ def test_render_and_explain_show_the_list_per_config(tmp_path):
     )
     cuda = str(_values(_cuda_config())["cuda_compiler_version"][0])
     row = next(r for r in explain.stdout.splitlines() if r.startswith(f"| {_cuda_config().stem} "))
-    assert f"| {cuda} | {read_rows(ARCH_LISTS)[(cuda, 'linux-64')]} |" in row
+    # the list, then the set's name where it is not conda-forge's full one: "9.0 (sm90)"
+    assert re.search(rf"\| {re.escape(cuda)} \| {re.escape(_row(cuda))}( \(\w+\))? \|", row)
+
+
+def _row(cuda: str) -> str:
+    return read_rows(ARCH_LISTS)[(cuda, "linux-64")]
 
 
 def _activate(cudaarchs_preset: str | None, conda_build: str = "1") -> str:
@@ -213,7 +234,8 @@ def test_explain_on_a_terminal_shows_the_list_under_each_cuda_row():
         if (str(_values(c).get("cuda_compiler_version", ["None"])[0]), _platform(c)) in rows
     ]
     assert len(notes) == len(cuda_configs) > 0
-    assert all(line.removeprefix("  GPU architectures: ") in rows.values() for line in notes)
+    shown = [line.removeprefix("  GPU architectures: ").split(" (")[0] for line in notes]
+    assert all(arch_list in rows.values() for arch_list in shown)
 
 
 def _platform(config: Path) -> str:
