@@ -80,7 +80,7 @@ _WHEEL_TAGS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"^win32$"), ("win-32",)),
     (re.compile(r"^any$"), ("noarch",)),
 )
-_MACOS_TAG = re.compile(r"(?:^|\.)macosx_(\d+)_(\d+)_")
+_MACOS_TAG = re.compile(r"(?:^|[.-])macosx_(\d+)_(\d+)_")
 
 
 def wheel_platforms(tag: str) -> tuple[str, ...]:
@@ -125,8 +125,7 @@ def check_formats(ctx: Context) -> list[Finding]:
                         warned(
                             CHECK,
                             member_path(package.label, path),
-                            f"{kind} file in a {package.subdir} package, "
-                            f"whose loader maps {expected} files only",
+                            f"{kind} file; {package.subdir}'s loader maps {expected} files only",
                         )
                     )
         total = sum(read.values())
