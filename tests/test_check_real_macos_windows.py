@@ -97,8 +97,8 @@ def test_the_macos_wheel_bundles_its_own_openmp(macos):
     )
     (install_name,) = by_check["macho.install-name"][:1]
     assert install_name["path"].endswith(":torch/lib/libomp.dylib")
-    assert "'/opt/llvm-openmp/lib/libomp.dylib' is not @rpath/libomp.dylib" in (
-        install_name["detail"]
+    assert (
+        "'/opt/llvm-openmp/lib/libomp.dylib' is not @rpath/libomp.dylib" in (install_name["detail"])
     )
 
 
