@@ -12,13 +12,16 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from tools.check.archive import Package
 from tools.check.context import Context, is_torch
 from tools.check.findings import Finding, failed, member_path, passed, warned
 from tools.check.formats import wheel_macos_minimum
-from tools.check.macho import MachOSlice
 from tools.check.providers import dependency_names, providers_of
+
+if TYPE_CHECKING:  # macholib is imported only where a Mach-O file is read
+    from tools.check.macho import MachOSlice
 
 # conda subdir -> the slice its loader maps
 SUBDIR_ARCHS = {"osx-64": "x86_64", "osx-arm64": "arm64"}
