@@ -240,7 +240,7 @@ def test_a_universal_file_holds_both_slices(macho, tmp_path):  # noqa: F811
 def read_macho_bytes(data: bytes):
     import io
 
-    return read_macho(io.BytesIO(data))
+    return read_macho(io.BytesIO(data), len(data))
 
 
 def _universal(*slices: bytes) -> bytes:

@@ -195,7 +195,9 @@ class _Collector:
     def consume(self, path: str, stream: BinaryIO, size: int) -> None:
         head = stream.read(_HEAD)
         kind = binary_format(head)
-        if kind in ("ELF", "Mach-O", "PE"):
+        if kind == "Mach-O":
+            self._macho(path, stream, head, size)
+        elif kind in ("ELF", "PE"):
             self._spool(path, head, stream)
         elif kind is not None:
             self.binary_errors[path] = (kind, foreign_format(kind))
@@ -210,12 +212,26 @@ class _Collector:
     def consume_file(self, path: str, real: Path) -> None:
         with real.open("rb") as stream:
             head = stream.read(_HEAD)
-            if binary_format(head) in ("ELF", "Mach-O", "PE"):
+            kind = binary_format(head)
+            if kind == "Mach-O":
+                self._macho(path, stream, head, real.stat().st_size)
+                return
+            if kind in ("ELF", "PE"):
                 stream.seek(0)
                 self._parse(path, head, str(real), stream)
                 return
         with real.open("rb") as stream:
             self.consume(path, stream, real.stat().st_size)
+
+    def _macho(self, path: str, stream: BinaryIO, head: bytes, size: int) -> None:
+        # Read front to back, never spooled: the load commands are at the front of each slice
+        # and the signature at its end (tools/check/macho.py).
+        from tools.check.macho import Forward, read_macho
+
+        try:
+            self.machos[path] = read_macho(Forward(stream, head), size)
+        except ValueError as exc:
+            self.binary_errors[path] = ("Mach-O", str(exc))
 
     def _spool(self, path: str, head: bytes, stream: BinaryIO) -> None:
         # The readers seek; an archive member is a forward-only stream, so it
@@ -236,10 +252,6 @@ class _Collector:
         try:
             if kind == "ELF":
                 self.elves[path] = read_elf(stream)
-            elif kind == "Mach-O":
-                from tools.check.macho import read_macho
-
-                self.machos[path] = read_macho(stream)
             else:
                 from tools.check.pe import read_pe
 

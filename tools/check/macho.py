@@ -19,7 +19,6 @@ by py2app's maintainer, pefile since 2004).
 from __future__ import annotations
 
 import hashlib
-import io
 import struct
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -75,28 +74,65 @@ class MachOInfo:
         return next((s for s in self.slices if s.arch == arch), None)
 
 
-def read_macho(stream: BinaryIO) -> MachOInfo:
-    """The slices of a thin or universal Mach-O file (seekable binary stream).
+class Forward:
+    """A stream read front to back: an archive member, which cannot seek. ``seek`` moves
+    forward only, reading and dropping what lies between (Mach-O keeps the load commands at
+    the front and the code signature at the end of each slice, so nothing is read twice and
+    nothing needs spooling to disk)."""
+
+    def __init__(self, stream: BinaryIO, head: bytes = b"") -> None:
+        self._stream, self._head, self._at = stream, head, 0
+
+    def tell(self) -> int:
+        return self._at
+
+    def read(self, size: int) -> bytes:
+        data = b""
+        if self._at < len(self._head):
+            data = self._head[self._at : self._at + size]
+        if len(data) < size:
+            data += self._stream.read(size - len(data))
+        self._at += len(data)
+        return data
+
+    def seek(self, position: int) -> None:
+        if position < self._at:
+            raise ValueError(f"offset {position} lies before {self._at}, already read")
+        while self._at < position:
+            if not self.read(min(position - self._at, 1 << 20)):
+                raise ValueError(f"offset {position} lies past the end of the file")
+
+
+def read_macho(stream: BinaryIO, size: int) -> MachOInfo:
+    """The slices of a thin or universal Mach-O file of ``size`` bytes, read front to back
+    (``stream`` need not seek: see :class:`Forward`).
 
     Raises ValueError when the file is not a well-formed Mach-O file.
     """
+    reader = stream if isinstance(stream, Forward) else Forward(stream)
     try:
-        stream.seek(0)
-        magic = stream.read(4)
+        magic = reader.read(4)
         if magic in MACHO_FAT:
-            return MachOInfo(tuple(_fat_slices(stream, magic)), universal=True)
-        stream.seek(0, io.SEEK_END)
-        return MachOInfo((_read_slice(stream, 0, stream.tell()),), universal=False)
+            return MachOInfo(tuple(_fat_slices(reader, magic)), universal=True)
+        return MachOInfo((_read_slice(reader, 0, size, magic),), universal=False)
     except (struct.error, ValueError, KeyError, IndexError, EOFError, UnicodeError) as exc:
         raise ValueError(f"unreadable Mach-O ({exc})") from exc
 
 
-def _fat_slices(stream: BinaryIO, magic: bytes) -> list[MachOSlice]:
-    stream.seek(0)
-    header = mach_o.fat_header.from_fileobj(stream, _endian_=">")
+def _fat_slices(reader: Forward, magic: bytes) -> list[MachOSlice]:
+    count = struct.unpack(">I", reader.read(4))[0]
     arch_layout = mach_o.fat_arch64 if magic == b"\xca\xfe\xba\xbf" else mach_o.fat_arch
-    entries = [arch_layout.from_fileobj(stream, _endian_=">") for _ in range(header.nfat_arch)]
-    return [_read_slice(stream, entry.offset, entry.size) for entry in entries]
+    entries = [
+        arch_layout.from_str(reader.read(sizeof(arch_layout)), _endian_=">") for _ in range(count)
+    ]
+    found: dict[int, MachOSlice] = {}
+    # Slices are read in the order they lie in the file, and listed in the header's.
+    for index in sorted(range(count), key=lambda i: entries[i].offset):
+        reader.seek(entries[index].offset)
+        found[index] = _read_slice(
+            reader, entries[index].offset, entries[index].size, reader.read(4)
+        )
+    return [found[index] for index in range(count)]
 
 
 def _arch(cputype: int, cpusubtype: int) -> str:
@@ -114,19 +150,27 @@ def version_string(packed: int) -> str:
     return f"{major}.{minor}" + (f".{patch}" if patch else "")
 
 
-def _read_slice(stream: BinaryIO, offset: int, size: int) -> MachOSlice:
-    stream.seek(offset)
-    magic = stream.read(4)
+# The pages a CodeDirectory hashes are at most 64 KiB (page size 2^16); the head kept in
+# memory covers the load commands and the page that ends them.
+_LARGEST_PAGE = 1 << 16
+
+
+def _read_slice(reader: Forward, offset: int, size: int, magic: bytes) -> MachOSlice:
+    """The slice at ``offset``, whose first 4 bytes ``magic`` the reader has just read."""
     if magic not in MACHO_THIN:
         raise ValueError(f"no Mach-O header at offset {offset}")
     endian = ">" if magic in (b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf") else "<"
     is_64 = magic in (b"\xfe\xed\xfa\xcf", b"\xcf\xfa\xed\xfe")
     layout = mach_o.mach_header_64 if is_64 else mach_o.mach_header
-    stream.seek(offset)
-    header = layout.from_fileobj(stream, _endian_=endian)
     header_size = sizeof(layout)
-    commands = stream.read(header.sizeofcmds)
-    if len(commands) < header.sizeofcmds or header_size + header.sizeofcmds > size:
+    head = magic + reader.read(header_size - 4)
+    header = layout.from_str(head, _endian_=endian)
+    if header_size + header.sizeofcmds > size:
+        raise ValueError("load commands run past the end of the file")
+    loaded = header_size + header.sizeofcmds
+    head += reader.read(min(size, loaded + _LARGEST_PAGE) - len(head))
+    commands = head[header_size:loaded]
+    if len(commands) < header.sizeofcmds:
         raise ValueError("load commands run past the end of the file")
     install_name = None
     dylibs: list[str] = []
@@ -159,7 +203,6 @@ def _read_slice(stream: BinaryIO, offset: int, size: int) -> MachOSlice:
             command = mach_o.linkedit_data_command.from_str(body[8:16], _endian_=endian)
             signature = (command.dataoff, command.datasize)
         at += load.cmdsize
-    loaded = header_size + header.sizeofcmds
     return MachOSlice(
         arch=_arch(header.cputype, header.cpusubtype),
         filetype=mach_o.MH_FILETYPE_SHORTNAMES.get(header.filetype, str(header.filetype)),
@@ -167,7 +210,7 @@ def _read_slice(stream: BinaryIO, offset: int, size: int) -> MachOSlice:
         dylibs=tuple(dylibs),
         rpaths=tuple(rpaths),
         minos=minos,
-        signature_problem=_signature_problem(stream, offset, size, signature, loaded),
+        signature_problem=_signature_problem(reader, offset, size, signature, head, loaded),
     )
 
 
@@ -180,7 +223,12 @@ def _string(body: bytes, layout, endian: str) -> str:
 
 
 def _signature_problem(
-    stream: BinaryIO, offset: int, size: int, signature: tuple[int, int] | None, loaded: int
+    reader: Forward,
+    offset: int,
+    size: int,
+    signature: tuple[int, int] | None,
+    head: bytes,
+    loaded: int,
 ) -> str | None:
     """None when the embedded signature's CodeDirectory hashes the pages holding the header
     and load commands as they are now; otherwise what is wrong.
@@ -195,8 +243,13 @@ def _signature_problem(
     dataoff, datasize = signature
     if datasize < 12 or dataoff + datasize > size:
         return "LC_CODE_SIGNATURE points outside the file"
-    stream.seek(offset + dataoff)
-    blob = stream.read(datasize)
+    if dataoff < len(head):
+        blob = head[dataoff : dataoff + datasize]
+        reader.seek(offset + len(head))
+        blob += reader.read(max(0, dataoff + datasize - len(head)))
+    else:
+        reader.seek(offset + dataoff)
+        blob = reader.read(datasize)
     magic, _length, count = struct.unpack_from(">III", blob)
     if magic != _CSMAGIC_EMBEDDED_SIGNATURE:
         return f"code signature blob has magic {magic:#x}, not an embedded signature"
@@ -231,8 +284,10 @@ def _signature_problem(
     if code_limit != dataoff:
         return f"the signature covers {code_limit} bytes, but the file's code ends at {dataoff}"
     for number in range(min(code_slots, -(-loaded // page))):
-        stream.seek(offset + number * page)
-        data = stream.read(min(page, code_limit - number * page))
+        end = min((number + 1) * page, code_limit)
+        if end > len(head):
+            return f"the signature's pages of {page} bytes are larger than this check reads"
+        data = head[number * page : end]
         digest = hashlib.new(_HASHES[hash_type], data).digest()[:hash_size]
         start = directory + hash_offset + number * hash_size
         if digest != blob[start : start + hash_size]:
