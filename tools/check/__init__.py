@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from tools.check import abi, cuda, formats, layout, linkage, macos, metadata, owned, windows
+from tools.check import abi, cuda, inventory, layout, linkage, macos, metadata, owned, windows
 from tools.check.archive import Package, check_members, read_all
 from tools.check.context import Context
 from tools.check.expectations import Expectations, OutputExpectation
@@ -36,7 +36,7 @@ __all__ = [
 
 CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
     ("archive.member / prefix.files", lambda ctx: check_members(ctx.packages)),
-    (formats.CHECK, formats.check_formats),
+    (inventory.CHECK, inventory.check_formats),
     ("elf.read", linkage.check_elf_readable),
     ("elf.machine", linkage.check_machine),
     ("elf.needed", linkage.check_needed),

@@ -1,25 +1,14 @@
-"""Which binary format a file is, which format a platform loads, and the count of what was read.
-
-A verdict must not pass what it did not read: every package says how many ELF, Mach-O and PE
-files the checks read (check ``binary.formats``, with the numbers in ``--json``'s ``counts``),
-a binary of a format no check reads is a warning, and one of another platform's format (an ELF
-file in an osx-arm64 package) is a warning too: no loader of that platform maps it.
-"""
+"""Which binary format a file is, which format each platform loads, which subdirs a wheel's
+platform tag fits. The check that counts what was read is tools/check/inventory.py."""
 
 from __future__ import annotations
 
 import re
 import struct
-from typing import TYPE_CHECKING, Literal
-
-from tools.check.findings import Finding, failed, member_path, passed, warned
-
-if TYPE_CHECKING:
-    from tools.check.context import Context
+from typing import Literal
 
 BinaryFormat = Literal["ELF", "Mach-O", "PE", "WebAssembly"]
 READ: tuple[BinaryFormat, ...] = ("ELF", "Mach-O", "PE")
-CHECK = "binary.formats"
 
 # conda subdir prefix -> the format its loader maps
 PLATFORM_FORMATS: dict[str, BinaryFormat] = {
@@ -98,43 +87,3 @@ def wheel_macos_minimum(tag: str) -> str | None:
     """``14.0`` for ``macosx_14_0_arm64``: the oldest macOS the wheel says it runs on."""
     match = _MACOS_TAG.search(tag)
     return f"{match.group(1)}.{match.group(2)}" if match else None
-
-
-def check_formats(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        read = {"ELF": len(package.elves), "Mach-O": len(package.machos), "PE": len(package.pes)}
-        unread = 0
-        for path, (kind, why) in sorted(package.binary_errors.items()):
-            where = member_path(package.label, path)
-            if kind in READ:
-                findings.append(failed(CHECK, where, f"{kind} file that does not parse: {why}"))
-            else:
-                findings.append(warned(CHECK, where, why))
-            unread += 1
-        unread += len(package.elf_errors)
-        expected = platform_format(package.subdir)
-        if expected is not None:
-            for kind, members in (
-                ("ELF", package.elves),
-                ("Mach-O", package.machos),
-                ("PE", package.pes),
-            ):
-                for path in sorted(members) if kind != expected else ():
-                    findings.append(
-                        warned(
-                            CHECK,
-                            member_path(package.label, path),
-                            f"{kind} file; {package.subdir}'s loader maps {expected} files only",
-                        )
-                    )
-        total = sum(read.values())
-        detail = ", ".join(f"{n} {kind}" for kind, n in read.items())
-        if unread:
-            detail += f"; {unread} binaries not read (above)"
-        findings.append(
-            passed(CHECK, package.label, f"read {total} binaries: {detail}").with_counts(
-                {**read, "unread": unread}
-            )
-        )
-    return findings
