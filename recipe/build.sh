@@ -219,7 +219,9 @@ configure_cmake_args() {
     # vendored third_party/ sources.
     local arg words=() kept=()
     read -r -a words <<< "${CMAKE_ARGS:-}"
-    for arg in "${words[@]}"; do
+    # An empty array expanded bare is an unbound variable under `set -u` in bash < 4.4
+    # (macOS's /bin/bash is 3.2): hence ${a[@]+"${a[@]}"} wherever an array can be empty.
+    for arg in ${words[@]+"${words[@]}"}; do
         case "${arg}" in
             -DCMAKE_INSTALL_PREFIX=*|-DCMAKE_INSTALL_PREFIX:*=*) ;;
             -DCMAKE_FIND_ROOT_PATH=*) kept+=("${arg};${SRC_DIR}") ;;
@@ -435,7 +437,7 @@ compile_tree() {
                 "${SKBUILD_ARGS[@]}" --wheel-dir "${MEGABUILD_WHEELS}" -v)
             rm -rf "${INSTALL_STAGE}"
             # Stripped as the backend's own install is (detect_build_backend).
-            cmake --install "${BUILD_DIR}" --prefix "${INSTALL_STAGE}" "${INSTALL_STRIP[@]}"
+            cmake --install "${BUILD_DIR}" --prefix "${INSTALL_STAGE}" ${INSTALL_STRIP[@]+"${INSTALL_STRIP[@]}"}
             ;;
         *) die "BUILD_BACKEND='${BUILD_BACKEND}' has no compile step in ${RECIPE_FILE}" ;;
     esac
@@ -470,7 +472,7 @@ stash_cuda_linalg_flavours() {
     # nomagma: patch 0004 builds it in the same tree and installs it only on request, so
     # that it never lands in torch/lib next to the magma one.
     cmake --install "${BUILD_DIR}" --component cuda_linalg_nomagma --prefix "${nomagma_dir%/lib}" \
-        "${INSTALL_STRIP[@]}"
+        ${INSTALL_STRIP[@]+"${INSTALL_STRIP[@]}"}
     # PyTorch turns USE_MAGMA off in the cache when it cannot find magma.
     [[ -f "${nomagma_dir}/${name}" ]] \
         || die "the build installed no ${nomagma_dir}/${name} (component cuda_linalg_nomagma, USE_MAGMA=$(cmake_cache get "${CMAKE_CACHE}" USE_MAGMA --default unset) in the tree): check that recipe/meta.yaml lists patches/0004-cmake-build-the-nomagma-cuda-linalg-library-in-the-same-tree.patch and libmagma-devel in the top-level host requirements"
@@ -500,11 +502,14 @@ package_files() {
 }
 
 install_libtorch_files() {
-    local listing files=()
+    local listing line files=()
     mkdir -p "${STAGE_DIR}"
     listing="$(package_files libtorch --tree "$(install_tree)")"
-    mapfile -t files <<< "${listing}"
-    check_python_independent "${files[@]}"
+    # One path per line (no `mapfile`: macOS's /bin/bash is 3.2, tests/test_bash32_static.py).
+    while IFS= read -r line; do
+        if [[ -n "${line}" ]]; then files+=("${line}"); fi
+    done <<< "${listing}"
+    check_python_independent ${files[@]+"${files[@]}"}
 }
 
 linkage_tool() {
