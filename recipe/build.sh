@@ -101,14 +101,14 @@ MEGABUILD_WHEELS="${STAGE_DIR}/megabuild-wheel"
 CUDA_VERSION_VARIANT="${cuda_compiler_version:-None}"
 
 cmake_cache() {
-    "${PYTHON}" "${RECIPE_DIR}/cmake_cache.py" "$@"
+    "${PYTHON}" -B "${RECIPE_DIR}/cmake_cache.py" "$@"
 }
 
 detect_build_backend() {
     # setuptools or scikit-build-core, from the source's declaration; anything else stops
     # the build with the helper's one line (it names the file and what it found).
     local answer
-    answer="$("${PYTHON}" "${RECIPE_DIR}/build_backend.py" "${SRC_DIR}" 2>&1)" \
+    answer="$("${PYTHON}" -B "${RECIPE_DIR}/build_backend.py" "${SRC_DIR}" 2>&1)" \
         || die "${answer#build_backend.py: error: }"
     BUILD_BACKEND="${answer}"
     # The recipe's own `cmake --install` strips exactly when the backend's install does, so
@@ -287,7 +287,7 @@ target_include_dir() {
 configure_pytorch() {
     # CPU_COUNT jobs run out of memory (conda-forge's builds were OOM-killed at 16): at most
     # one job per 8 GB of this machine's memory (JOB_MEMORY_GB overrides; build_jobs.py).
-    MAX_JOBS="$("${PYTHON}" "${RECIPE_DIR}/build_jobs.py" --per-job-gb 8)" \
+    MAX_JOBS="$("${PYTHON}" -B "${RECIPE_DIR}/build_jobs.py" --per-job-gb 8)" \
         || die "recipe/build_jobs.py could not choose MAX_JOBS (its error is above)"
     # setup.py passes MAX_JOBS to its `cmake --build` itself; from 2.14 on pyproject.toml's
     # [tool.scikit-build.env] table hands it to CMake as CMAKE_BUILD_PARALLEL_LEVEL
@@ -368,7 +368,7 @@ configure_cuda() {
     # The GPU generations each CUDA version can target: one row per CUDA version and
     # platform in cuda_arch_lists.txt, read by the one helper bld.bat uses too (tools check
     # and the tests read the same file). A missing row is the helper's one error line.
-    arch_list="$("${PYTHON}" "${RECIPE_DIR}/cuda_arch_list.py" "${RECIPE_DIR}/cuda_arch_lists.txt" \
+    arch_list="$("${PYTHON}" -B "${RECIPE_DIR}/cuda_arch_list.py" "${RECIPE_DIR}/cuda_arch_lists.txt" \
         "${CUDA_VERSION_VARIANT}" "${target_platform}" 2>&1)" || die "${arch_list#error: }"
     export TORCH_CUDA_ARCH_LIST="${arch_list}"
     # conda-forge's cuda-nvcc activation exports CUDAARCHS (every GPU generation its CUDA
@@ -495,7 +495,7 @@ package_files() {
     # `python -m tools layout` run the same); its one error line becomes ours.
     local stage="$1" listing
     shift
-    listing="$("${PYTHON}" "${RECIPE_DIR}/package_files.py" "${stage}" --platform "${target_platform}" \
+    listing="$("${PYTHON}" -B "${RECIPE_DIR}/package_files.py" "${stage}" --platform "${target_platform}" \
         --prefix "${PREFIX}" "$@" 2>"${STAGE_DIR}/package_files.err")" \
         || die "$(sed 's/^package_files.py: error: //' "${STAGE_DIR}/package_files.err")"
     printf '%s\n' "${listing}"
@@ -581,7 +581,7 @@ compile_libtorch() {
     use_compiler_cache
     setuptools_only_settings
     # What every later configure of this tree must see again (check_stage_environment).
-    "${PYTHON}" "${RECIPE_DIR}/stage_environment.py" record "${STAGE_ENVIRONMENT}" \
+    "${PYTHON}" -B "${RECIPE_DIR}/stage_environment.py" record "${STAGE_ENVIRONMENT}" \
         || die "recipe/stage_environment.py could not record the compile stage's environment (its error is above)"
     compile_tree
     if is_linux_cuda; then
@@ -659,6 +659,10 @@ build_pytorch() {
 
 finish_pytorch() {
     # What every pytorch output does to the torch pip installed into $SP_DIR.
+    # The build backend imported the source's tools/metadata while installing: its bytecode
+    # would ship in the tests' source_files (etc/conda/test-files/pytorch/.../tools),
+    # holding this machine's work path.
+    drop_stale_bytecode
     drop_direct_url
     check_bytecode_matches_python
     check_extension_suffix
@@ -687,7 +691,7 @@ check_stage_environment() {
     # configures the compile stage's tree again: one that differs would rewrite the cache
     # and recompile libtorch for this Python only, silently. Stop instead.
     local answer
-    answer="$("${PYTHON}" "${RECIPE_DIR}/stage_environment.py" compare "${STAGE_ENVIRONMENT}" \
+    answer="$("${PYTHON}" -B "${RECIPE_DIR}/stage_environment.py" compare "${STAGE_ENVIRONMENT}" \
               --stage "${STAGE}" 2>&1)" \
         || die "${answer#stage_environment.py: error: }; export the same in every stage (configure_pytorch in ${RECIPE_FILE})"
 }

@@ -284,6 +284,35 @@ def test_a_build_for_every_gpu_is_not_down_prioritized(cuda) -> None:
     } == {}
 
 
+def _bytecode_outside_site_packages(package: Path) -> list[str]:
+    """Paths under a __pycache__ folder of ``package`` (info/ included) that are not in
+    site-packages."""
+    from conda_package_streaming.package_streaming import CondaComponent, stream_conda_component
+
+    found = []
+    for component in (CondaComponent.info, CondaComponent.pkg):
+        with package.open("rb") as stream:
+            for _, member in stream_conda_component(package.name, stream, component):
+                name = member.name
+                if "__pycache__/" in name and "/site-packages/" not in f"/{name}":
+                    found.append(name)
+    return found
+
+
+@pytest.mark.parametrize("which", ["cpu", "cuda", "cpu_skbuild"])
+def test_no_package_carries_bytecode_outside_site_packages(which, request) -> None:
+    # Bytecode of the recipe's helpers (info/recipe/__pycache__, byte-compiled while the
+    # build ran them) or of the source's tools/ (the tests' source_files, imported by the
+    # build backend) embeds the engine's random work paths, and nobody asked for it.
+    fs = request.getfixturevalue(which)
+    found = {
+        path.name: stray
+        for path in sorted(fs.artifacts.glob("*/*.conda"))
+        if (stray := _bytecode_outside_site_packages(path))
+    }
+    assert found == {}
+
+
 # ------------------------------------------------------- the toolkit's check
 
 
