@@ -385,10 +385,10 @@ configure_cuda() {
     # forwarding writes them into the cache on every configure (see check_stage_environment).
     export USE_MAGMA=1
     export BUILD_CUDA_LINALG_NOMAGMA=1
-    # No native-AOT stage 2 (pytorch#194242, #194243): it imports the installed torch,
-    # exports CuTeDSL kernels and relinks torch_cuda after the PEP 517 build, i.e. after
-    # libtorch was packaged from the compile stage. recipe/README.md, "Native AOT kernels".
-    # Not a forwarded name: caffe2/CMakeLists.txt caches it on the first configure.
+    # No native-AOT stage 2 (pytorch#194242, #194243): nothing here runs it (only upstream's
+    # CI and spin invoke tools/native_aot/build_stage2.py after installing torch), so a fresh
+    # tree embeds nothing anyway; the opt-out keeps a tree where someone ran it by hand from
+    # embedding kernels at the next configure. recipe/README.md, "Native AOT kernels".
     export TORCH_NATIVE_AOT=0
     export USE_CUFILE=1
     export USE_STATIC_CUDNN=0
