@@ -43,7 +43,13 @@ from pathlib import Path
 
 import pytest
 from fixtures import feedstock_matrix
-from fixtures.e2e_feedstock import PYTHONS, REPO, E2EFeedstock, narrowed_config
+from fixtures.e2e_feedstock import (
+    PYTHONS,
+    REPO,
+    E2EFeedstock,
+    bytecode_outside_site_packages,
+    narrowed_config,
+)
 from fixtures.e2e_feedstock import install as _install
 from fixtures.e2e_feedstock import solve as _solve
 from fixtures.minitorch.support import (
@@ -284,21 +290,6 @@ def test_a_build_for_every_gpu_is_not_down_prioritized(cuda) -> None:
     } == {}
 
 
-def _bytecode_outside_site_packages(package: Path) -> list[str]:
-    """Paths under a __pycache__ folder of ``package`` (info/ included) that are not in
-    site-packages."""
-    from conda_package_streaming.package_streaming import CondaComponent, stream_conda_component
-
-    found = []
-    for component in (CondaComponent.info, CondaComponent.pkg):
-        with package.open("rb") as stream:
-            for _, member in stream_conda_component(package.name, stream, component):
-                name = member.name
-                if "__pycache__/" in name and "/site-packages/" not in f"/{name}":
-                    found.append(name)
-    return found
-
-
 @pytest.mark.parametrize("which", ["cpu", "cuda", "cpu_skbuild"])
 def test_no_package_carries_bytecode_outside_site_packages(which, request) -> None:
     # Bytecode of the recipe's helpers (info/recipe/__pycache__, byte-compiled while the
@@ -308,7 +299,7 @@ def test_no_package_carries_bytecode_outside_site_packages(which, request) -> No
     found = {
         path.name: stray
         for path in sorted(fs.artifacts.glob("*/*.conda"))
-        if (stray := _bytecode_outside_site_packages(path))
+        if (stray := bytecode_outside_site_packages(path))
     }
     assert found == {}
 
