@@ -116,6 +116,33 @@ def test_an_empty_channel_is_refused(feedstock: E2EFeedstock, tmp_path: Path) ->
     assert f"--channel {empty}: no packages in it" in line
 
 
+@pytest.fixture
+def damaged_channel(one_package_channel: Path, tmp_path: Path) -> tuple[Path, str]:
+    """The channel with a package cut short (a copy that stopped halfway), newer than its
+    repodata.json, so the run indexes the folder again."""
+    import shutil
+
+    mirror = tmp_path / "mirror"
+    shutil.copytree(one_package_channel, mirror)
+    [good] = mirror.glob("noarch/*.conda")
+    cut = mirror / "linux-64" / "foo-1.0-0.conda"
+    cut.parent.mkdir(exist_ok=True)
+    cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    return mirror, "linux-64/foo-1.0-0.conda"
+
+
+@pytest.mark.parametrize("dry_run", [(), ("--dry-run",)], ids=["run", "dry-run"])
+def test_a_damaged_package_in_the_channel_is_refused_naming_it(
+    feedstock: E2EFeedstock, damaged_channel: tuple[Path, str], dry_run: tuple[str, ...]
+) -> None:
+    """Before: py-rattler's indexer panicked (a Rust backtrace, then a Python traceback);
+    the dry run said "would build" (issue 43, items 2 and 3)."""
+    mirror, name = damaged_channel
+    args = ("--channel", str(mirror), "--source-cache", str(_source_cache(feedstock)))
+    line = _refused(feedstock, feedstock.config, *args, *dry_run)
+    assert f"--channel {mirror}: {name} is not a readable conda package" in line
+
+
 def test_a_config_of_another_platform_is_refused_before_anything_starts(
     feedstock: E2EFeedstock,
 ) -> None:
