@@ -164,6 +164,56 @@ def test_a_failed_solve_is_recorded_and_why_names_it(feedstock: E2EFeedstock) ->
     assert "solver failure" in head, why.stdout
 
 
+#: A server nobody answers at (port 1: connection refused at once), as an address outside a
+#: machine without internet is.
+UNREACHABLE = "http://127.0.0.1:1"
+
+
+def _without(args: tuple[str, ...], flag: str) -> tuple[str, ...]:
+    at = args.index(flag)
+    return args[:at] + args[at + 2 :]
+
+
+def _why_after_failed_build(fs: E2EFeedstock, *args: str) -> str:
+    result = fs.run(fs.config, *args, timeout=600)
+    assert result.returncode == 1, result.stdout + result.stderr
+    why = fs.run("--why", fs.config, timeout=60)
+    assert why.returncode == 0, why.stderr
+    return why.stdout
+
+
+def test_a_source_archive_this_machine_cannot_download_is_named_with_what_to_do(
+    feedstock: E2EFeedstock,
+) -> None:
+    """Before: the log's one error was "Failed to download from URL: Request failed after 3
+    retries", no URL, and --why recognised nothing (issue 43, item 1)."""
+    from tools.localbuild.engines.airgap import source_of
+
+    path = feedstock.root / "recipe" / "recipe-v1.yaml"
+    url = f"{UNREACHABLE}/{source_of(path).name}"
+    path.write_text(release.parse(path, path.read_text()).with_field("url", url).text)
+    why = _why_after_failed_build(feedstock, *_without(feedstock.args, "--source-cache"))
+    head, *_context = why.splitlines()
+    assert "download failure" in head, why
+    [marked] = [line for line in why.splitlines() if line.startswith(">")]
+    assert f"cannot download {url} " in marked and "this machine cannot reach it" in marked
+    assert "--fetch-sources DIR" in marked and "--source-cache DIR" in marked
+
+
+def test_a_channel_this_machine_cannot_reach_is_named_not_called_a_solver_failure(
+    feedstock: E2EFeedstock,
+) -> None:
+    """rattler-build reports an unreachable channel as "Failed to resolve dependencies"."""
+    mirror = f"{UNREACHABLE}/conda-forge"
+    args = (*_without(feedstock.args, "--channel"), "--channel", mirror)
+    why = _why_after_failed_build(feedstock, *args)
+    head, *_context = why.splitlines()
+    assert "download failure" in head, why
+    [marked] = [line for line in why.splitlines() if line.startswith(">")]
+    assert f"cannot download from {mirror}: this machine cannot reach it" in marked
+    assert "--channel" in marked
+
+
 def _recipe_url_at(fs: E2EFeedstock, archive: Path) -> None:
     """The recipe's source url pointed at ``archive`` (the release server, for the test)."""
     path = fs.root / "recipe" / "recipe-v1.yaml"

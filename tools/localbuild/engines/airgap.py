@@ -40,7 +40,11 @@ class Source:
 
 def recipe_source(root: Path) -> Source:
     """The source archive the v1 recipe names: its URL, sha256 and where it says so."""
-    path = v1_recipe(root)
+    return source_of(v1_recipe(root))
+
+
+def source_of(path: Path) -> Source:
+    """The source archive the v1 recipe at ``path`` names."""
     recipe = release.parse(path, path.read_text(encoding="utf-8"))
     facts = release.release_of(recipe)
     url = _VERSION.sub(facts.version, facts.url)
