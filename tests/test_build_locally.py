@@ -342,7 +342,7 @@ def test_debug_is_refused_when_the_embedded_engine_would_build(tmp_path: Path) -
 def test_a_forced_engine_is_probed_alone(tmp_path: Path) -> None:
     env = {"PATH": str(tmp_path)}
     chosen = ladder.choose("rattler-build", ContainerEngine.from_env({}), env)
-    assert chosen.line.endswith("(--engine)") and "docker" not in chosen.line
+    assert chosen.line.endswith("(--engine rattler-build)") and "docker" not in chosen.line
     with pytest.raises(UserError, match="needs conda-build on PATH"):
         ladder.choose("conda-build", ContainerEngine.from_env({}), env)
 

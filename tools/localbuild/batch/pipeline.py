@@ -35,7 +35,13 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
     if not names:
         return 0  # an empty shard; this_shard said so
     # the engine: the ladder's first rung that answers, or the one --engine forces
-    chosen = ladder.choose(options.engine, engine, options.env, debug=options.debug)  # type: ignore[arg-type]
+    chosen = ladder.choose(
+        options.engine,  # type: ignore[arg-type]
+        engine,
+        options.env,
+        debug=options.debug,
+        flag=options.engine_flag,
+    )
     host = replace(host, builder=chosen.builder)
     # plan: everything the run decides or refuses happens here, for --dry-run too; only
     # the containers and builds below are left out of a dry run.

@@ -1,0 +1,96 @@
+"""build-locally.py as a new maintainer meets it on a machine with no container engine, no
+conda-build and no internet (issue 43): what it says when it refuses, and what its menu and
+its dry run tell them before anything starts.
+
+Each test runs ``python build-locally.py`` in a copy of this feedstock, with a PATH that holds
+this Python and nothing else a build could use (no ``docker``, no ``conda-build``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures import feedstock_matrix
+
+from tools.localbuild.engines import embedded
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def feedstock(tmp_path: Path) -> Path:
+    """This repository's recipe, variant files, conda-forge.yml and build-locally.py (the
+    toolkit stays where it is, on PYTHONPATH)."""
+    root = tmp_path / "feedstock"
+    for name in ("recipe", ".ci_support"):
+        shutil.copytree(ROOT / name, root / name)
+    for name in ("conda-forge.yml", "build-locally.py", "LICENSE.txt"):
+        shutil.copy2(ROOT / name, root / name)
+    return root
+
+
+@pytest.fixture
+def bare_path(tmp_path: Path) -> str:
+    """A PATH with this Python alone: no container engine, no conda-build."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "python").symlink_to(sys.executable)
+    return str(folder)
+
+
+def build_locally(
+    root: Path, *args: str, path: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CONDA_PREFIX", "CI")}
+    env.update(PATH=path, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "build-locally.py", *args],
+        cwd=root,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def _error(result: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: ")
+    return line
+
+
+# -- item 6: the refusal names the flag the person typed -------------------------------------
+
+
+@pytest.mark.parametrize("flags", [("--native",), ("--engine", "conda-build")])
+def test_a_forced_engine_that_is_absent_is_refused_naming_the_flag_typed(
+    feedstock: Path, bare_path: str, flags: tuple[str, ...]
+) -> None:
+    """Before: `--all --native` said "--engine conda-build needs conda-build on PATH"."""
+    line = _error(build_locally(feedstock, "--all", *flags, path=bare_path))
+    assert line.startswith(f"error: {' '.join(flags)} needs conda-build on PATH: ")
+
+
+@pytest.mark.parametrize("flags", [("--native",), ("--engine", "conda-build")])
+def test_embedded_only_options_with_another_engine_name_the_flag_to_replace(
+    feedstock: Path, bare_path: str, flags: tuple[str, ...]
+) -> None:
+    """Before: "add --engine rattler-build", which --native refuses beside it."""
+    conda_build = Path(bare_path) / "conda-build"  # found on PATH is all the ladder asks
+    conda_build.write_text("#!/bin/sh\nexit 0\n")
+    conda_build.chmod(0o755)
+    config = feedstock_matrix.need(platform=embedded.host_subdir(), cuda=False, root=feedstock)
+    mirror = feedstock / "mirror"
+    line = _error(
+        build_locally(feedstock, config.name, *flags, "--channel", str(mirror), path=bare_path)
+    )
+    assert f"replace {' '.join(flags)} with --engine rattler-build, or drop it" in line
