@@ -382,7 +382,7 @@ def test_the_embedded_engine_refuses_a_cuda_config_the_machines_glibc_cannot_ins
 
 def test_the_embedded_engine_refuses_a_config_of_another_platform(tmp_path: Path) -> None:
     config = _variant_file(tmp_path, "None", "2.17", target="linux-aarch64")
-    with pytest.raises(UserError, match=r"a linux-aarch64 config; .* only for this machine"):
+    with pytest.raises(UserError, match=r"a linux-aarch64 config, and .* only for this machine"):
         embedded.check_buildable(config, "linux-64", "2.36")
 
 

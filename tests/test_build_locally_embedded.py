@@ -149,7 +149,7 @@ def test_a_config_of_another_platform_is_refused_before_anything_starts(
     [source] = sorted((REPO / ".ci_support").glob(ARM + ".yaml"))
     (feedstock.root / ".ci_support" / source.name).write_text(narrowed_config(source))
     line = _refused(feedstock, source.stem, *feedstock.args)
-    assert "a linux-aarch64 config; the embedded engine builds only for this machine" in line
+    assert "a linux-aarch64 config, and the embedded engine builds only for this machine" in line
 
 
 def test_a_failed_solve_is_recorded_and_why_names_it(feedstock: E2EFeedstock) -> None:

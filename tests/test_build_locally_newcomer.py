@@ -94,3 +94,75 @@ def test_embedded_only_options_with_another_engine_name_the_flag_to_replace(
         build_locally(feedstock, config.name, *flags, "--channel", str(mirror), path=bare_path)
     )
     assert f"replace {' '.join(flags)} with --engine rattler-build, or drop it" in line
+
+
+# -- item 5: the menu and the refusals say what this machine cannot build, and why ----------
+
+
+def _menu(root: Path, path: str) -> list[str]:
+    """The numbered menu build-locally.py shows on a terminal (answered with an empty line)."""
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if k not in ("CONDA_PREFIX", "CI")}
+    env.update(PATH=path, PYTHONPATH=str(ROOT))
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "build-locally.py", "--dry-run"],
+        cwd=root,
+        env=env,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(slave)
+    try:
+        os.write(master, b"\n")
+        stdout, _stderr = proc.communicate(timeout=120)
+    finally:
+        os.close(master)
+    return [line.split(". ", 1)[1] for line in stdout.splitlines() if ". " in line[:6]]
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_the_menu_without_a_container_marks_every_config_of_another_platform(
+    feedstock: Path, bare_path: str
+) -> None:
+    """Before: without a container engine, the menu marked only what a container could not
+    build (osx without the SDK, Windows); linux-aarch64 looked buildable, and picking it
+    was refused."""
+    here = embedded.host_subdir()
+    configs = feedstock_matrix.configs(feedstock)
+    menu = _menu(feedstock, bare_path)
+    assert len(menu) == len(configs)
+    for config in configs:
+        [line] = [m for m in menu if f" {config.name}" in m]
+        if config.platform != here:
+            assert line.endswith(
+                f"[cannot build on this machine: {'an' if config.platform[0] in 'aeiou' else 'a'}"
+                f" {config.platform} config, and the embedded engine builds only for this "
+                f"machine ({here})]"
+            ), line
+
+
+@pytest.mark.parametrize(
+    ("platform", "where"),
+    [
+        ("win-64", "build it on a win-64 machine (Windows configs build only on Windows)"),
+        (
+            "osx-64",
+            "build it on an osx-64 machine or in a container (--engine docker, with OSX_SDK_DIR)",
+        ),
+    ],
+)
+def test_a_config_of_another_platform_says_where_it_builds(
+    feedstock: Path, bare_path: str, platform: str, where: str
+) -> None:
+    """Before: "a osx-64 config", and Windows configs sent to a container, which cannot build
+    them."""
+    if embedded.host_subdir() == platform:
+        pytest.skip(f"this machine is {platform}")
+    config = feedstock_matrix.need(platform=platform, cuda=False, root=feedstock)
+    line = _error(build_locally(feedstock, config.name, "--dry-run", path=bare_path))
+    assert line.endswith(where), line
+    assert " a osx" not in line
