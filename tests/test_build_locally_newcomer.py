@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 from fixtures import feedstock_matrix
 
+from tools.files import sha256_of
 from tools.localbuild.engines import embedded
+from tools.localbuild.engines.airgap import recipe_source
+from tools.recipe import release
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -166,3 +169,79 @@ def test_a_config_of_another_platform_says_where_it_builds(
     line = _error(build_locally(feedstock, config.name, "--dry-run", path=bare_path))
     assert line.endswith(where), line
     assert " a osx" not in line
+
+
+# -- item 4: the dry run lists every URL the run fetches --------------------------------------
+
+
+def _downloads(stdout: str) -> tuple[list[str], list[str]]:
+    """The dry run's closing block: the downloads, and what comes from this machine."""
+    block = stdout.split("\ndownloads: ", 1)[1].splitlines()
+    fetched = [line.strip() for line in block[1:] if line.startswith("  ")]
+    here = []
+    if "from this machine:" in block:
+        at = block.index("from this machine:")
+        fetched = [line.strip() for line in block[1:at]]
+        here = [line.strip() for line in block[at + 1 :] if line.startswith("  ")]
+    return fetched, here
+
+
+def test_the_dry_run_lists_the_source_archive_and_the_channels_the_run_downloads(
+    feedstock: Path, bare_path: str
+) -> None:
+    """Before: nothing said that the run downloads the release archive and solves against
+    conda-forge (issue 43, item 4)."""
+
+    config = feedstock_matrix.need(platform=embedded.host_subdir(), cuda=False, root=feedstock)
+    result = build_locally(feedstock, config.name, "--dry-run", path=bare_path)
+    assert result.returncode == 0, result.stderr
+    fetched, here = _downloads(result.stdout)
+    url = recipe_source(feedstock).url
+    channels = [c for entry in config.values["channel_sources"] for c in entry.split(",")]
+    assert [line.split()[0] for line in fetched] == [
+        url,
+        *(f"https://conda.anaconda.org/{c}" for c in channels),
+    ]
+    assert "--source-cache DIR" in fetched[0] and "--channel MIRROR" in fetched[1]
+    assert here == []
+
+
+def _tiny_package(folder: Path) -> Path:
+    """A valid noarch .conda holding only its metadata (what an index reads)."""
+    from conda_package_handling import api
+
+    prefix = folder / "prefix"
+    (prefix / "info").mkdir(parents=True)
+    (prefix / "info" / "index.json").write_text(
+        '{"name": "tiny", "version": "1.0", "build": "0", "build_number": 0, '
+        '"subdir": "noarch", "noarch": "generic", "depends": []}'
+    )
+    (prefix / "info" / "paths.json").write_text('{"files": [], "paths_version": 1}')
+    out = folder / "channel" / "noarch"
+    out.mkdir(parents=True)
+    api.create(str(prefix), ["info/index.json", "info/paths.json"], "tiny-1.0-0.conda", str(out))
+    return folder / "channel"
+
+
+def test_the_dry_run_with_a_mirror_and_a_source_cache_downloads_nothing(
+    feedstock: Path, bare_path: str, tmp_path: Path
+) -> None:
+
+    config = feedstock_matrix.need(platform=embedded.host_subdir(), cuda=False, root=feedstock)
+    source = recipe_source(feedstock)
+    cache = tmp_path / "sources"
+    cache.mkdir()
+    (cache / source.name).write_bytes(b"a stand-in for the release archive\n")
+    recipe = release.parse(source.recipe, source.recipe.read_text())
+    source.recipe.write_text(recipe.with_field("sha256", sha256_of(cache / source.name)).text)
+    channel = _tiny_package(tmp_path)
+    args = ("--channel", str(channel), "--source-cache", str(cache), "--dry-run")
+    result = build_locally(feedstock, config.name, *args, path=bare_path)
+    assert result.returncode == 0, result.stderr
+    assert "\ndownloads: none\n" in result.stdout
+    _fetched, here = _downloads(result.stdout)
+    assert here == [
+        f"the source archive: {cache / source.name} (--source-cache)",
+        f"the channel {channel.as_uri()} (--channel; the run indexes noarch first)",
+    ]
+    assert not (channel / "noarch" / "repodata.json").exists()  # the dry run writes nothing

@@ -170,6 +170,11 @@ def dry_run(
         console.say(
             describe(plan, status=status, engine=engine, secrets=options.secrets, label=label)
         )
+    if batch.plans:
+        from tools.localbuild.engines import fetches
+
+        for line in fetches.describe(options, batch.plans):
+            console.say(line)
     for result in batch.unbuildable:
         console.say(f"[-] {label_of.get(result.config, result.config)}: would skip: {result.note}")
     for result in batch.unreadable:

@@ -22,8 +22,10 @@ from tools.localbuild.engines.embedded import v1_recipe
 from tools.recipe import release
 
 FETCH_TIMEOUT_S = 60
+#: Where a channel name (conda-forge) is served from, as conda and rattler-build resolve it.
+CHANNEL_ALIAS = "https://conda.anaconda.org"
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
-_VERSION = re.compile(r"\$\{\{\s*version\s*\}\}")
+_VERSION = re.compile(r"\$?\{\{\s*version\s*\}\}")  # v1 ${{ }}, meta.yaml {{ }}
 
 
 @dataclass(frozen=True)
@@ -44,14 +46,14 @@ def recipe_source(root: Path) -> Source:
 
 
 def source_of(path: Path) -> Source:
-    """The source archive the v1 recipe at ``path`` names."""
+    """The source archive the recipe at ``path`` names (v1, or meta.yaml)."""
     recipe = release.parse(path, path.read_text(encoding="utf-8"))
     facts = release.release_of(recipe)
     url = _VERSION.sub(facts.version, facts.url)
-    if "${{" in url:
+    if "{{" in url:
         raise UserError(
             f"{path}:{recipe.line_of('url')}: source url {facts.url!r} uses more than "
-            "${{ version }}; the source cache cannot name its archive"
+            "the version; the source cache cannot name its archive"
         )
     return Source(url, facts.sha256, path, recipe.line_of("sha256"))
 

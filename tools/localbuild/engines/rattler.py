@@ -236,8 +236,6 @@ def _build(rattler_build, args: argparse.Namespace, recipe: Path, variants: list
 DOWNLOAD_FAILED = "Failed to download from URL"
 #: How it reports a solve that failed, a channel it could not reach included.
 SOLVE_FAILED = "Failed to resolve dependencies"
-#: Where a channel name (conda-forge) is served from, as rattler-build resolves it.
-CHANNEL_ALIAS = "https://conda.anaconda.org"
 PROBE_TIMEOUT_S = 10
 AIRGAP_DOC = 'docs/build-locally.md, "Air-gapped builds"'
 
@@ -279,6 +277,8 @@ def _reachable(channel: str) -> bool:
 
     if channel.startswith("file://") or ("://" not in channel and "/" in channel):
         return True
+    from tools.localbuild.engines.airgap import CHANNEL_ALIAS
+
     url = channel if "://" in channel else f"{CHANNEL_ALIAS}/{channel}"
     request = urllib.request.Request(f"{url.rstrip('/')}/noarch/repodata.json", method="HEAD")
     try:
