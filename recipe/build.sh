@@ -571,6 +571,10 @@ install_activation_scripts() {
 }
 
 compile_libtorch() {
+    # A work directory compiled before (a rebuild in a kept one) compiles again,
+    # incrementally; until this compile has finished, no libtorch stage may take the tree
+    # for complete (bld.bat does the same; tests/test_bld_bat_wine_failures.py).
+    rm -f "${COMPILED_MARKER}"
     # meta.yaml and recipe-v1.yaml name the megabuild Python once and hand it over in
     # script_env / the script's env.
     [[ -n "${CF_TORCH_MEGABUILD_PYTHON:-}" ]] \
