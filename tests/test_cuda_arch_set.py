@@ -1,12 +1,14 @@
 """The GPU list is part of what is built: a CUDA build for fewer GPUs than conda-forge's
-full lists names its set (``cuda_arch_set`` in recipe/conda_build_config.yaml) in its build
-string and hash, in both recipes, and ``render`` refuses a "full" claim that a row of
-recipe/cuda_arch_lists.txt does not keep.
+full lists names its set (``cuda_arch_set``, which conda-forge's files leave out) in its build
+string and hash, in both recipes; ``render`` refuses a "full" claim that a row of
+recipe/cuda_arch_lists.txt does not keep, a set name on a full row, and any name but the
+row's own.
 
 Each test tailors a copy of the recipe the way a lab's fork does: the row of one CUDA config
-of .ci_support cut to one architecture, and the config's ``cuda_arch_set`` set to a name
-(``SET``: one no config of the feedstock's has, so the tailoring changes what is built even in
-a fork that tailored its matrix so already).
+of .ci_support cut to one architecture, and ``cuda_arch_set`` set in the config (replacing a
+fork's own). conda-forge's policy (every row full, no set name in its files) is tested where
+the feedstock builds for conda-forge; a test that needs the full row a fork dropped skips,
+saying so.
 """
 
 from __future__ import annotations
@@ -21,13 +23,12 @@ import pytest
 from fixtures import feedstock_matrix
 from ruamel.yaml import YAML
 
-from tools.cuda_archs import parse_arch_list, read_rows, uncovered
+from tools.cuda_archs import parse_arch_list, read_rows, set_name, uncovered
 from tools.errors import UserError
 from tools.render import render_config
 
 REPO = Path(__file__).resolve().parent.parent
 ARCH_LISTS = REPO / "recipe" / "cuda_arch_lists.txt"
-SET = "onearch"
 
 
 def _values(config: Path) -> dict:
@@ -40,25 +41,39 @@ def _cuda_config() -> Path:
     return REPO / ".ci_support" / f"{config.name}.yaml"
 
 
-def _tailored(tmp_path: Path, arch_set: str, one_arch: str = "9.0") -> tuple[Path, Path]:
-    """A recipe copy whose row for the config is ``one_arch``, and the config with
-    ``cuda_arch_set: [arch_set]``."""
+def _full_cuda_config() -> Path:
+    """``_cuda_config()`` where its row is conda-forge's full list; a fork's narrower row
+    skips (the tests compare with, or keep, the full row)."""
+    config = _cuda_config()
+    cuda = str(_values(config)["cuda_compiler_version"][0])
+    row = read_rows(ARCH_LISTS)[(cuda, "linux-64")]
+    if uncovered(cuda, "linux-64", parse_arch_list(row)):
+        pytest.skip(f"recipe/cuda_arch_lists.txt's CUDA {cuda} linux-64 row ({row}) is not full")
+    return config
+
+
+# a config's own cuda_arch_set entry (a fork's), replaced when a test tailors it
+_OWN_SET = re.compile(r"^cuda_arch_set:\n(?:- .*\n)*", flags=re.MULTILINE)
+
+
+def _tailored(tmp_path: Path, arch_set: str, one_arch: str | None = "9.0") -> tuple[Path, Path]:
+    """A recipe copy whose row for the config is ``one_arch`` (None: conda-forge's row
+    kept), and the config with ``cuda_arch_set: [arch_set]``."""
     config = _cuda_config()
     cuda = str(_values(config)["cuda_compiler_version"][0])
     recipe = shutil.copytree(REPO / "recipe", tmp_path / "recipe")
-    (recipe / "cuda_arch_lists.txt").write_text(f"{cuda} linux-64 {one_arch}\n")
-    own_set = re.compile(r"^cuda_arch_set:\n- .*\n", flags=re.MULTILINE)
-    text, found = own_set.subn(f"cuda_arch_set:\n- {arch_set}\n", config.read_text())
-    assert found == 1, f"{config.name} has no cuda_arch_set"
+    if one_arch is not None:
+        (recipe / "cuda_arch_lists.txt").write_text(f"{cuda} linux-64 {one_arch}\n")
+    text = _OWN_SET.sub("", config.read_text()) + f"cuda_arch_set:\n- {arch_set}\n"
     tailored = tmp_path / config.name
     tailored.write_text(text)
     return recipe, tailored
 
 
-def test_every_row_a_config_calls_full_is_a_full_list():
+def test_every_row_a_config_builds_in_full_is_a_full_list():
     # conda-forge's own lists keep the "full" promise, so its configs carry no set name; a
-    # fork's row for fewer GPUs is held to it only where a config still claims "full"
-    # (render refuses that too).
+    # fork's narrower row is held to it only where a config names no set (render refuses
+    # that too).
     rows = read_rows(ARCH_LISTS)
     assert rows
     if feedstock_matrix.targets_conda_forge():
@@ -67,7 +82,7 @@ def test_every_row_a_config_calls_full_is_a_full_list():
         claimed = {
             (c.cuda, c.platform)
             for c in feedstock_matrix.select(cuda=True)
-            if c.first("cuda_arch_set") == "full"
+            if c.first("cuda_arch_set") in (None, "full")
         }
     for cuda, platform in sorted(claimed):
         text = rows[(cuda, platform)]
@@ -81,24 +96,23 @@ def test_a_one_arch_list_leaves_out_every_other_gpu():
 
 
 def test_a_named_set_joins_every_cuda_build_string_and_changes_its_hash(tmp_path):
-    full = {o.name: o for o in render_config(_cuda_config(), root=REPO) if not o.skip}
-    recipe, config = _tailored(tmp_path, SET)
+    full = {o.name: o for o in render_config(_full_cuda_config(), root=REPO) if not o.skip}
+    recipe, config = _tailored(tmp_path, "sm90")
     tailored = [o for o in render_config(config, root=REPO, recipe_dir=recipe) if not o.skip]
     assert {o.name for o in tailored} == set(full)
     for out in tailored:
         tag = full[out.name].build_string.split("_")[0]
-        assert out.build_string.startswith(f"{tag}_{SET}_"), out.build_string
-        assert out.hash_input.get("cuda_arch_set") == SET, out.name
+        assert out.build_string.startswith(f"{tag}_sm90_"), out.build_string
+        assert out.hash_input.get("cuda_arch_set") == "sm90", out.name
         assert out.cuda_arch_list == "9.0"
-        assert full[out.name].hash_input.get("cuda_arch_set") != SET, out.name
-        assert full[out.name].build_string != out.build_string
+        assert "cuda_arch_set" not in full[out.name].hash_input, out.name
 
 
 def test_both_recipes_name_the_set_in_the_same_build_strings(tmp_path):
     rattler_build = pytest.importorskip("rattler_build", reason="py-rattler-build is missing")
     from tools.render_v1 import render_v1_config
 
-    recipe, config = _tailored(tmp_path, SET)
+    recipe, config = _tailored(tmp_path, "sm90")
     meta = {
         (o.name, _unhashed(o.build_string))
         for o in render_config(config, root=REPO, recipe_dir=recipe)
@@ -113,7 +127,7 @@ def test_both_recipes_name_the_set_in_the_same_build_strings(tmp_path):
         build_subdir="linux-64",
     )
     assert rattler_build and meta == {(o.name, _unhashed(o.build_string)) for o in v1}
-    assert all(f"_{SET}_" in string for _, string in meta)
+    assert all("_sm90_" in string for _, string in meta)
 
 
 def _unhashed(build_string: str) -> str:
@@ -149,6 +163,42 @@ def test_the_refusal_is_one_error_line_and_exit_2(tmp_path):
     )
 
 
+def test_the_set_name_is_read_off_the_list():
+    assert set_name(parse_arch_list("9.0")) == "sm90"
+    assert set_name(parse_arch_list("8.0;9.0+PTX")) == "sm80sm90ptx"
+
+
+def test_conda_forges_files_carry_no_set_name():
+    # A variant key in the files enters every CUDA config's hash (conda-build and
+    # rattler-build alike): the default matrix keeps the names it had before the key existed.
+    if not feedstock_matrix.targets_conda_forge():
+        pytest.skip("the feedstock builds for its own channel: a fork names its set")
+    cbc = YAML(typ="safe").load((REPO / "recipe" / "conda_build_config.yaml").read_text())
+    assert "cuda_arch_set" not in cbc
+    assert not any("cuda_arch_set" in _values(c) for c in (REPO / ".ci_support").glob("*.yaml"))
+
+
+def test_render_refuses_a_set_name_on_the_full_row(tmp_path):
+    # The lab named its set sm90, then put conda-forge's row back: the packages would hold
+    # every GPU under a name that says sm90.
+    _full_cuda_config()
+    recipe, config = _tailored(tmp_path, "sm90", one_arch=None)
+    with pytest.raises(UserError) as caught:
+        render_config(config, root=REPO, recipe_dir=recipe)
+    message = str(caught.value)
+    assert "is the full list" in message and "'sm90'" in message
+    assert "remove cuda_arch_set" in message
+
+
+def test_render_refuses_a_set_name_its_row_does_not_have(tmp_path):
+    recipe, config = _tailored(tmp_path, "sm90", one_arch="8.0;9.0")
+    with pytest.raises(UserError) as caught:
+        render_config(config, root=REPO, recipe_dir=recipe)
+    message = str(caught.value)
+    assert "cuda_arch_lists.txt:1: " in message and "is the set 'sm80sm90'" in message
+    assert "cuda_arch_set: [sm80sm90]" in message
+
+
 def test_a_set_name_that_cannot_be_a_build_string_word_is_refused(tmp_path):
     recipe, config = _tailored(tmp_path, "sm_90")
     with pytest.raises(UserError, match="not a build-string word"):
@@ -156,7 +206,7 @@ def test_a_set_name_that_cannot_be_a_build_string_word_is_refused(tmp_path):
 
 
 def test_render_and_explain_show_the_list_per_config(tmp_path):
-    recipe, config = _tailored(tmp_path, SET)
+    recipe, config = _tailored(tmp_path, "sm90")
     render = subprocess.run(
         [sys.executable, "-m", "tools", "render", str(config), "--recipe-dir", str(recipe)],
         cwd=REPO,
