@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,26 @@ from fixtures.feedstock_matrix import PINNING, REFERENCE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TORCH_VERSION = "2.13.0"
+
+
+QUICK_LOOP = "not slow"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The quick loop (``python -m pytest -m "not slow"``, the whole suite's quick tests) runs
+    on every core with pytest-xdist (requirements-test.txt), a test file per worker (module
+    fixtures built once): its tests are mostly subprocesses of the toolkit, one core each.
+    ``-n N`` (``-n 0``: one process) or a path to run chooses otherwise; so does a worker."""
+    if (
+        config.getoption("markexpr", "") == QUICK_LOOP
+        and config.pluginmanager.hasplugin("xdist")
+        and config.getoption("numprocesses", None) is None
+        and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+        and "PYTEST_XDIST_WORKER" not in os.environ
+    ):
+        config.option.numprocesses = "auto"
+        config.option.dist = "loadfile"
 
 
 @pytest.fixture(scope="session", autouse=True)
