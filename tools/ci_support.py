@@ -67,8 +67,8 @@ GET_PINNING = (
     "without conda, `git clone --depth 1 "
     "https://github.com/conda-forge/conda-forge-pinning-feedstock` and pass "
     "--pinning conda-forge-pinning-feedstock/recipe; without internet, make that clone on a "
-    "machine that has it and copy the folder here (docs/build-locally.md, "
-    '"Air-gapped builds")'
+    "machine that has it and copy the folder here "
+    '(docs/build-locally.md, "Air-gapped builds")'
 )
 
 # conda-forge's conda_build_config.yaml is about 60 kB; anything this large is another file.
