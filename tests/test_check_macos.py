@@ -217,6 +217,15 @@ def test_libomp_without_llvm_openmp_among_the_depends_fails(macho, tmp_path):  #
     assert "links @rpath/libomp.dylib, but llvm-openmp is not a run dependency" in details
 
 
+def test_libtorch_cpu_without_an_openmp_runtime_fails(macho, tmp_path):  # noqa: F811
+    lib = macho.dylib("@rpath/libtorch_cpu.dylib", links=(SYSTEM, "@rpath/libc++.1.dylib"))
+    pkg = conda_package(
+        tmp_path, {"lib/libtorch_cpu.dylib": lib}, subdir="osx-arm64", depends=DEPENDS
+    )
+    (failure,) = fails([pkg], "macho.openmp")
+    assert failure.detail.startswith("links no OpenMP runtime")
+
+
 def test_a_truncated_mach_o_file_fails_as_unread(macho, tmp_path):  # noqa: F811
     lib = macho.dylib("@rpath/libc10.dylib")
     pkg = conda_package(tmp_path, {"lib/libc10.dylib": lib[:40]}, subdir="osx-arm64")
