@@ -18,8 +18,6 @@ from tools.localbuild.engines import airgap
 from tools.localbuild.engines.plan import BuildPlan
 from tools.localbuild.options import Options
 
-AIRGAP_DOC = 'docs/build-locally.md, "Air-gapped builds"'
-
 
 @dataclass(frozen=True)
 class Fetch:
@@ -112,7 +110,8 @@ def describe(options: Options, plans: Sequence[BuildPlan]) -> list[str]:
     lines = [
         "downloads: "
         + (
-            f"what the run fetches; a machine without internet needs each beforehand ({AIRGAP_DOC})"
+            "what the run fetches; a machine without internet needs each beforehand "
+            f"({airgap.AIRGAP_DOC})"
             if downloads
             else "none"
         )
