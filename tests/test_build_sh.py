@@ -6,7 +6,8 @@ libtorch-cuda-linalg magma and nomagma, libtorch, pytorch for two Pythons) in on
 directory and one $PREFIX path, recreated for each output, and each output's package is what
 the script added to $PREFIX. That flow runs once per build layout of the miniature: setup.py
 (PyTorch <= 2.13) and scikit-build-core (>= 2.14), whose host environments each hold their
-own scikit-build-core. Bad variant values are checked without building.
+own scikit-build-core. Bad variant values are tests/test_build_sh_inputs.py's (without
+building); the CPU, unpatched and macOS builds tests/test_build_sh_cpu.py's.
 """
 
 from __future__ import annotations
