@@ -216,7 +216,7 @@ call :detect_build_backend
 if errorlevel 1 exit /b %ERRORLEVEL%
 set "TORCH_TREE=%INSTALL_STAGE%"
 if "%BUILD_BACKEND%"=="setuptools" (
-    "%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
+    "%PYTHON%" -B "%RECIPE_DIR%\cmake_cache.py" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
     if errorlevel 1 exit /b 1
     set /p TORCH_TREE=<"%SRC_DIR%\_torch_tree.txt"
 )
@@ -277,7 +277,7 @@ if errorlevel 1 exit /b %ERRORLEVEL%
 if defined MEGABUILD_WHEEL goto :pytorch_from_megabuild_wheel
 rem For scikit-build-core this rewrites .skbuild-info.json too: with another environment's
 rem scikit-build-core recorded there, the backend would delete the compiled tree.
-"%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
+"%PYTHON%" -B "%RECIPE_DIR%\cmake_cache.py" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
 if errorlevel 1 exit /b 1
 rem Bytecode earlier phases wrote into the shared tree (code generators import modules
 rem that setup.py packages as data, as torchgen\packaged is) would ship in this output,
@@ -298,6 +298,9 @@ if errorlevel 1 exit /b 1
 :pytorch_installed
 call :check_bytecode_matches_python
 if errorlevel 1 exit /b %ERRORLEVEL%
+rem The build backend imported tools\metadata from the source: its bytecode would ship in the
+rem test files (source_files: tools), holding this machine's work path.
+for /d /r "%SRC_DIR%" %%d in (__pycache__) do if exist "%%d" rmdir /s /q "%%d"
 
 rem torch_python.dll next to libtorch's DLLs for find_package(Torch) users, its import library
 rem copied beside libtorch's (and kept in torch\lib, where torch.utils.cpp_extension links it
@@ -306,10 +309,8 @@ rem to the DLL search path), so each file belongs to one package; runtime DLLs a
 rem provides are dropped; any other DLL left stops the build (recipe\package_files.py).
 "%PYTHON%" "%RECIPE_DIR%\package_files.py" pytorch --platform win-64 --site-packages "%SP_DIR%" --prefix "%PREFIX%"
 if errorlevel 1 exit /b %ERRORLEVEL%
-rem The exports in site-packages' torch\share named the files just deleted: point them at
-rem libtorch's (cmake_export_paths.py, as in the libtorch stage).
-"%PYTHON%" "%RECIPE_DIR%\cmake_export_paths.py" "%SP_DIR%\torch\share\cmake" --moved-to "%LIBRARY_BIN%" --moved-to "%LIBRARY_LIB%"
-if errorlevel 1 exit /b 1
+rem site-packages' torch\share is gone with it (a copy of libtorch's Library\share, deleted as
+rem conda-forge's bld.bat deletes it): find_package(Torch) finds Library\share\cmake.
 
 rem torch.utils.cpp_extension compiles with torch\include only, where upstream's wheels carry
 rem pybind11; USE_SYSTEM_PYBIND11 copies none. build.sh links the pybind11 package's headers

@@ -22,8 +22,10 @@ from tools.localbuild.engines.embedded import v1_recipe
 from tools.recipe import release
 
 FETCH_TIMEOUT_S = 60
+#: Where a channel name (conda-forge) is served from, as conda and rattler-build resolve it.
+CHANNEL_ALIAS = "https://conda.anaconda.org"
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
-_VERSION = re.compile(r"\$\{\{\s*version\s*\}\}")
+_VERSION = re.compile(r"\$?\{\{\s*version\s*\}\}")  # v1 ${{ }}, meta.yaml {{ }}
 
 
 @dataclass(frozen=True)
@@ -40,14 +42,18 @@ class Source:
 
 def recipe_source(root: Path) -> Source:
     """The source archive the v1 recipe names: its URL, sha256 and where it says so."""
-    path = v1_recipe(root)
+    return source_of(v1_recipe(root))
+
+
+def source_of(path: Path) -> Source:
+    """The source archive the recipe at ``path`` names (v1, or meta.yaml)."""
     recipe = release.parse(path, path.read_text(encoding="utf-8"))
     facts = release.release_of(recipe)
     url = _VERSION.sub(facts.version, facts.url)
-    if "${{" in url:
+    if "{{" in url:
         raise UserError(
             f"{path}:{recipe.line_of('url')}: source url {facts.url!r} uses more than "
-            "${{ version }}; the source cache cannot name its archive"
+            "the version; the source cache cannot name its archive"
         )
     return Source(url, facts.sha256, path, recipe.line_of("sha256"))
 
@@ -125,7 +131,9 @@ def _packages(folder: Path) -> list[Path]:
 def check_channel(channel: str, *, index: bool) -> None:
     """A folder channel holds packages and is indexed (with ``index``, here, by py-rattler,
     when a subdir lacks repodata.json or holds a package newer than it); a URL is taken as
-    given."""
+    given.  Every package the index would read is read first, with or without ``index`` (a
+    dry run checks what the run will), so a damaged one is refused in one line naming it
+    instead of py-rattler's panic."""
     if "://" in channel and not channel.startswith("file://"):
         return
     path = Path(channel.removeprefix("file://")).expanduser()
@@ -141,12 +149,45 @@ def check_channel(channel: str, *, index: bool) -> None:
             f"--channel {channel}: no packages in it (expected {channel}/<subdir>/*.conda); "
             'mirror what the config needs into it (docs/build-locally.md, "Air-gapped builds")'
         )
-    stale = any(
-        not (p.parent / "repodata.json").is_file()
-        or p.stat().st_mtime > (p.parent / "repodata.json").stat().st_mtime
-        for p in packages
-    )
-    if stale and index:
+    if not stale_subdirs(path):
+        return
+    for package in packages:
+        _check_package(channel, path, package)
+    if index:
         from rattler.index import index_fs
 
-        asyncio.run(index_fs(path))
+        try:
+            asyncio.run(index_fs(path))
+        except Exception as exc:  # py-rattler's own errors have no common base class
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UserError(
+                f"--channel {channel}: py-rattler could not index it ({reason}); "
+                "make the folder writable, or index it yourself (conda index, rattler-index)"
+            ) from None
+
+
+def stale_subdirs(path: Path) -> list[str]:
+    """The subdirs of a folder channel whose repodata.json is missing or older than one of
+    their packages: what the run indexes before it builds."""
+    stale = {
+        p.parent.name
+        for p in _packages(path)
+        if not (p.parent / "repodata.json").is_file()
+        or p.stat().st_mtime > (p.parent / "repodata.json").stat().st_mtime
+    }
+    return sorted(stale)
+
+
+def _check_package(channel: str, folder: Path, package: Path) -> None:
+    """``package`` has the metadata an index reads (info/index.json), else one line naming
+    it: py-rattler's indexer panics on an archive it cannot open."""
+    from rattler.package import IndexJson
+
+    try:
+        IndexJson.from_package_archive(package)
+    except Exception as exc:  # ExtractError, IOError... no common base class
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UserError(
+            f"--channel {channel}: {package.relative_to(folder)} is not a readable conda "
+            f"package ({reason}); replace it with a good copy or delete it"
+        ) from None
