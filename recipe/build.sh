@@ -571,10 +571,6 @@ install_activation_scripts() {
 }
 
 compile_libtorch() {
-    # A work directory compiled before (a rebuild in a kept one) compiles again,
-    # incrementally; until this compile has finished, no libtorch stage may take the tree
-    # for complete (bld.bat does the same; tests/test_bld_bat_wine_failures.py).
-    rm -f "${COMPILED_MARKER}"
     # meta.yaml and recipe-v1.yaml name the megabuild Python once and hand it over in
     # script_env / the script's env.
     [[ -n "${CF_TORCH_MEGABUILD_PYTHON:-}" ]] \
@@ -584,6 +580,11 @@ compile_libtorch() {
     detect_build_backend
     use_compiler_cache
     setuptools_only_settings
+    # A work directory compiled before (a rebuild in a kept one) compiles again,
+    # incrementally; until this compile has finished, no libtorch stage may take the tree
+    # for complete (bld.bat does the same; tests/test_bld_bat_wine_failures.py). After the
+    # checks above, which change nothing on the machine they refuse.
+    rm -f "${COMPILED_MARKER}"
     # What every later configure of this tree must see again (check_stage_environment).
     "${PYTHON}" -B "${RECIPE_DIR}/stage_environment.py" record "${STAGE_ENVIRONMENT}" \
         || die "recipe/stage_environment.py could not record the compile stage's environment (its error is above)"

@@ -561,8 +561,12 @@ def test_libtorchs_file_tests_in_the_recipe_hold_on_the_miniatures_libtorch(
     commands = _recipe_file_tests("libtorch")
     assert any("shm" in c for c in commands), commands
     env = {"PATH": os.environ["PATH"], "PREFIX": str(cpu_flow.libtorch.root), "SHLIB_EXT": ".so"}
+    # -e as the engines run test commands (conda-build's test script starts `set -ex`): a
+    # `for` loop's failing `test -f` stops it, not only the last one.
     failed = [
-        c for c in commands if subprocess.run(["bash", "-c", c], env=env, check=False).returncode
+        c
+        for c in commands
+        if subprocess.run(["bash", "-e", "-c", c], env=env, check=False).returncode
     ]
     assert failed == []
 

@@ -217,6 +217,15 @@ def test_libomp_without_llvm_openmp_among_the_depends_fails(macho, tmp_path):  #
     assert "links @rpath/libomp.dylib, but llvm-openmp is not a run dependency" in details
 
 
+def test_libtorch_cpu_without_an_openmp_runtime_fails(macho, tmp_path):  # noqa: F811
+    lib = macho.dylib("@rpath/libtorch_cpu.dylib", links=(SYSTEM, "@rpath/libc++.1.dylib"))
+    pkg = conda_package(
+        tmp_path, {"lib/libtorch_cpu.dylib": lib}, subdir="osx-arm64", depends=DEPENDS
+    )
+    (failure,) = fails([pkg], "macho.openmp")
+    assert failure.detail.startswith("links no OpenMP runtime")
+
+
 def test_a_truncated_mach_o_file_fails_as_unread(macho, tmp_path):  # noqa: F811
     lib = macho.dylib("@rpath/libc10.dylib")
     pkg = conda_package(tmp_path, {"lib/libc10.dylib": lib[:40]}, subdir="osx-arm64")
@@ -274,3 +283,20 @@ def test_the_cli_prints_the_counts_and_json_carries_them(good, tmp_path):
     document = subprocess.run([*run, "--json"], capture_output=True, text=True, check=True).stdout
     (counted,) = json.loads(document)
     assert counted["counts"]["Mach-O"] == 2
+
+
+def test_mach_o_files_of_an_installed_prefix_are_read(macho, tmp_path):  # noqa: F811
+    prefix = tmp_path / "env"
+    (prefix / "lib").mkdir(parents=True)
+    (prefix / "conda-meta").mkdir()
+    (prefix / "lib/libc10.dylib").write_bytes(macho.dylib("/opt/build/lib/libc10.dylib"))
+    record = {
+        "name": "libtorch",
+        "version": "1.0",
+        "build": "cpu_generic_h1234567_0",
+        "subdir": "osx-arm64",
+        "files": ["lib/libc10.dylib"],
+    }
+    (prefix / "conda-meta/libtorch-1.0-cpu_generic_h1234567_0.json").write_text(json.dumps(record))
+    (failure,) = fails([prefix], "macho.install-name")
+    assert failure.path.endswith("[libtorch]:lib/libc10.dylib")

@@ -35,6 +35,8 @@ OS_PREFIXES = ("/usr/lib/", "/System/Library/")
 # OpenMP runtimes by file name: LLVM's (conda-forge: llvm-openmp), Intel's, GCC's.
 OPENMP = re.compile(r"^lib(?:omp|iomp5|gomp)(?:[.-].*)?\.dylib$")
 LLVM_OPENMP = "libomp.dylib"
+# The library that holds torch's parallel kernels, so the one that must link OpenMP.
+TORCH_CPU = "libtorch_cpu.dylib"
 
 
 def _slices(package: Package) -> Iterator[tuple[str, str, MachOSlice]]:
@@ -379,6 +381,17 @@ def check_openmp(ctx: Context) -> list[Finding]:
                                 f"{landing}, not llvm-openmp's",
                             )
                         )
+        cpu = [p for p in package.machos if posixpath.basename(p) == TORCH_CPU]
+        if cpu and not runtimes:
+            bad += 1
+            findings.append(
+                failed(
+                    "macho.openmp",
+                    member_path(package.label, cpu[0]),
+                    "links no OpenMP runtime; the recipe builds torch with llvm-openmp's "
+                    "(check_torch.py --expect openmp)",
+                )
+            )
         if len(runtimes) > 1:
             bad += 1
             listed = ", ".join(f"{name} (by {path})" for name, path in sorted(runtimes.items()))
