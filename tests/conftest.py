@@ -1,8 +1,8 @@
 """Fixtures shared by every test module.
 
 - ``repo_root``: this checkout.
-- ``shared_dir``: ../shared (reference data CI provides); tests that need it skip
-  with a reason on a user's fresh clone.
+- ``reference_dir``: tests/fixtures/reference, conda-forge's data the tests compare with
+  (its README.md names each file's source and licence); ``pinning_dir``: the pinning there.
 - ``tests_cache_dir``: the per-machine cache outside the repository
   ($XDG_CACHE_HOME or ~/.cache, then pytorch-feedstock-tests) for downloads
   and root file systems that outlive one run.
@@ -16,16 +16,37 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fixtures.cache import CacheError, pip_download, tests_cache_root, unpacked_wheel
+from fixtures.feedstock_matrix import PINNING, REFERENCE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DIR = REPO_ROOT.parent / "shared"
 TORCH_VERSION = "2.13.0"
+
+
+QUICK_LOOP = "not slow"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The quick loop (``python -m pytest -m "not slow"``, the whole suite's quick tests) runs
+    on every core with pytest-xdist (requirements-test.txt), a test file per worker (module
+    fixtures built once): its tests are mostly subprocesses of the toolkit, one core each.
+    ``-n N`` (``-n 0``: one process) or a path to run chooses otherwise; so does a worker."""
+    if (
+        config.getoption("markexpr", "") == QUICK_LOOP
+        and config.pluginmanager.hasplugin("xdist")
+        and config.getoption("numprocesses", None) is None
+        and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+        and "PYTEST_XDIST_WORKER" not in os.environ
+    ):
+        config.option.numprocesses = "auto"
+        config.option.dist = "loadfile"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -45,18 +66,14 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not SHARED_DIR.is_dir():
-        pytest.skip(f"{SHARED_DIR} is absent (reference data only CI and maintainers have)")
-    return SHARED_DIR
+def reference_dir() -> Path:
+    return REFERENCE
 
 
 @pytest.fixture(scope="session")
-def pinning_dir(shared_dir: Path) -> Path:
-    path = shared_dir / "pinning"
-    if not (path / "conda_build_config.yaml").is_file():
-        pytest.skip(f"{path} holds no conda_build_config.yaml")
-    return path
+def pinning_dir() -> Path:
+    """conda-forge's pinning, laid out like the installed conda-forge-pinning package."""
+    return PINNING
 
 
 @pytest.fixture(scope="session")
@@ -89,6 +106,26 @@ def torch_site(torch_wheel: Path) -> Path:
     ):
         pytest.skip(f"{torch_wheel.name} does not run on this interpreter/machine")
     return unpacked_wheel(torch_wheel, torch_wheel.parent / (torch_wheel.stem + ".unpacked"))
+
+
+@pytest.fixture(scope="session")
+def upstream_cuda13_wheel(tests_cache_dir: Path) -> Path:
+    """Upstream's torch 2.14.1 wheel for CUDA 13 (Linux, CPython 3.11; about 555 MB, once per
+    machine), whose device code and NEEDED libraries the check tests read; or skip."""
+    try:
+        return pip_download(
+            tests_cache_dir / "wheels",
+            "torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+            [
+                "torch==2.14.1",
+                *("--no-deps", "--only-binary=:all:", "--platform", "manylinux_2_28_x86_64"),
+                *("--python-version", "3.11"),
+            ],
+            timeout=3600,
+            env={"PIP_CONSTRAINT": "/dev/null"},  # a machine-wide pin of torch
+        )
+    except CacheError as error:
+        pytest.skip(str(error))
 
 
 # Upstream's 2.15.0 wheels of the three platforms the replays lay out (tests/test_layout_replay.py);

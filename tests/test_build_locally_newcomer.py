@@ -136,6 +136,8 @@ def test_the_menu_without_a_container_marks_every_config_of_another_platform(
     was refused."""
     here = embedded.host_subdir()
     configs = feedstock_matrix.configs(feedstock)
+    if len(configs) < 2:
+        pytest.skip(".ci_support holds one config: build-locally takes it without a menu")
     menu = _menu(feedstock, bare_path)
     assert len(menu) == len(configs)
     for config in configs:

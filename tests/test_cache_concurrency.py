@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from fixtures.cache import (
     CacheError,
+    cached_dir,
     pip_download,
     publish_dir,
     publish_file,
@@ -72,6 +73,29 @@ def test_two_runs_adding_one_package_to_the_channel_pool_both_use_the_first(
     content = (entry / PACKAGE).read_bytes()
     assert content in (b"run-a" * 100_000, b"run-b" * 100_000)
     assert [p.name for p in pool.iterdir()] == [entry.name]  # no staging folder left
+
+
+def _build_once_counted(barrier, entry: Path, log: Path) -> str:
+    def build(folder: Path) -> None:
+        with log.open("a") as handle:  # one line per build, whichever run made it
+            handle.write(f"{os.getpid()}\n")
+        time.sleep(2)  # long enough for the other run to ask for the entry meanwhile
+        (folder / "ready").write_text("built\n")
+
+    barrier.wait()
+    return str(cached_dir(entry, build, lambda found: (found / "ready").is_file()))
+
+
+def test_the_second_of_two_cold_runs_waits_for_the_firsts_entry_instead_of_building_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the locks of this test
+    entry, log = tmp_path / "entries" / "replay", tmp_path / "builds.log"
+
+    found = _run_together(_build_once_counted, [(entry, log), (entry, log)])
+
+    assert found == [str(entry), str(entry)]
+    assert len(log.read_text().splitlines()) == 1  # built once; the other run used it
 
 
 def _libraries(barrier, root: Path) -> str:

@@ -2,8 +2,9 @@
 the config's TORCH_CUDA_ARCH_LIST (recipe/cuda_arch_lists.txt).
 
 The reader runs on objects the real nvcc 13.0 made (from NVIDIA's wheels, cached; the
-tests skip, naming the wheel, where it cannot be had) and on the upstream CUDA 13 wheel
-of torch 2.14.1 when it is on this machine; the rule runs on records.
+tests skip, naming the wheel, where it cannot be had) and on upstream's CUDA 13 wheel of
+torch 2.14.1 (the tests cache's, `upstream_cuda13_wheel` in tests/conftest.py); the rule runs
+on records.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from tools.check.fatbin import DeviceCode
 from tools.cuda_archs import parse_arch_list, read_rows, runnable
 
 REPO = Path(__file__).resolve().parent.parent
-UPSTREAM_WHEEL = Path("/opt/pypi-more/files/torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl")
+FATBIN_ONLY = ("--only", "cuda.fatbin")
 KERNEL = "__global__ void add_one(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] += 1; }\n"
 CUDA13 = Expectations(
     config="linux_64_cuda13",
@@ -157,12 +158,11 @@ def test_the_reader_lists_what_nvcc_put_in_the_fatbin(nvcc13, tmp_path, gencode,
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not UPSTREAM_WHEEL.is_file(), reason=f"{UPSTREAM_WHEEL} is not here")
-def test_upstream_cuda13_wheel_device_code_is_printed_as_a_fact():
+def test_upstream_cuda13_wheel_device_code_is_printed_as_a_fact(upstream_cuda13_wheel):
     import sys
 
     result = subprocess.run(
-        [sys.executable, "-m", "tools", "check", str(UPSTREAM_WHEEL), "--only", "cuda.fatbin"],
+        [sys.executable, "-m", "tools", "check", str(upstream_cuda13_wheel), *FATBIN_ONLY],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -175,8 +175,9 @@ def test_upstream_cuda13_wheel_device_code_is_printed_as_a_fact():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not UPSTREAM_WHEEL.is_file(), reason=f"{UPSTREAM_WHEEL} is not here")
-def test_upstream_cuda13_wheel_against_a_one_arch_row_warns_on_the_extras(tmp_path):
+def test_upstream_cuda13_wheel_against_a_one_arch_row_warns_on_the_extras(
+    tmp_path, upstream_cuda13_wheel
+):
     """Upstream builds sm_75 ... sm_121 and PTX: held against a lab's 9.0 row, nothing is
     missing (it passes) and everything else it holds is named as not asked for."""
     import sys
@@ -190,7 +191,7 @@ def test_upstream_cuda13_wheel_against_a_one_arch_row_warns_on_the_extras(tmp_pa
     text = config.read_text() + "cuda_arch_set:\n- sm90\n"
     config = tmp_path / config.name
     config.write_text(text)
-    check = [sys.executable, "-m", "tools", "check", str(UPSTREAM_WHEEL), "--only", "cuda.fatbin"]
+    check = [sys.executable, "-m", "tools", "check", str(upstream_cuda13_wheel), *FATBIN_ONLY]
     result = subprocess.run(
         [*check, "--json", "--recipe-dir", str(recipe), "--config", str(config)],
         cwd=REPO,

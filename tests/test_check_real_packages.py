@@ -625,19 +625,15 @@ def test_installed_prefix_is_checked_against_its_whole_environment(built, tmp_pa
 # ------------------------------------------------------------------ --config
 
 
-def test_config_render_supplies_stdlib_and_requirements(built, shared_dir):
+def test_config_render_supplies_stdlib_and_requirements(built, reference_dir):
     config = (
-        shared_dir
-        / "reference"
+        reference_dir
         / "ci_support"
-        / "2026-08"
         / (
             "linux_64_blas_implgenericc_stdlib_version2.17channel_targetsconda-forge_main"
             "cuda_compiler_versionNoneis_rcFalse.yaml"
         )
     )
-    if not config.is_file():
-        pytest.skip(f"{config} is absent")
     result = _cli("--json", "--config", str(config), str(built.clean[0].parent))
     assert result.returncode == 1, result.stderr
     findings = json.loads(result.stdout)

@@ -154,14 +154,11 @@ def test_markers_are_read_for_the_machine_the_wheel_installs_on() -> None:
     assert (windows["platform_system"], windows["platform_machine"]) == ("Windows", "AMD64")
 
 
-CUDA13_WHEEL = Path("/opt/pypi-more/files/torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl")
-
-
 @pytest.mark.slow
-def test_the_real_cuda13_wheel_resolves_every_needed_library_through_its_requirements() -> None:
-    if not CUDA13_WHEEL.is_file():
-        pytest.skip(f"{CUDA13_WHEEL} (PyTorch 2.14.1 for CUDA 13) is not on this machine")
-    code, findings = _needed(CUDA13_WHEEL)
+def test_the_real_cuda13_wheel_resolves_every_needed_library_through_its_requirements(
+    upstream_cuda13_wheel: Path,
+) -> None:
+    code, findings = _needed(upstream_cuda13_wheel)
     assert code == 0 and _failing(findings) == []
     [found] = findings
     assert "libcudart.so.13 by cuda-toolkit[cudart]==13.0.3" in found["detail"]

@@ -5,17 +5,22 @@ recipe/cuda_arch_lists.txt does not keep, a set name on a full row, and any name
 row's own.
 
 Each test tailors a copy of the recipe the way a lab's fork does: the row of one CUDA config
-of .ci_support cut to one architecture, and ``cuda_arch_set`` added to the config.
+of .ci_support cut to one architecture, and ``cuda_arch_set`` set in the config (replacing a
+fork's own). conda-forge's policy (every row full, no set name in its files) is tested where
+the feedstock builds for conda-forge; a test that needs the full row a fork dropped skips,
+saying so.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fixtures import feedstock_matrix
 from ruamel.yaml import YAML
 
 from tools.cuda_archs import parse_arch_list, read_rows, set_name, uncovered
@@ -32,10 +37,23 @@ def _values(config: Path) -> dict:
 
 def _cuda_config() -> Path:
     """The first linux-64 CUDA config of .ci_support (the matrix decides which)."""
-    for config in sorted((REPO / ".ci_support").glob("linux_64_*.yaml")):
-        if str(_values(config).get("cuda_compiler_version", ["None"])[0]) != "None":
-            return config
-    pytest.skip("no linux-64 CUDA config in .ci_support")
+    config = feedstock_matrix.need(platform="linux-64", cuda=True)
+    return REPO / ".ci_support" / f"{config.name}.yaml"
+
+
+def _full_cuda_config() -> Path:
+    """``_cuda_config()`` where its row is conda-forge's full list; a fork's narrower row
+    skips (the tests compare with, or keep, the full row)."""
+    config = _cuda_config()
+    cuda = str(_values(config)["cuda_compiler_version"][0])
+    row = read_rows(ARCH_LISTS)[(cuda, "linux-64")]
+    if uncovered(cuda, "linux-64", parse_arch_list(row)):
+        pytest.skip(f"recipe/cuda_arch_lists.txt's CUDA {cuda} linux-64 row ({row}) is not full")
+    return config
+
+
+# a config's own cuda_arch_set entry (a fork's), replaced when a test tailors it
+_OWN_SET = re.compile(r"^cuda_arch_set:\n(?:- .*\n)*", flags=re.MULTILINE)
 
 
 def _tailored(tmp_path: Path, arch_set: str, one_arch: str | None = "9.0") -> tuple[Path, Path]:
@@ -46,18 +64,28 @@ def _tailored(tmp_path: Path, arch_set: str, one_arch: str | None = "9.0") -> tu
     recipe = shutil.copytree(REPO / "recipe", tmp_path / "recipe")
     if one_arch is not None:
         (recipe / "cuda_arch_lists.txt").write_text(f"{cuda} linux-64 {one_arch}\n")
-    assert "cuda_arch_set" not in config.read_text(), config.name
-    text = config.read_text() + f"cuda_arch_set:\n- {arch_set}\n"
+    text = _OWN_SET.sub("", config.read_text()) + f"cuda_arch_set:\n- {arch_set}\n"
     tailored = tmp_path / config.name
     tailored.write_text(text)
     return recipe, tailored
 
 
-def test_every_row_of_the_recipe_is_a_full_list():
-    # conda-forge's own lists keep the "full" promise, so its configs carry no set name.
+def test_every_row_a_config_builds_in_full_is_a_full_list():
+    # conda-forge's own lists keep the "full" promise, so its configs carry no set name; a
+    # fork's narrower row is held to it only where a config names no set (render refuses
+    # that too).
     rows = read_rows(ARCH_LISTS)
     assert rows
-    for (cuda, platform), text in rows.items():
+    if feedstock_matrix.targets_conda_forge():
+        claimed = set(rows)  # conda-forge builds for every GPU its CUDA versions support
+    else:
+        claimed = {
+            (c.cuda, c.platform)
+            for c in feedstock_matrix.select(cuda=True)
+            if c.first("cuda_arch_set") in (None, "full")
+        }
+    for cuda, platform in sorted(claimed):
+        text = rows[(cuda, platform)]
         assert uncovered(cuda, platform, parse_arch_list(text)) == [], (cuda, platform)
 
 
@@ -68,7 +96,7 @@ def test_a_one_arch_list_leaves_out_every_other_gpu():
 
 
 def test_a_named_set_joins_every_cuda_build_string_and_changes_its_hash(tmp_path):
-    full = {o.name: o for o in render_config(_cuda_config(), root=REPO) if not o.skip}
+    full = {o.name: o for o in render_config(_full_cuda_config(), root=REPO) if not o.skip}
     recipe, config = _tailored(tmp_path, "sm90")
     tailored = [o for o in render_config(config, root=REPO, recipe_dir=recipe) if not o.skip]
     assert {o.name for o in tailored} == set(full)
@@ -143,6 +171,8 @@ def test_the_set_name_is_read_off_the_list():
 def test_conda_forges_files_carry_no_set_name():
     # A variant key in the files enters every CUDA config's hash (conda-build and
     # rattler-build alike): the default matrix keeps the names it had before the key existed.
+    if not feedstock_matrix.targets_conda_forge():
+        pytest.skip("the feedstock builds for its own channel: a fork names its set")
     cbc = YAML(typ="safe").load((REPO / "recipe" / "conda_build_config.yaml").read_text())
     assert "cuda_arch_set" not in cbc
     assert not any("cuda_arch_set" in _values(c) for c in (REPO / ".ci_support").glob("*.yaml"))
@@ -151,6 +181,7 @@ def test_conda_forges_files_carry_no_set_name():
 def test_render_refuses_a_set_name_on_the_full_row(tmp_path):
     # The lab named its set sm90, then put conda-forge's row back: the packages would hold
     # every GPU under a name that says sm90.
+    _full_cuda_config()
     recipe, config = _tailored(tmp_path, "sm90", one_arch=None)
     with pytest.raises(UserError) as caught:
         render_config(config, root=REPO, recipe_dir=recipe)
@@ -193,7 +224,12 @@ def test_render_and_explain_show_the_list_per_config(tmp_path):
     )
     cuda = str(_values(_cuda_config())["cuda_compiler_version"][0])
     row = next(r for r in explain.stdout.splitlines() if r.startswith(f"| {_cuda_config().stem} "))
-    assert f"| {cuda} | {read_rows(ARCH_LISTS)[(cuda, 'linux-64')]} |" in row
+    # the list, then the set's name where it is not conda-forge's full one: "9.0 (sm90)"
+    assert re.search(rf"\| {re.escape(cuda)} \| {re.escape(_row(cuda))}( \(\w+\))? \|", row)
+
+
+def _row(cuda: str) -> str:
+    return read_rows(ARCH_LISTS)[(cuda, "linux-64")]
 
 
 def _activate(cudaarchs_preset: str | None, conda_build: str = "1") -> str:
@@ -248,7 +284,8 @@ def test_explain_on_a_terminal_shows_the_list_under_each_cuda_row():
         if (str(_values(c).get("cuda_compiler_version", ["None"])[0]), _platform(c)) in rows
     ]
     assert len(notes) == len(cuda_configs) > 0
-    assert all(line.removeprefix("  GPU architectures: ") in rows.values() for line in notes)
+    shown = [line.removeprefix("  GPU architectures: ").split(" (")[0] for line in notes]
+    assert all(arch_list in rows.values() for arch_list in shown)
 
 
 def _platform(config: Path) -> str:

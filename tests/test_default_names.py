@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from fixtures import feedstock_matrix
 from fixtures.default_names import GOLDEN, REPO, default_names
 
 pytest.importorskip("rattler_build", reason="py-rattler-build renders recipe-v1.yaml")
@@ -20,7 +21,15 @@ pytest.importorskip("rattler_build", reason="py-rattler-build renders recipe-v1.
 
 @pytest.fixture(scope="module")
 def rendered() -> dict[str, dict[str, list[str]]]:
+    if not feedstock_matrix.targets_conda_forge(REPO):
+        pytest.skip("the names are conda-forge's matrix's; this feedstock builds for its own")
     return default_names(REPO)
+
+
+def _unversioned(names: list[str]) -> list[str]:
+    """``name-build`` of each ``name-version-build``: the version is the recipe's (a bump
+    changes it and no hash), the build string is what the hash promises."""
+    return [f"{n.rsplit('-', 2)[0]}-{n.rsplit('-', 1)[1]}" for n in names]
 
 
 def _moved(old: list[str], new: list[str]) -> list[str]:
@@ -44,4 +53,4 @@ def test_the_default_matrix_renders_the_golden_names(rendered, recipe) -> None:
     for config, names in rendered.items():
         moved = _moved(golden[config][recipe], names[recipe])
         assert not moved, f"{config} ({recipe}): hash moved at the same build number: {moved}"
-        assert names[recipe] == golden[config][recipe], config
+        assert _unversioned(names[recipe]) == _unversioned(golden[config][recipe]), config

@@ -24,36 +24,23 @@ WHEEL_RUN_DEPENDENCIES = {
 }
 
 
-def _cpu_linux_configs(shared_dir: Path | None) -> list[str]:
-    """Our own linux-64 CPU configs, or conda-forge's reference ones before ours are generated."""
+def _cpu_linux_configs(reference_dir: Path) -> list[str]:
+    """Our own linux-64 CPU configs, or conda-forge's reference ones where the matrix has none
+    (a fork that builds CUDA only)."""
     ours = feedstock_matrix.select(platform="linux-64", cuda=False, root=ROOT)
     if ours:
         return [c.name for c in ours]
-    if shared_dir is not None:
-        reference = sorted(
-            (shared_dir / "reference" / "ci_support").glob(
-                "*/linux_64*cuda_compiler_versionNone*.yaml"
-            )
-        )
-        if reference:
-            newest = reference[-1].parent
-            return [str(p) for p in sorted(newest.glob("linux_64*cuda_compiler_versionNone*.yaml"))]
-    return []
+    return [
+        str(p)
+        for p in sorted((reference_dir / "ci_support").glob("linux_64*cuda_compiler_versionNone*"))
+    ]
 
 
 @pytest.fixture(scope="module")
-def recipe_view(request) -> table.RecipeView:
+def recipe_view(reference_dir: Path) -> table.RecipeView:
     if not (ROOT / "recipe" / "meta.yaml").is_file():
         pytest.skip("recipe/meta.yaml is absent")
-    try:
-        shared = request.getfixturevalue("shared_dir")
-    except pytest.skip.Exception:
-        shared = None
-    configs = _cpu_linux_configs(shared)
-    if not configs:
-        pytest.skip(
-            "no linux-64 CPU config to render (.ci_support/ is empty and ../shared is absent)"
-        )
+    configs = _cpu_linux_configs(reference_dir)
     specs, config_records, unparsable = specs_from_rendered(render_all(ROOT, configs))
     assert not unparsable, unparsable
     return table.RecipeView(specs, config_records)

@@ -3,13 +3,12 @@ naming the file, the line, the key or value and the closest valid spelling."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from tools.errors import UserError
-from tools.smithy.forge_yml import SCHEMA_PATH, load_forge_yml
+from tools.smithy.forge_yml import load_forge_yml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,13 +41,6 @@ def _error(root: Path) -> str:
 
 def test_the_feedstocks_own_conda_forge_yml_is_valid() -> None:
     assert load_forge_yml(ROOT)["conda_build_tool"] == "conda-build"
-
-
-def test_the_schema_is_conda_smithys(shared_dir: Path) -> None:
-    reference = shared_dir / "reference" / "conda-forge.schema.json"
-    if not reference.is_file():
-        pytest.skip(f"{reference} is absent")
-    assert json.loads(SCHEMA_PATH.read_text()) == json.loads(reference.read_text())
 
 
 def test_a_misspelt_enum_value_names_the_key_line_and_closest_value(tmp_path: Path) -> None:

@@ -1,54 +1,52 @@
 """A fork's tailoring never turns the suite red: a clone of this repository tailored as a lab
-would (docs/fork-tailoring.patch: linux-64 only, CUDA 13.0 only, MKL, a one-arch row, the
-lab's own channel label), its CI files regenerated with `python -m tools matrix --write` and
-committed, passes the tests that read the matrix.
+would, its CI files regenerated with `python -m tools matrix --write` (from the clone's own
+copy of conda-forge's pinning) and committed, with nothing beside it, passes the whole quick
+loop (`python -m pytest -m "not slow"`), for two tailorings:
 
-Before those tests read the configs, platforms, CUDA versions and arch rows from the
-feedstock (tests/fixtures/feedstock_matrix.py), such a clone stopped at two collection errors
-(StopIteration in test_config_selection.py and test_recipe_v1_equivalence.py), and 74 tests
-failed: they named conda-forge's configs, its platform list and its CUDA versions, and
-required +PTX on every arch row. The same mechanism as tests/test_bump_clone.py."""
+- docs/fork-tailoring.patch as docs/fork.md prints it: linux-64 only, CUDA 13.0 only, MKL,
+  a one-arch row (9.0, set `sm90`), the lab's channel `smithlab main` / `smithlab pytorch_rc`;
+- the same platforms and GPU built under labels of the lab's own naming, neither of them
+  conda-forge's `main` or `pytorch_rc` (`ourlab h100` / `ourlab h100_rc`).
+
+Tests of conda-forge's own policy (its labels, every arch row full, both BLAS flavours) apply
+where the feedstock targets conda-forge; a test that needs a config the tailored matrix lacks
+makes its own from the recipe, or skips naming what the matrix lacks.
+
+Before, the second tailoring's quick loop gave 22 failed and 12 errors (every arch row assumed
+full, conda-forge's labels, the configs of dropped platforms), and the clone skipped every test
+that read conda-forge's pinning from a folder beside the checkout."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from fixtures import feedstock_matrix
-from fixtures.clone import fresh_clone, git, run_tests
+from fixtures.clone import fresh_clone, git, start_tests
 from fixtures.recipe_release import REPO
 
 TAILORING = REPO / "docs" / "fork-tailoring.patch"
-PINNING = REPO.parent / "shared" / "pinning"
-
-# The tests that read the matrix and are quick (no build): the recipe's renders per config,
-# the static recipe checks, the v1 recipe's equivalence, skip reasons, config selection, the
-# arch lists and the feedstock's own configuration files. The command-line suites that also
-# name configs (bad input, CLI conventions, drift) follow the same readers but take minutes.
-MATRIX_READING = (
-    "tests/test_recipe_render.py",
-    "tests/test_recipe_static.py",
-    "tests/test_recipe_v1_equivalence.py",
-    "tests/test_render_skip_reasons.py",
-    "tests/test_config_selection.py",
-    "tests/test_cuda_arch_lists.py",
-    "tests/test_check_fatbin.py",
-    "tests/test_skeleton.py",
-)
+# the second lab's labels in place of docs/fork-tailoring.patch's
+OWN_LABELS = {"smithlab main": "ourlab h100", "smithlab pytorch_rc": "ourlab h100_rc"}
 
 
-def _tailored_clone(tmp_path: Path) -> Path:
-    """A clone with the lab's tailoring applied, .ci_support regenerated, all committed; the
-    reference data beside it as beside this checkout."""
-    if not (PINNING / "conda_build_config.yaml").is_file():
-        pytest.skip(f"{PINNING} is absent: `matrix --write` needs conda-forge's pinning")
-    clone = fresh_clone(tmp_path)
-    (tmp_path / "shared").symlink_to(REPO.parent / "shared")
+def _tailored_clone(folder: Path, labels: dict[str, str]) -> Path:
+    """A clone with the lab's tailoring applied (its labels replaced as ``labels`` says),
+    .ci_support regenerated, all committed; nothing beside it."""
+    clone = fresh_clone(folder)
     git("apply", str(TAILORING), cwd=clone)
+    cbc = clone / "recipe" / "conda_build_config.yaml"
+    text = cbc.read_text()
+    for old, new in labels.items():
+        assert old in text, f"docs/fork-tailoring.patch no longer sets {old!r}"
+        text = text.replace(old, new)
+    cbc.write_text(text)
+    pinning = feedstock_matrix.PINNING.relative_to(REPO)
     subprocess.run(
-        [sys.executable, "-m", "tools", "matrix", "--pinning", str(PINNING), "--write"],
+        [sys.executable, "-m", "tools", "matrix", "--pinning", str(pinning), "--write"],
         cwd=clone,
         check=True,
         capture_output=True,
@@ -58,15 +56,29 @@ def _tailored_clone(tmp_path: Path) -> Path:
     return clone
 
 
-@pytest.mark.slow  # a clone, a matrix and eight test files: about a minute on two cores
-def test_the_matrix_reading_tests_pass_in_a_tailored_clone(tmp_path: Path) -> None:
-    clone = _tailored_clone(tmp_path)
-    # the tailoring took: one linux-64 CUDA 13.0 MKL config, on the lab's channel, with a
-    # one-arch row (read back through the readers the tests use)
-    (config,) = feedstock_matrix.configs(clone)
-    assert (config.platform, config.cuda, config.blas) == ("linux-64", "13.0", "mkl")
-    assert config.first("channel_targets") != "conda-forge main"
-    assert feedstock_matrix.arch_row(config, clone) == "9.0"
+def _skip_reasons(output: str) -> list[str]:
+    return re.findall(r"^SKIPPED \[\d+\] [^:]+:\d+: (.*)$", output, flags=re.MULTILINE)
 
-    result = run_tests(clone, MATRIX_READING)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+@pytest.mark.slow  # two clones' quick loops side by side: one per core
+def test_the_quick_loop_passes_in_two_differently_tailored_clones(tmp_path: Path) -> None:
+    clones = {
+        "fork-tailoring.patch": _tailored_clone(tmp_path / "smithlab", {}),
+        "own labels": _tailored_clone(tmp_path / "ourlab", OWN_LABELS),
+    }
+    # the tailorings took: one linux-64 CUDA 13.0 MKL config on the lab's label, a 9.0 row
+    for clone in clones.values():
+        (config,) = feedstock_matrix.configs(clone)
+        assert (config.platform, config.cuda, config.blas) == ("linux-64", "13.0", "mkl")
+        assert not str(config.first("channel_targets")).startswith("conda-forge ")
+        assert feedstock_matrix.arch_row(config, clone) == "9.0"
+    assert feedstock_matrix.configs(clones["own labels"])[0].first("channel_targets") == (
+        "ourlab h100"
+    )
+
+    runs = {name: start_tests(clone) for name, clone in clones.items()}
+    for name, run in runs.items():
+        out, err = run.communicate(timeout=1800)
+        assert run.returncode == 0, f"{name}:\n{out[-6000:]}{err[-2000:]}"
+        # nothing it needs lies outside the clone
+        assert [r for r in _skip_reasons(out) if "absent" in r or "shared" in r] == [], name

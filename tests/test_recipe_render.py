@@ -18,6 +18,7 @@ from ruamel.yaml import YAML
 from tools.render import RenderedOutput, list_configs, render_config
 
 VERSION = current().version
+RECIPE_CBC = Path(__file__).resolve().parents[1] / "recipe" / "conda_build_config.yaml"
 BUILD = current().build  # the recipe's own build number, under every offset
 MEGABUILD_PYTHON = "3.12"
 CONFIGS = list_configs()
@@ -257,11 +258,16 @@ def test_every_output_has_the_recipe_version(config):
 
 
 @pytest.mark.parametrize("config", CONFIGS)
-def test_final_release_configs_go_to_the_main_label(config):
-    # the channel is the feedstock's (conda-forge, or a fork's own); the label is the recipe's
+def test_final_release_configs_go_to_the_final_release_label(config):
+    # the channel and labels are the feedstock's (conda-forge's main, or a fork's own): the
+    # one recipe/conda_build_config.yaml pairs with is_rc False
     values = config_values(config)
     (target,) = values["channel_targets"]
-    assert values["is_rc"] == ["False"] and target.split()[1:] == ["main"]
+    cbc = YAML(typ="safe").load(RECIPE_CBC.read_text())
+    final = dict(zip(cbc["is_rc"], cbc["channel_targets"]))["False"]
+    assert values["is_rc"] == ["False"] and target == final
+    if target.split()[0] == "conda-forge":
+        assert target == "conda-forge main"
 
 
 def test_an_rc_config_builds_nothing_for_a_final_release(tmp_path):

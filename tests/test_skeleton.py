@@ -11,6 +11,8 @@ import pytest
 from fixtures import feedstock_matrix
 from ruamel.yaml import YAML
 
+from tools.smithy.forge_yml import SCHEMA_PATH
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -18,12 +20,10 @@ def _load_yaml(path: Path):
     return YAML(typ="safe").load(path.read_text())
 
 
-def test_conda_forge_yml_validates_against_conda_smithy_schema(shared_dir: Path) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
-    schema_path = shared_dir / "reference" / "conda-forge.schema.json"
-    if not schema_path.is_file():
-        pytest.skip(f"{schema_path} is absent")
-    schema = json.loads(schema_path.read_text())
+def test_conda_forge_yml_validates_against_conda_smithy_schema() -> None:
+    import jsonschema  # a requirement of the toolkit (requirements.txt)
+
+    schema = json.loads(SCHEMA_PATH.read_text())
     jsonschema.validate(_load_yaml(ROOT / "conda-forge.yml"), schema)
 
 

@@ -69,20 +69,22 @@ def recipe_version(meta_text: str) -> str:
 
 
 def default_config(root: Path, wheel) -> str:
+    """The config a wheel is laid out for: one of its platform, CUDA for a CUDA wheel and CPU
+    otherwise where the matrix has one (MKL first; the newest CUDA), read from the configs'
+    labels: a fork's one config has no variant key in its file name to tell it by."""
     from tools.errors import UserError
-    from tools.render import list_configs
+    from tools.render import config_labels
 
     cuda = any(
         rel.rpartition("/")[2].startswith(("libtorch_cuda.", "torch_cuda.")) for rel in wheel.tree
     )
-    stem = wheel.platform.replace("-", "_") + "_"
-    names = [n for n in list_configs(root) if n.startswith(stem)]
-    names = [n for n in names if ("cuda_compiler_versionNone" not in n) == cuda or "cuda" not in n]
-    if cuda:
-        names = [n for n in names if "cuda_compiler_version" in n]
+    words = {name: label.split() for name, label in config_labels(root).items()}
+    names = [n for n, w in words.items() if w[0] == wheel.platform]
     if not names:
         raise UserError(f"no config in .ci_support builds {wheel.platform}; pass --config")
-    mkl = [n for n in names if "mkl" in n]
+    kind = "cuda" if cuda else "cpu"
+    names = [n for n in names if len(words[n]) > 1 and words[n][1].startswith(kind)] or names
+    mkl = [n for n in names if "mkl" in words[n]]
     return sorted(mkl or names)[-1 if cuda else 0]
 
 

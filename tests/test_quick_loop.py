@@ -1,0 +1,38 @@
+"""The quick loop (`python -m pytest -m "not slow"`, docs/testing.md) runs its test files on
+every core, one file per worker; asked for a path, or for `-n`, pytest does as asked."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _pytest(*args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    return result.stdout
+
+
+def test_the_quick_loop_starts_a_worker_per_core() -> None:
+    # the quick loop's own command line, its test paths narrowed to one small file
+    out = _pytest("-m", "not slow", "-o", "testpaths=tests/test_smoke.py")
+    assert re.search(r"^created: (\d+)/\1 workers$", out, flags=re.MULTILINE), out
+
+
+def test_a_path_given_runs_in_this_process() -> None:
+    out = _pytest("-m", "not slow", "tests/test_smoke.py")
+    assert "workers" not in out
