@@ -86,6 +86,7 @@ def publish(
     *,
     say: Callable[[str], None],
     verify_batch: Callable[[Path], None] | None = None,
+    allow_other_engine: bool = False,
 ) -> int:
     target = destination(text, cwd=Path.cwd())
     artifacts = root / "build_artifacts"
@@ -99,7 +100,7 @@ def publish(
             "(anaconda.org -> Settings -> Access, scope api:write)"
         )
     program = _anaconda(env) if target.owner is not None else None
-    (verify_batch or (lambda folder: _verified(root, folder)))(artifacts)
+    (verify_batch or (lambda folder: _verified(root, folder, allow_other_engine)))(artifacts)
     packages = [artifacts / name for _, name in read_sums(artifacts / "SHA256SUMS")]
     if target.directory is not None:
         added = to_directory(packages, artifacts, target.directory)
@@ -113,10 +114,10 @@ def publish(
     return 0
 
 
-def _verified(root: Path, artifacts: Path) -> None:
+def _verified(root: Path, artifacts: Path, allow_other_engine: bool) -> None:
     """The --verify checks, quietly: the first finding makes the one line refusing."""
     try:
-        verify(root, artifacts, None, say=lambda _: None)
+        verify(root, artifacts, None, say=lambda _: None, allow_other_engine=allow_other_engine)
     except ProblemsFound as problems:
         raise Unverified(
             f"--publish: refused, build_artifacts/ is {problems}; `python build-locally.py "
