@@ -286,8 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DEST",
         help="after the --verify checks pass on build_artifacts/, put its packages into a "
         "channel: a directory (/path, ./dir or file://..., indexed with py-rattler) or "
-        "anaconda.org's OWNER[/label/LABEL] (anaconda-client, token in ANACONDA_API_TOKEN or "
-        "BINSTAR_TOKEN); docs/fork.md",
+        "anaconda.org's OWNER[/label/LABEL] (anaconda-client, token in ANACONDA_API_TOKEN; "
+        "never conda-forge or cf-staging); docs/fork.md",
     )
     review.add_argument(
         "--allow-other-engine",

@@ -184,7 +184,7 @@ def plan_build(
             host.subdir,
             options.env,
             artifacts=options.artifacts,
-            channels=tuple(airgap.channel_url(c) for c in options.channels),
+            channels=tuple(airgap.channel_url(c, options.artifacts) for c in options.channels),
             source_archive=airgap.cached_archive(root, options.source_cache),
             ccache=None
             if options.ccache is None
