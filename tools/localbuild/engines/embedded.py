@@ -82,6 +82,14 @@ def check_buildable(config: Config, subdir: str, glibc: str | None) -> None:
         )
 
 
+def cuda_override(config: Config) -> str | None:
+    """CONDA_OVERRIDE_CUDA for a CUDA config, as build_steps.sh exports it: pytorch and
+    pytorch-gpu run-depend on ``__cuda``, so the test phase's environment solves only with the
+    virtual package present, and a build machine has no GPU to show it."""
+    cuda = _first(read_variant(config.path), "cuda_compiler_version")
+    return None if cuda in (None, "None") else cuda
+
+
 def v1_recipe(root: Path) -> Path:
     """The v1 recipe the engine builds (as build_steps.sh picks it)."""
     for name in ("recipe.yaml", "recipe-v1.yaml"):

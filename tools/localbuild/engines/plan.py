@@ -178,6 +178,9 @@ def plan_build(
     elif dispatch == "embedded":
         # rattler-build's package cache beside the packages, as build_steps.sh keeps it.
         changes["RATTLER_CACHE_DIR"] = str(options.artifacts / "pkg_cache")
+        cuda = embedded.cuda_override(config)
+        if cuda is not None:
+            changes["CONDA_OVERRIDE_CUDA"] = cuda
         argv = embedded.argv(
             root,
             config,
