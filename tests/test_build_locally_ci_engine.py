@@ -143,3 +143,11 @@ def test_merge_refuses_another_engines_folder_before_copying_anything(
     allowed = ours.run("--merge", str(theirs), "--allow-other-engine")
     assert allowed.returncode == 0, allowed.stderr
     assert list(ours.artifacts.rglob("*.conda"))
+
+
+def test_the_override_alone_is_refused_in_one_line(container) -> None:
+    fs, _ = container
+    run = fs.run(CPU, "--allow-other-engine")
+    assert run.returncode == 2
+    [line] = run.stderr.splitlines()
+    assert line.startswith("error: --allow-other-engine lets --cfep3-request, --verify, --merge")

@@ -381,6 +381,12 @@ def _check_spread(args: argparse.Namespace) -> None:
         ]
         if given and others:
             raise UserError(f"{flag} only reads what a build left; drop {', '.join(others)}")
+    reviewing = (args.cfep3_channel, args.verify_dir, args.merge_dirs or None, args.publish_dest)
+    if args.allow_other_engine and all(x is None for x in reviewing):
+        raise UserError(
+            "--allow-other-engine lets --cfep3-request, --verify, --merge or --publish take "
+            "packages of another engine than conda-forge's CI; add one of them or drop it"
+        )
     if args.shard and args.debug:
         raise UserError("--debug opens a shell in one build; drop --shard")
     if args.shard and not (args.all_configs or args.config or args.list_only):
