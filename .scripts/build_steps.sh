@@ -161,7 +161,7 @@ ZSTD_LEVEL="$(forge_value conda_build zstd_compression_level)"
     echo "show_channel_urls: true"
     echo "channels:"
     IFS=',' read -r -a channel_list <<< "${CHANNELS:-conda-forge}"
-    for channel in "${channel_list[@]}"; do
+    for channel in ${channel_list[@]+"${channel_list[@]}"}; do
         echo "  - ${channel// /}"
     done
 } > "${CONDARC}"
@@ -288,7 +288,7 @@ if [[ "${BUILD_TOOL}" == rattler-build ]]; then
     "${BUILD_CMD[@]}" --recipe "${V1_RECIPE}" -m "${CONFIG_FILE}" \
         --output-dir "${ARTIFACTS}" \
         --build-platform "${BUILD_PLATFORM}" --target-platform "${HOST_PLATFORM}" \
-        --test "${TEST_MODE}" "${RB_OPTIONS[@]}"
+        --test "${TEST_MODE}" ${RB_OPTIONS[@]+"${RB_OPTIONS[@]}"}
 else
     CONDA_SUBDIR="${BUILD_PLATFORM}" "${BUILD_CMD[@]}" "${RECIPE_ROOT}" -m "${CONFIG_FILE}" \
         ${EXTRA_CB_OPTIONS[@]+"${EXTRA_CB_OPTIONS[@]}"} \

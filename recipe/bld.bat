@@ -28,8 +28,12 @@ setlocal EnableExtensions EnableDelayedExpansion
 
 set "RECIPE_FILE=recipe\bld.bat"
 
-for %%v in (PKG_VERSION SRC_DIR PREFIX LIBRARY_PREFIX LIBRARY_BIN LIBRARY_LIB LIBRARY_INC RECIPE_DIR PYTHON) do if not defined %%v (
-    echo bld.bat: error: %%v is not set; run %RECIPE_FILE% through conda-build or rattler-build, which set it 1>&2
+rem A for loop's variable inside `do if ... ( block )` is left unexpanded by Wine's cmd: the
+rem loop calls a label instead (tests\test_bld_bat_static.py lists the forms both cmds run).
+set "UNSET_VARIABLE="
+for %%v in (PKG_VERSION SRC_DIR PREFIX LIBRARY_PREFIX LIBRARY_BIN LIBRARY_LIB LIBRARY_INC RECIPE_DIR PYTHON) do call :note_if_unset %%v
+if defined UNSET_VARIABLE (
+    echo bld.bat: error: !UNSET_VARIABLE! is not set; run %RECIPE_FILE% through conda-build or rattler-build, which set it 1>&2
     exit /b 2
 )
 rem rattler-build names no package in a staging output: the recipes name the stage.
@@ -130,6 +134,11 @@ set "BLAS=MKL"
 set "USE_MKLDNN=1"
 set "USE_DISTRIBUTED=1"
 
+rem Forward slashes for CMake (below), made outside the block: Wine's cmd does not substitute
+rem in !VAR:\=/!, and %%VAR%% inside a block would end it at a ")" in the path.
+set "LIBRARY_PREFIX_SLASHED=%LIBRARY_PREFIX:\=/%"
+set "BUILD_PREFIX_SLASHED="
+if defined BUILD_PREFIX set "BUILD_PREFIX_SLASHED=%BUILD_PREFIX:\=/%"
 if not "%cuda_compiler_version%"=="None" (
     set "USE_CUDA=1"
     set "USE_STATIC_CUDNN=0"
@@ -142,7 +151,7 @@ if not "%cuda_compiler_version%"=="None" (
     rem in the host one; PyTorch's FindCUDAToolkit takes the toolkit root from nvcc's prefix
     rem unless a CUDAToolkit_ROOT_DIR cache entry names it (patch 0011). CUDA_TOOLKIT_ROOT_DIR
     rem is where the CUPTI lookup looks. Forward slashes: CMake reads backslashes as escapes.
-    set "CMAKE_ARGS=!CMAKE_ARGS! -DCUDAToolkit_ROOT_DIR=!LIBRARY_PREFIX:\=/! -DCUDAToolkit_BIN_DIR=!BUILD_PREFIX:\=/!/Library/bin -DCUDA_TOOLKIT_ROOT_DIR=!LIBRARY_PREFIX:\=/!"
+    set "CMAKE_ARGS=!CMAKE_ARGS! -DCUDAToolkit_ROOT_DIR=!LIBRARY_PREFIX_SLASHED! -DCUDAToolkit_BIN_DIR=!BUILD_PREFIX_SLASHED!/Library/bin -DCUDA_TOOLKIT_ROOT_DIR=!LIBRARY_PREFIX_SLASHED!"
     set "TORCH_NVCC_FLAGS=-Xfatbin -compress-all"
     rem No native-AOT stage 2 (pytorch#194242, #194243): recipe\README.md, "Native AOT kernels".
     set "TORCH_NATIVE_AOT=0"
@@ -163,8 +172,11 @@ exit /b 2
 rem meta.yaml's top-level build, recipe-v1.yaml's staging output: compile only; the libtorch
 rem output installs.
 set "COMPILE_ONLY=1"
+rem A work directory compiled before (a rebuild in a kept one): compile again, incrementally;
+rem the marker comes back when this compile has finished.
+if exist "%COMPILED_MARKER%" del "%COMPILED_MARKER%"
 :libtorch
-if exist "%COMPILED_MARKER%" goto :libtorch_install
+if not defined COMPILE_ONLY if exist "%COMPILED_MARKER%" goto :libtorch_install
 rem The recipes name the megabuild Python once and hand it over in the script's env.
 if not defined CF_TORCH_MEGABUILD_PYTHON (
     echo bld.bat: error: CF_TORCH_MEGABUILD_PYTHON is not set; pass it in script_env of the top-level build in recipe\meta.yaml ^(the staging output's script env in recipe\recipe-v1.yaml^) 1>&2
@@ -204,7 +216,7 @@ call :detect_build_backend
 if errorlevel 1 exit /b %ERRORLEVEL%
 set "TORCH_TREE=%INSTALL_STAGE%"
 if "%BUILD_BACKEND%"=="setuptools" (
-    "%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
+    "%PYTHON%" -B "%RECIPE_DIR%\cmake_cache.py" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
     if errorlevel 1 exit /b 1
     set /p TORCH_TREE=<"%SRC_DIR%\_torch_tree.txt"
 )
@@ -260,12 +272,12 @@ rem The compile stage's wheel, when it was built for this Python (the megabuild 
 if errorlevel 1 exit /b 1
 set "PY_WHEEL_TAG="
 set /p PY_WHEEL_TAG=<"%SRC_DIR%\_python_wheel_tag.txt"
-set "MEGABUILD_WHEEL="
-for %%w in ("%MEGABUILD_WHEELS%\torch-*-%PY_WHEEL_TAG%-*.whl") do set "MEGABUILD_WHEEL=%%~w"
+call :find_megabuild_wheel
+if errorlevel 1 exit /b %ERRORLEVEL%
 if defined MEGABUILD_WHEEL goto :pytorch_from_megabuild_wheel
 rem For scikit-build-core this rewrites .skbuild-info.json too: with another environment's
 rem scikit-build-core recorded there, the backend would delete the compiled tree.
-"%PYTHON%" "%RECIPE_DIR%\cmake_cache.py" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
+"%PYTHON%" -B "%RECIPE_DIR%\cmake_cache.py" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
 if errorlevel 1 exit /b 1
 rem Bytecode earlier phases wrote into the shared tree (code generators import modules
 rem that setup.py packages as data, as torchgen\packaged is) would ship in this output,
@@ -286,6 +298,9 @@ if errorlevel 1 exit /b 1
 :pytorch_installed
 call :check_bytecode_matches_python
 if errorlevel 1 exit /b %ERRORLEVEL%
+rem The build backend imported tools\metadata from the source: its bytecode would ship in the
+rem test files (source_files: tools), holding this machine's work path.
+for /d /r "%SRC_DIR%" %%d in (__pycache__) do if exist "%%d" rmdir /s /q "%%d"
 
 rem torch_python.dll next to libtorch's DLLs for find_package(Torch) users, its import library
 rem copied beside libtorch's (and kept in torch\lib, where torch.utils.cpp_extension links it
@@ -294,10 +309,8 @@ rem to the DLL search path), so each file belongs to one package; runtime DLLs a
 rem provides are dropped; any other DLL left stops the build (recipe\package_files.py).
 "%PYTHON%" "%RECIPE_DIR%\package_files.py" pytorch --platform win-64 --site-packages "%SP_DIR%" --prefix "%PREFIX%"
 if errorlevel 1 exit /b %ERRORLEVEL%
-rem The exports in site-packages' torch\share named the files just deleted: point them at
-rem libtorch's (cmake_export_paths.py, as in the libtorch stage).
-"%PYTHON%" "%RECIPE_DIR%\cmake_export_paths.py" "%SP_DIR%\torch\share\cmake" --moved-to "%LIBRARY_BIN%" --moved-to "%LIBRARY_LIB%"
-if errorlevel 1 exit /b 1
+rem site-packages' torch\share is gone with it (a copy of libtorch's Library\share, deleted as
+rem conda-forge's bld.bat deletes it): find_package(Torch) finds Library\share\cmake.
 
 rem torch.utils.cpp_extension compiles with torch\include only, where upstream's wheels carry
 rem pybind11; USE_SYSTEM_PYBIND11 copies none. build.sh links the pybind11 package's headers
@@ -348,6 +361,11 @@ if not exist "%PREFIX%\etc\conda\%1.d" mkdir "%PREFIX%\etc\conda\%1.d"
 "%PYTHON%" -c "import sys; src, dst, archs = sys.argv[1:]; open(dst, 'w').write(open(src).read().replace('@CF_TORCH_CUDA_ARCH_LIST@', archs))" "%RECIPE_DIR%\%1-libtorch.bat" "%PREFIX%\etc\conda\%1.d\libtorch_%1.bat" "%TORCH_CUDA_ARCH_LIST%"
 exit /b %ERRORLEVEL%
 
+:note_if_unset
+rem %1 names a variable the script needs; the first one unset is reported after the loop.
+if not defined UNSET_VARIABLE if not defined %1 set "UNSET_VARIABLE=%1"
+exit /b 0
+
 :python_is
 rem Fails unless PYTHON is Python %2, as the conda-build variable %1 says it must be.
 "%PYTHON%" -c "import sys; print(*sys.version_info[:2], sep='.')" > "%SRC_DIR%\_python_version.txt"
@@ -360,6 +378,18 @@ if not "%PY_ACTUAL%"=="%~2" (
 )
 exit /b 0
 
+:find_megabuild_wheel
+rem MEGABUILD_WHEEL: the compile stage's wheel for this Python (PY_WHEEL_TAG), if it kept one.
+rem A wildcard in a quoted path is expanded by Windows' cmd only (Wine's takes it literally):
+rem the loop looks in the current directory, unquoted.
+set "MEGABUILD_WHEEL="
+if not exist "%MEGABUILD_WHEELS%" exit /b 0
+pushd "%MEGABUILD_WHEELS%"
+if errorlevel 1 exit /b 1
+for %%w in (torch-*-%PY_WHEEL_TAG%-*.whl) do set "MEGABUILD_WHEEL=%MEGABUILD_WHEELS%\%%w"
+popd
+exit /b 0
+
 :check_bytecode_matches_python
 rem Only what pip installed for this output (its RECORD): host packages are not ours.
 "%PYTHON%" -c "import sys; print(sys.implementation.cache_tag)" > "%SRC_DIR%\_python_cache_tag.txt"
@@ -367,8 +397,16 @@ if errorlevel 1 exit /b 1
 set "PY_CACHE_TAG="
 set /p PY_CACHE_TAG=<"%SRC_DIR%\_python_cache_tag.txt"
 set "TORCH_RECORD="
-for /d %%r in ("%SP_DIR%\torch-*.dist-info") do set "TORCH_RECORD=%%r\RECORD"
-if not exist "!TORCH_RECORD!" (
+rem Unquoted, in the current directory, as in :find_megabuild_wheel (Wine). The name found has no
+rem quotes to keep: the path is built around it, and quoted where it is used (a space in SP_DIR).
+pushd "%SP_DIR%"
+if errorlevel 1 exit /b 1
+for /d %%r in (torch-*.dist-info) do set "TORCH_RECORD=%SP_DIR%\%%r\RECORD"
+popd
+rem Wine's cmd calls `if exist ""` a syntax error: the name is tested first.
+set "TORCH_RECORD_FOUND="
+if defined TORCH_RECORD if exist "!TORCH_RECORD!" set "TORCH_RECORD_FOUND=1"
+if not defined TORCH_RECORD_FOUND (
     echo bld.bat: error: pip install left no !SP_DIR!\torch-*.dist-info\RECORD; check the pip install step in %RECIPE_FILE% 1>&2
     exit /b 2
 )

@@ -101,14 +101,14 @@ MEGABUILD_WHEELS="${STAGE_DIR}/megabuild-wheel"
 CUDA_VERSION_VARIANT="${cuda_compiler_version:-None}"
 
 cmake_cache() {
-    "${PYTHON}" "${RECIPE_DIR}/cmake_cache.py" "$@"
+    "${PYTHON}" -B "${RECIPE_DIR}/cmake_cache.py" "$@"
 }
 
 detect_build_backend() {
     # setuptools or scikit-build-core, from the source's declaration; anything else stops
     # the build with the helper's one line (it names the file and what it found).
     local answer
-    answer="$("${PYTHON}" "${RECIPE_DIR}/build_backend.py" "${SRC_DIR}" 2>&1)" \
+    answer="$("${PYTHON}" -B "${RECIPE_DIR}/build_backend.py" "${SRC_DIR}" 2>&1)" \
         || die "${answer#build_backend.py: error: }"
     BUILD_BACKEND="${answer}"
     # The recipe's own `cmake --install` strips exactly when the backend's install does, so
@@ -219,7 +219,9 @@ configure_cmake_args() {
     # vendored third_party/ sources.
     local arg words=() kept=()
     read -r -a words <<< "${CMAKE_ARGS:-}"
-    for arg in "${words[@]}"; do
+    # An empty array expanded bare is an unbound variable under `set -u` in bash < 4.4
+    # (macOS's /bin/bash is 3.2): hence ${a[@]+"${a[@]}"} wherever an array can be empty.
+    for arg in ${words[@]+"${words[@]}"}; do
         case "${arg}" in
             -DCMAKE_INSTALL_PREFIX=*|-DCMAKE_INSTALL_PREFIX:*=*) ;;
             -DCMAKE_FIND_ROOT_PATH=*) kept+=("${arg};${SRC_DIR}") ;;
@@ -285,7 +287,7 @@ target_include_dir() {
 configure_pytorch() {
     # CPU_COUNT jobs run out of memory (conda-forge's builds were OOM-killed at 16): at most
     # one job per 8 GB of this machine's memory (JOB_MEMORY_GB overrides; build_jobs.py).
-    MAX_JOBS="$("${PYTHON}" "${RECIPE_DIR}/build_jobs.py" --per-job-gb 8)" \
+    MAX_JOBS="$("${PYTHON}" -B "${RECIPE_DIR}/build_jobs.py" --per-job-gb 8)" \
         || die "recipe/build_jobs.py could not choose MAX_JOBS (its error is above)"
     # setup.py passes MAX_JOBS to its `cmake --build` itself; from 2.14 on pyproject.toml's
     # [tool.scikit-build.env] table hands it to CMake as CMAKE_BUILD_PARALLEL_LEVEL
@@ -366,7 +368,7 @@ configure_cuda() {
     # The GPU generations each CUDA version can target: one row per CUDA version and
     # platform in cuda_arch_lists.txt, read by the one helper bld.bat uses too (tools check
     # and the tests read the same file). A missing row is the helper's one error line.
-    arch_list="$("${PYTHON}" "${RECIPE_DIR}/cuda_arch_list.py" "${RECIPE_DIR}/cuda_arch_lists.txt" \
+    arch_list="$("${PYTHON}" -B "${RECIPE_DIR}/cuda_arch_list.py" "${RECIPE_DIR}/cuda_arch_lists.txt" \
         "${CUDA_VERSION_VARIANT}" "${target_platform}" 2>&1)" || die "${arch_list#error: }"
     export TORCH_CUDA_ARCH_LIST="${arch_list}"
     # conda-forge's cuda-nvcc activation exports CUDAARCHS (every GPU generation its CUDA
@@ -383,10 +385,10 @@ configure_cuda() {
     # forwarding writes them into the cache on every configure (see check_stage_environment).
     export USE_MAGMA=1
     export BUILD_CUDA_LINALG_NOMAGMA=1
-    # No native-AOT stage 2 (pytorch#194242, #194243): it imports the installed torch,
-    # exports CuTeDSL kernels and relinks torch_cuda after the PEP 517 build, i.e. after
-    # libtorch was packaged from the compile stage. recipe/README.md, "Native AOT kernels".
-    # Not a forwarded name: caffe2/CMakeLists.txt caches it on the first configure.
+    # No native-AOT stage 2 (pytorch#194242, #194243): nothing here runs it (only upstream's
+    # CI and spin invoke tools/native_aot/build_stage2.py after installing torch), so a fresh
+    # tree embeds nothing anyway; the opt-out keeps a tree where someone ran it by hand from
+    # embedding kernels at the next configure. recipe/README.md, "Native AOT kernels".
     export TORCH_NATIVE_AOT=0
     export USE_CUFILE=1
     export USE_STATIC_CUDNN=0
@@ -435,7 +437,7 @@ compile_tree() {
                 "${SKBUILD_ARGS[@]}" --wheel-dir "${MEGABUILD_WHEELS}" -v)
             rm -rf "${INSTALL_STAGE}"
             # Stripped as the backend's own install is (detect_build_backend).
-            cmake --install "${BUILD_DIR}" --prefix "${INSTALL_STAGE}" "${INSTALL_STRIP[@]}"
+            cmake --install "${BUILD_DIR}" --prefix "${INSTALL_STAGE}" ${INSTALL_STRIP[@]+"${INSTALL_STRIP[@]}"}
             ;;
         *) die "BUILD_BACKEND='${BUILD_BACKEND}' has no compile step in ${RECIPE_FILE}" ;;
     esac
@@ -470,7 +472,7 @@ stash_cuda_linalg_flavours() {
     # nomagma: patch 0004 builds it in the same tree and installs it only on request, so
     # that it never lands in torch/lib next to the magma one.
     cmake --install "${BUILD_DIR}" --component cuda_linalg_nomagma --prefix "${nomagma_dir%/lib}" \
-        "${INSTALL_STRIP[@]}"
+        ${INSTALL_STRIP[@]+"${INSTALL_STRIP[@]}"}
     # PyTorch turns USE_MAGMA off in the cache when it cannot find magma.
     [[ -f "${nomagma_dir}/${name}" ]] \
         || die "the build installed no ${nomagma_dir}/${name} (component cuda_linalg_nomagma, USE_MAGMA=$(cmake_cache get "${CMAKE_CACHE}" USE_MAGMA --default unset) in the tree): check that recipe/meta.yaml lists patches/0004-cmake-build-the-nomagma-cuda-linalg-library-in-the-same-tree.patch and libmagma-devel in the top-level host requirements"
@@ -493,18 +495,21 @@ package_files() {
     # `python -m tools layout` run the same); its one error line becomes ours.
     local stage="$1" listing
     shift
-    listing="$("${PYTHON}" "${RECIPE_DIR}/package_files.py" "${stage}" --platform "${target_platform}" \
+    listing="$("${PYTHON}" -B "${RECIPE_DIR}/package_files.py" "${stage}" --platform "${target_platform}" \
         --prefix "${PREFIX}" "$@" 2>"${STAGE_DIR}/package_files.err")" \
         || die "$(sed 's/^package_files.py: error: //' "${STAGE_DIR}/package_files.err")"
     printf '%s\n' "${listing}"
 }
 
 install_libtorch_files() {
-    local listing files=()
+    local listing line files=()
     mkdir -p "${STAGE_DIR}"
     listing="$(package_files libtorch --tree "$(install_tree)")"
-    mapfile -t files <<< "${listing}"
-    check_python_independent "${files[@]}"
+    # One path per line (no `mapfile`: macOS's /bin/bash is 3.2, tests/test_bash32_static.py).
+    while IFS= read -r line; do
+        if [[ -n "${line}" ]]; then files+=("${line}"); fi
+    done <<< "${listing}"
+    check_python_independent ${files[@]+"${files[@]}"}
 }
 
 linkage_tool() {
@@ -575,8 +580,13 @@ compile_libtorch() {
     detect_build_backend
     use_compiler_cache
     setuptools_only_settings
+    # A work directory compiled before (a rebuild in a kept one) compiles again,
+    # incrementally; until this compile has finished, no libtorch stage may take the tree
+    # for complete (bld.bat does the same; tests/test_bld_bat_wine_failures.py). After the
+    # checks above, which change nothing on the machine they refuse.
+    rm -f "${COMPILED_MARKER}"
     # What every later configure of this tree must see again (check_stage_environment).
-    "${PYTHON}" "${RECIPE_DIR}/stage_environment.py" record "${STAGE_ENVIRONMENT}" \
+    "${PYTHON}" -B "${RECIPE_DIR}/stage_environment.py" record "${STAGE_ENVIRONMENT}" \
         || die "recipe/stage_environment.py could not record the compile stage's environment (its error is above)"
     compile_tree
     if is_linux_cuda; then
@@ -654,6 +664,10 @@ build_pytorch() {
 
 finish_pytorch() {
     # What every pytorch output does to the torch pip installed into $SP_DIR.
+    # The build backend imported the source's tools/metadata while installing: its bytecode
+    # would ship in the tests' source_files (etc/conda/test-files/pytorch/.../tools),
+    # holding this machine's work path.
+    drop_stale_bytecode
     drop_direct_url
     check_bytecode_matches_python
     check_extension_suffix
@@ -682,7 +696,7 @@ check_stage_environment() {
     # configures the compile stage's tree again: one that differs would rewrite the cache
     # and recompile libtorch for this Python only, silently. Stop instead.
     local answer
-    answer="$("${PYTHON}" "${RECIPE_DIR}/stage_environment.py" compare "${STAGE_ENVIRONMENT}" \
+    answer="$("${PYTHON}" -B "${RECIPE_DIR}/stage_environment.py" compare "${STAGE_ENVIRONMENT}" \
               --stage "${STAGE}" 2>&1)" \
         || die "${answer#stage_environment.py: error: }; export the same in every stage (configure_pytorch in ${RECIPE_FILE})"
 }

@@ -10,13 +10,20 @@ The two stages, per platform (`--platform` is conda's target_platform):
             bin/) that `libtorch_path` places is copied to that path of $PREFIX (on Windows
             under Library/). A path a host package already installed stops the build: it
             would corrupt that package and ship nothing
-            (https://github.com/conda-forge/pytorch-cpu-feedstock/issues/212). Prints the
-            copied paths, one a line, for build.sh's Python-independence check.
+            (https://github.com/conda-forge/pytorch-cpu-feedstock/issues/212). So does a
+            file in share/ or bin/ that a release does not install (RELEASE_SHARE,
+            RELEASE_BIN): a vendored dependency's, which could clobber a conda-forge package
+            outside this build's host environment. Prints the copied paths, one a line, for
+            build.sh's Python-independence check.
   pytorch   After `pip install`, in site-packages' torch/: torch_python goes to $PREFIX too
             (find_package(Torch) users), files libtorch already installed become links to
-            them (Windows: are deleted; torch/__init__.py puts Library/bin on the DLL path),
-            runtime libraries a host package provides are dropped, and a library that is
-            none of these stops the build: it belongs in libtorch.
+            them (Windows: are deleted, torch/share included, as conda-forge's bld.bat
+            removes torch\\share; torch/__init__.py puts Library/bin on the DLL path),
+            runtime libraries a host package provides are dropped, Windows' static
+            libraries of vendored dependencies are dropped (linked into torch's DLLs
+            already; conda-forge's bld.bat keeps only torch_python.lib and _C.lib in
+            torch\\lib), and a library that is none of these stops the build: it belongs in
+            libtorch.
 
 Errors are one line, `package_files.py: error: ...`, exit 2.
 """
@@ -83,7 +90,19 @@ WINDOWS_OWN_LIBRARIES = (
     "torch_global_deps",
 )
 
+# What a release installs into share/ and bin/ (the 2.13.0 and 2.15.0 wheels' torch/share
+# and torch/bin; protoc is the host's, LEFT_TO_HOST). Anything else there comes from a
+# vendored dependency's install rules and stops the libtorch stage.
+RELEASE_SHARE = ("cmake/ATen/", "cmake/Caffe2/", "cmake/Tensorpipe/", "cmake/Torch/")
+RELEASE_BIN = ("torch_shm_manager",)
+# What upstream's wheels up to 2.13 also hold in bin/: its C++ test programs and their data,
+# installed by INSTALL_TEST=1. build.sh and bld.bat export INSTALL_TEST=0, so in a build they
+# stop the libtorch stage like any other stray; `python -m tools layout` names them apart.
+INSTALL_TEST_FILES = ("bin/test_*", "bin/*Test", "bin/*.pt", "bin/*.ptl", "bin/upgrader_models/*")
+
 PYTHON_LIBRARY = {"win-64": "torch_python"}
+# Windows: the Python-bound import libraries torch.utils.cpp_extension links from torch/lib.
+WINDOWS_PYTHON_IMPORT_LIBRARIES = ("torch_python.lib", "_C.lib")
 PLATFORMS = ("linux-64", "linux-aarch64", "linux-ppc64le", "osx-64", "osx-arm64", "win-64")
 
 
@@ -134,13 +153,49 @@ def libtorch_path(rel: str, platform: str) -> str | None:
             return None
         return rel
     if top in ("share", "bin"):
-        return rel
+        return rel if release_installs(rel, platform) else None
     return None
+
+
+def release_installs(rel: str, platform: str) -> bool:
+    """Whether install-tree path ``rel`` of share/ or bin/ is one a release installs."""
+    top, _, rest = rel.partition("/")
+    if top == "share":
+        return rest.startswith(RELEASE_SHARE)
+    if top == "bin":
+        return not is_windows(platform) and rest in RELEASE_BIN
+    return True
+
+
+def unreleased(tree_files: Iterable[str], platform: str) -> list[str]:
+    """share/ and bin/ files of the install tree no release installs (host copies aside)."""
+    return [
+        rel
+        for rel in tree_files
+        if rel.startswith(("share/", "bin/"))
+        and host_owner(rel) is None
+        and not release_installs(rel, platform)
+    ]
+
+
+def install_test_file(rel: str) -> bool:
+    """Whether install-tree path ``rel`` is one of upstream's C++ tests (INSTALL_TEST)."""
+    return any(fnmatch.fnmatchcase(rel, pattern) for pattern in INSTALL_TEST_FILES)
+
+
+def unreleased_error(path: object) -> str:
+    return (
+        f"{path} is not a file a PyTorch release installs (share/cmake/"
+        "{ATen,Caffe2,Tensorpipe,Torch}, bin/torch_shm_manager): a vendored dependency's, "
+        "which could clobber a conda-forge package; build against the system copy "
+        "(USE_SYSTEM_*), or if PyTorch installs it now, add it to RELEASE_SHARE/RELEASE_BIN "
+        "in recipe/package_files.py"
+    )
 
 
 def _windows_libtorch_path(top: str, rest: str) -> str | None:
     if top == "share":
-        return f"Library/share/{rest}"
+        return f"Library/share/{rest}" if rest.startswith(RELEASE_SHARE) else None
     if top != "lib" or "/" in rest:
         return None
     stem, dot, extension = rest.rpartition(".")
@@ -163,6 +218,8 @@ def pytorch_counterpart(rel: str, platform: str) -> str | None:
     (https://github.com/conda-forge/pytorch-cpu-feedstock/issues/447)."""
     top, _, rest = rel.partition("/")
     if is_windows(platform):
+        if top == "share":
+            return f"Library/share/{rest}"
         if top != "lib" or "/" in rest:
             return None
         extension = rest.rpartition(".")[2].lower()
@@ -188,6 +245,8 @@ class PytorchPlan:
     duplicates: tuple[tuple[str, str], ...]  # (torch/ path, libtorch's $PREFIX path)
     dropped: tuple[tuple[str, str], ...]  # (torch/ path, host package providing it)
     strays: tuple[str, ...]  # libraries that are none of these: the build stops
+    # Windows: static libraries of vendored dependencies (linked into torch's DLLs).
+    static: tuple[str, ...] = ()
 
 
 def plan_libtorch(tree_files: Iterable[str], platform: str) -> list[tuple[str, str]]:
@@ -200,7 +259,7 @@ def plan_pytorch(
 ) -> PytorchPlan:
     """``torch_files``: site-packages' torch/ after `pip install` (links excluded);
     ``in_prefix``: whether a $PREFIX path exists once torch_python is placed there."""
-    pythons, duplicates, dropped, strays = [], [], [], []
+    pythons, duplicates, dropped, strays, static = [], [], [], [], []
     for rel in torch_files:
         top, _, rest = rel.partition("/")
         name = rel.rpartition("/")[2]
@@ -220,7 +279,16 @@ def plan_pytorch(
             duplicates.append((rel, counterpart))
         elif top == "lib" and not python_library(name, platform) and is_library(name, platform):
             strays.append(rel)
-    return PytorchPlan(tuple(pythons), tuple(duplicates), tuple(dropped), tuple(strays))
+        elif (
+            is_windows(platform)
+            and top == "lib"
+            and name.lower().endswith(".lib")
+            and name not in WINDOWS_PYTHON_IMPORT_LIBRARIES
+        ):
+            static.append(rel)
+    return PytorchPlan(
+        tuple(pythons), tuple(duplicates), tuple(dropped), tuple(strays), tuple(static)
+    )
 
 
 # ---------------------------------------------------------------- file operations
@@ -244,7 +312,11 @@ def _exists(path: Path) -> bool:
 def install_libtorch(tree: Path, prefix: Path, platform: str) -> list[str]:
     if not tree.is_dir():
         raise RuleError(f"{tree} is not a directory; the compile stage lays out the install tree")
-    placed = plan_libtorch(_files(tree), platform)
+    files = _files(tree)
+    stray = unreleased(files, platform)
+    if stray:
+        raise RuleError(unreleased_error(tree / stray[0]))
+    placed = plan_libtorch(files, platform)
     if not placed:
         raise RuleError(f"{tree} holds no files for libtorch; did the build install anything?")
     for _, dest in placed:
@@ -295,6 +367,9 @@ def place_pytorch(site_packages: Path, prefix: Path, platform: str) -> list[str]
     for rel, owner in plan.dropped:
         (torch / rel).unlink()
         done.append(f"dropped {torch / rel} (the host's {owner} provides it)")
+    for rel in plan.static:
+        (torch / rel).unlink()
+        done.append(f"dropped {torch / rel} (a vendored static library torch's DLLs hold)")
     for rel, dest in plan.duplicates:
         entry = torch / rel
         if not _exists(entry):

@@ -3,7 +3,10 @@
 PyTorch's cmake/EnvVarForwarding.cmake (2.13's and 2.15's alike) copies environment
 variables into CMakeCache.txt on every configure, overwriting what is cached: every name
 that starts with BUILD_, USE_ or CMAKE_ or ends with EXITCODE / EXITCODE__TRYRUN_OUTPUT,
-plus a fixed list of passthrough names and aliases. Each pytorch output configures the
+plus a fixed list of passthrough names and aliases. The rule is read from the source's own
+cmake/EnvVarForwarding.cmake ($SRC_DIR) where it has one, so that a name or prefix a new
+release adds is checked; the list below (2.15's) serves a source without the file. Each
+pytorch output configures the
 tree the compile stage built again (scikit-build-core does so on every `pip install`), so
 a variable that differs there rewrites the cache and can recompile libtorch for one Python
 while the libtorch package holds the other build. build.sh and bld.bat record what the
@@ -32,6 +35,7 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 #: The forwarding rule of cmake/EnvVarForwarding.cmake.
 FORWARDED_PATTERN = re.compile(r"^(BUILD_|USE_|CMAKE_)|(EXITCODE|EXITCODE__TRYRUN_OUTPUT)$")
@@ -74,6 +78,29 @@ FORWARDED_NAMES = frozenset(
         "WITH_BLAS",
     }
 )
+#: The source's forwarding module, relative to $SRC_DIR.
+FORWARDING_FILE = "cmake/EnvVarForwarding.cmake"
+# The selecting expression of the module's Python snippet: re.compile(r"...").
+_SELECT = re.compile(r"""re\.(?:compile|match|search)\(\s*r?(["'])(?P<pattern>.+?)\1\s*\)""")
+# The lists the module loops over (foreach(_var IN LISTS _ENV_PASSTHROUGH)), or items.
+_FOREACH = re.compile(r"foreach\s*\(\s*\w+\s+IN\s+(?P<kind>LISTS|ITEMS)\s+(?P<args>[^)]*)\)", re.I)
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Rule(NamedTuple):
+    """Which environment variables the forwarding copies into the cache, and from where."""
+
+    pattern: re.Pattern[str]
+    names: frozenset[str]
+    source: str
+
+    def selects(self, name: str) -> bool:
+        return bool(self.pattern.search(name)) or name in self.names
+
+
+#: The rule of a source without the module (the hand copy above).
+HAND_RULE = Rule(FORWARDED_PATTERN, FORWARDED_NAMES, "recipe/stage_environment.py")
+
 #: Where the stage's own directories appear in values, longest first when replaced.
 LOCATIONS = ("BUILD_PREFIX", "PREFIX", "SRC_DIR")
 #: CMAKE_ARGS entries build.sh gives each Python its own value for on purpose (cross
@@ -86,8 +113,46 @@ class StageError(ValueError):
     """Bad input: one line naming the file and what to do."""
 
 
-def forwarded(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables the forwarding would copy into the cache, locations as placeholders."""
+def rule_from_text(text: str, source: str) -> Rule:
+    """The forwarding rule a cmake/EnvVarForwarding.cmake text states: the expression its
+    Python snippet selects names with, and the names of the lists it loops over (for an
+    alias "ENV_NAME=CMAKE_NAME", the environment's side)."""
+    code = re.sub(r"#[^\n]*", "", text)
+    select = _SELECT.search(code)
+    if select is None:
+        raise StageError(
+            f'{source}: no re.compile(r"...") selecting the forwarded names; '
+            "recipe/stage_environment.py cannot tell what reaches the cache: teach "
+            "rule_from_text this file's form"
+        )
+    try:
+        pattern = re.compile(select["pattern"])
+    except re.error as err:
+        raise StageError(f"{source}: the forwarding expression does not compile ({err})") from None
+    names: list[str] = []
+    for loop in _FOREACH.finditer(code):
+        if loop["kind"].upper() == "ITEMS":
+            names += loop["args"].split()
+            continue
+        for variable in loop["args"].split():
+            block = re.search(rf"\bset\(\s*{re.escape(variable)}\s+(?P<items>[^)]*)\)", code)
+            names += block["items"].split() if block else []
+    cleaned = (name.strip("\"'").split("=", 1)[0] for name in names)
+    return Rule(pattern, frozenset(n for n in cleaned if _NAME.match(n)), source)
+
+
+def rule_for(environ: Mapping[str, str]) -> Rule:
+    """The rule of the source in $SRC_DIR, or the hand copy when it has no module."""
+    source = Path(environ.get("SRC_DIR") or ".") / FORWARDING_FILE
+    if not source.is_file():
+        return HAND_RULE
+    return rule_from_text(source.read_text(encoding="utf-8", errors="replace"), str(source))
+
+
+def forwarded(environ: Mapping[str, str], rule: Rule | None = None) -> dict[str, str]:
+    """The variables the forwarding would copy into the cache, locations as placeholders
+    (``rule``: the source's, ``rule_for(environ)``, unless given)."""
+    rule = rule_for(environ) if rule is None else rule
     places = sorted(
         (
             (spelling, f"${name}")
@@ -99,7 +164,7 @@ def forwarded(environ: Mapping[str, str]) -> dict[str, str]:
     )
     found: dict[str, str] = {}
     for name, value in environ.items():
-        if not (FORWARDED_PATTERN.search(name) or name in FORWARDED_NAMES):
+        if not rule.selects(name):
             continue
         if name == "CMAKE_ARGS":
             value = " ".join(w for w in value.split() if not w.startswith(PER_PYTHON_ARGS))
@@ -155,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "record":
             record(args.file, os.environ)
+            print(f"stage_environment.py: forwarding rule from {rule_for(os.environ).source}")
             return 0
         found = differences(load(args.file), forwarded(os.environ))
     except StageError as err:

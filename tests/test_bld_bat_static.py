@@ -156,7 +156,8 @@ def test_bytecode_is_checked_against_this_pythons_cache_tag_after_pip_install() 
     assert max(installs) < pytorch.index("call :check_bytecode_matches_python")
     check = section("check_bytecode_matches_python")
     assert python_one_liner("cache_tag") == "import sys; print(sys.implementation.cache_tag)"
-    assert '"%SP_DIR%\\torch-*.dist-info"' in check
+    # Unquoted, from SP_DIR (a quoted wildcard is literal to Wine's cmd).
+    assert 'pushd "%SP_DIR%"' in check and "for /d %%r in (torch-*.dist-info) do" in check
     excluded = re.findall(r'/c:"\.%PY_CACHE_TAG%(\.opt-[12])?\.pyc,"', check)
     assert excluded == ["", ".opt-1", ".opt-2"]
     assert check.index("findstr /v") < check.index("if defined FOREIGN_PYC (")
@@ -183,13 +184,17 @@ def test_every_exit_is_batch_local_and_nonzero_outside_success_paths() -> None:
     ]
     zero = [line for line in exits if line.endswith("exit /b 0")]
     # the success ends: the compile stage (recipe-v1.yaml's staging output), the phases,
-    # the CPU-only libtorch shortcut, the backend detection and the two checks
+    # the CPU-only libtorch shortcut, the backend detection, the two checks, the wheel
+    # lookup (none kept, or found) and the unset-variable note
     assert zero == [
         "if defined COMPILE_ONLY exit /b 0",
         'if "%cuda_compiler_version%"=="None" exit /b 0',
         "exit /b 0",
         "exit /b 0",
         "exit /b 0",
+        "exit /b 0",
+        "exit /b 0",
+        'if not exist "%MEGABUILD_WHEELS%" exit /b 0',
         "exit /b 0",
         "exit /b 0",
     ]
@@ -301,7 +306,7 @@ def test_the_kept_wheel_is_found_by_this_pythons_wheel_tag_only() -> None:
     ).stdout.strip()
     assert tag == "cp{}{}".format(*sys.version_info[:2])
     (loop,) = [line for line in CODE if line.startswith("for %%w in (")]
-    pattern = re.search(r'\\(torch-[^"]+\.whl)"', loop).group(1)
+    pattern = re.search(r"\((torch-[^)]+\.whl)\)", loop).group(1)
     cp312 = pattern.replace("%PY_WHEEL_TAG%", "cp312")
     assert fnmatch.fnmatchcase("torch-2.15.0-cp312-cp312-win_amd64.whl", cp312)
     assert fnmatch.fnmatchcase("torch-2.13.0+cpu-cp312-cp312-win_amd64.whl", cp312)
@@ -354,3 +359,41 @@ def test_the_helper_stops_the_build_with_one_error_line_when_no_row_exists() -> 
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert line.startswith("error: ") and str(ARCH_LISTS) in line and "0.0 win-64" in line
+
+
+# Forms Windows' cmd and Wine 8's cmd run differently (issue 42; tests/test_bld_bat_wine.py
+# runs the script under Wine). Each: a pattern over bld.bat's code lines, and why it is avoided.
+CMD_DIFFERENCES = {
+    "a for variable inside `do if ... ( block )`": (
+        re.compile(r"^for\b.*%%\w.*\bdo if\b.*\($"),
+        "Wine's cmd leaves %%v unexpanded in the block: the loop calls a label instead",
+    ),
+    "a wildcard inside a quoted path in for or for /d": (
+        re.compile(r'^for(\s+/d)?\s+%%\w\s+in\s+\([^)]*"[^"]*[*?][^"]*"'),
+        "Wine's cmd matches it literally: pushd the folder, then an unquoted relative wildcard",
+    ),
+    "a substitution in a delayed expansion, !VAR:a=b!": (
+        re.compile(r"![A-Za-z_][A-Za-z0-9_]*:[^!]*=[^!]*!"),
+        "Wine's cmd gives it back literally: substitute with %VAR:a=b% outside ( ) blocks",
+    ),
+}
+
+
+@pytest.mark.parametrize("construct", list(CMD_DIFFERENCES))
+def test_bld_bat_avoids_forms_wine_and_windows_cmd_run_differently(construct: str) -> None:
+    pattern, reason = CMD_DIFFERENCES[construct]
+    found = [line for line in CODE if pattern.search(line)]
+    assert found == [], f"{construct}: {reason}"
+
+
+def test_every_exist_test_of_a_variable_first_tests_that_it_is_defined() -> None:
+    # `if exist ""` is a syntax error to Wine's cmd: a variable that may be empty (one the
+    # script sets empty) is tested with `if defined` on the same line first.
+    emptied = {match.group(1) for line in CODE if (match := re.match(r'^set "(\w+)="$', line))}
+    tested = 0
+    for line in CODE:
+        for name in re.findall(r'exist "[!%](\w+)[!%]"', line):
+            if name in emptied:
+                tested += 1
+                assert f"if defined {name} if exist" in line, line
+    assert tested

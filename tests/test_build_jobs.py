@@ -74,6 +74,6 @@ def test_build_sh_and_bld_bat_take_max_jobs_from_build_jobs_py():
     # Before issue 30 both set MAX_JOBS to CPU_COUNT.
     sh = (RECIPE / "build.sh").read_text()
     bat = (RECIPE / "bld.bat").read_text()
-    assert 'MAX_JOBS="$("${PYTHON}" "${RECIPE_DIR}/build_jobs.py" --per-job-gb 8)"' in sh
+    assert 'MAX_JOBS="$("${PYTHON}" -B "${RECIPE_DIR}/build_jobs.py" --per-job-gb 8)"' in sh
     assert 'build_jobs.py" --per-job-gb 14' in bat
     assert 'set "MAX_JOBS=%CPU_COUNT%"' not in bat and "MAX_JOBS=${CPU_COUNT" not in sh

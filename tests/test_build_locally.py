@@ -342,7 +342,7 @@ def test_debug_is_refused_when_the_embedded_engine_would_build(tmp_path: Path) -
 def test_a_forced_engine_is_probed_alone(tmp_path: Path) -> None:
     env = {"PATH": str(tmp_path)}
     chosen = ladder.choose("rattler-build", ContainerEngine.from_env({}), env)
-    assert chosen.line.endswith("(--engine)") and "docker" not in chosen.line
+    assert chosen.line.endswith("(--engine rattler-build)") and "docker" not in chosen.line
     with pytest.raises(UserError, match="needs conda-build on PATH"):
         ladder.choose("conda-build", ContainerEngine.from_env({}), env)
 
@@ -382,7 +382,7 @@ def test_the_embedded_engine_refuses_a_cuda_config_the_machines_glibc_cannot_ins
 
 def test_the_embedded_engine_refuses_a_config_of_another_platform(tmp_path: Path) -> None:
     config = _variant_file(tmp_path, "None", "2.17", target="linux-aarch64")
-    with pytest.raises(UserError, match=r"a linux-aarch64 config; .* only for this machine"):
+    with pytest.raises(UserError, match=r"a linux-aarch64 config, and .* only for this machine"):
         embedded.check_buildable(config, "linux-64", "2.36")
 
 

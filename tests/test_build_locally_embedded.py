@@ -116,13 +116,40 @@ def test_an_empty_channel_is_refused(feedstock: E2EFeedstock, tmp_path: Path) ->
     assert f"--channel {empty}: no packages in it" in line
 
 
+@pytest.fixture
+def damaged_channel(one_package_channel: Path, tmp_path: Path) -> tuple[Path, str]:
+    """The channel with a package cut short (a copy that stopped halfway), newer than its
+    repodata.json, so the run indexes the folder again."""
+    import shutil
+
+    mirror = tmp_path / "mirror"
+    shutil.copytree(one_package_channel, mirror)
+    [good] = mirror.glob("noarch/*.conda")
+    cut = mirror / "linux-64" / "foo-1.0-0.conda"
+    cut.parent.mkdir(exist_ok=True)
+    cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    return mirror, "linux-64/foo-1.0-0.conda"
+
+
+@pytest.mark.parametrize("dry_run", [(), ("--dry-run",)], ids=["run", "dry-run"])
+def test_a_damaged_package_in_the_channel_is_refused_naming_it(
+    feedstock: E2EFeedstock, damaged_channel: tuple[Path, str], dry_run: tuple[str, ...]
+) -> None:
+    """Before: py-rattler's indexer panicked (a Rust backtrace, then a Python traceback);
+    the dry run said "would build" (issue 43, items 2 and 3)."""
+    mirror, name = damaged_channel
+    args = ("--channel", str(mirror), "--source-cache", str(_source_cache(feedstock)))
+    line = _refused(feedstock, feedstock.config, *args, *dry_run)
+    assert f"--channel {mirror}: {name} is not a readable conda package" in line
+
+
 def test_a_config_of_another_platform_is_refused_before_anything_starts(
     feedstock: E2EFeedstock,
 ) -> None:
     [source] = sorted((REPO / ".ci_support").glob(ARM + ".yaml"))
     (feedstock.root / ".ci_support" / source.name).write_text(narrowed_config(source))
     line = _refused(feedstock, source.stem, *feedstock.args)
-    assert "a linux-aarch64 config; the embedded engine builds only for this machine" in line
+    assert "a linux-aarch64 config, and the embedded engine builds only for this machine" in line
 
 
 def test_a_failed_solve_is_recorded_and_why_names_it(feedstock: E2EFeedstock) -> None:
@@ -135,6 +162,56 @@ def test_a_failed_solve_is_recorded_and_why_names_it(feedstock: E2EFeedstock) ->
     assert why.returncode == 0, why.stderr
     head = why.stdout.splitlines()[0]
     assert "solver failure" in head, why.stdout
+
+
+#: A server nobody answers at (port 1: connection refused at once), as an address outside a
+#: machine without internet is.
+UNREACHABLE = "http://127.0.0.1:1"
+
+
+def _without(args: tuple[str, ...], flag: str) -> tuple[str, ...]:
+    at = args.index(flag)
+    return args[:at] + args[at + 2 :]
+
+
+def _why_after_failed_build(fs: E2EFeedstock, *args: str) -> str:
+    result = fs.run(fs.config, *args, timeout=600)
+    assert result.returncode == 1, result.stdout + result.stderr
+    why = fs.run("--why", fs.config, timeout=60)
+    assert why.returncode == 0, why.stderr
+    return why.stdout
+
+
+def test_a_source_archive_this_machine_cannot_download_is_named_with_what_to_do(
+    feedstock: E2EFeedstock,
+) -> None:
+    """Before: the log's one error was "Failed to download from URL: Request failed after 3
+    retries", no URL, and --why recognised nothing (issue 43, item 1)."""
+    from tools.localbuild.engines.airgap import source_of
+
+    path = feedstock.root / "recipe" / "recipe-v1.yaml"
+    url = f"{UNREACHABLE}/{source_of(path).name}"
+    path.write_text(release.parse(path, path.read_text()).with_field("url", url).text)
+    why = _why_after_failed_build(feedstock, *_without(feedstock.args, "--source-cache"))
+    head, *_context = why.splitlines()
+    assert "download failure" in head, why
+    [marked] = [line for line in why.splitlines() if line.startswith(">")]
+    assert f"cannot download {url} " in marked and "this machine cannot reach it" in marked
+    assert "--fetch-sources DIR" in marked and "--source-cache DIR" in marked
+
+
+def test_a_channel_this_machine_cannot_reach_is_named_not_called_a_solver_failure(
+    feedstock: E2EFeedstock,
+) -> None:
+    """rattler-build reports an unreachable channel as "Failed to resolve dependencies"."""
+    mirror = f"{UNREACHABLE}/conda-forge"
+    args = (*_without(feedstock.args, "--channel"), "--channel", mirror)
+    why = _why_after_failed_build(feedstock, *args)
+    head, *_context = why.splitlines()
+    assert "download failure" in head, why
+    [marked] = [line for line in why.splitlines() if line.startswith(">")]
+    assert f"cannot download from {mirror}: this machine cannot reach it" in marked
+    assert "--channel" in marked
 
 
 def _recipe_url_at(fs: E2EFeedstock, archive: Path) -> None:

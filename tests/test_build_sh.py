@@ -24,6 +24,7 @@ from fixtures.minitorch.support import (
     LAYOUTS,
     PYTHON_INDEPENDENT,
     RECIPE_DIR,
+    REPO_ROOT,
     SETUPTOOLS,
     Compile,
     Interpreter,
@@ -46,7 +47,13 @@ from tools.check.elf import read_elf
 from tools.cuda_archs import parse_arch_list, read_rows
 
 BUILD_SH = RECIPE_DIR / "build.sh"
-LIBTORCH_LIBS = ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_global_deps.so")
+LIBTORCH_LIBS = (
+    "libc10.so",
+    "libshm.so",
+    "libtorch.so",
+    "libtorch_cpu.so",
+    "libtorch_global_deps.so",
+)
 CUDA_LIBTORCH_LIBS = (*LIBTORCH_LIBS, "libtorch_cuda.so")
 #: The header folder among the libraries in torch/lib (upstream's torch/lib/libshm/): it
 #: stays with each pytorch package (recipe/package_files.py).
@@ -152,6 +159,7 @@ def site_packages_of(package: Package) -> str:
 def test_libtorch_ships_libraries_headers_cmake_config_and_activation(flow: Flow) -> None:
     assert flow.libtorch.files == {
         *(f"lib/{name}" for name in CUDA_LIBTORCH_LIBS),
+        "bin/torch_shm_manager",
         "include/ATen/ATen.h",
         "include/ATen/cuda/CUDAConfig.h",
         "include/c10/c10.h",
@@ -521,12 +529,53 @@ def cpu_flow(tmp_path_factory: pytest.TempPathFactory) -> CpuFlow:
 def test_cpu_libtorch_ships_no_linalg_and_no_activation_scripts(cpu_flow: CpuFlow) -> None:
     assert cpu_flow.libtorch.files == {
         *(f"lib/{name}" for name in LIBTORCH_LIBS),
+        "bin/torch_shm_manager",
         "include/ATen/ATen.h",
         "include/c10/c10.h",
         "include/torch/torch.h",
         "share/cmake/ATen/ATenConfig.cmake",
         "share/cmake/Torch/TorchConfig.cmake",
     }
+
+
+def _recipe_file_tests(output: str) -> list[str]:
+    """meta.yaml's test commands of ``output`` (linux-64 CPU) that check installed files."""
+    from fixtures import feedstock_matrix
+
+    from tools.render import render_config
+
+    config = feedstock_matrix.find(platform="linux-64", cuda=False)
+    if config is None:
+        pytest.skip("no linux-64 CPU config in .ci_support")
+    [rendered] = [o for o in render_config(config.name, root=REPO_ROOT) if o.name == output]
+    commands = (rendered.tests or {}).get("commands", [])
+    return [c for c in commands if c.startswith(("test ", "for lib in "))]
+
+
+@pytest.mark.slow
+def test_libtorchs_file_tests_in_the_recipe_hold_on_the_miniatures_libtorch(
+    cpu_flow: CpuFlow,
+) -> None:
+    # conda-build's test phase runs them on the real release; the miniature installs the
+    # same libraries (libshm among them) and programs, so they hold on it too.
+    commands = _recipe_file_tests("libtorch")
+    assert any("shm" in c for c in commands), commands
+    env = {"PATH": os.environ["PATH"], "PREFIX": str(cpu_flow.libtorch.root), "SHLIB_EXT": ".so"}
+    # -e as the engines run test commands (conda-build's test script starts `set -ex`): a
+    # `for` loop's failing `test -f` stops it, not only the last one.
+    failed = [
+        c
+        for c in commands
+        if subprocess.run(["bash", "-e", "-c", c], env=env, check=False).returncode
+    ]
+    assert failed == []
+
+
+@pytest.mark.slow
+def test_the_miniatures_torch_shm_manager_runs_from_libtorch(cpu_flow: CpuFlow) -> None:
+    manager = cpu_flow.libtorch.root / "bin" / "torch_shm_manager"
+    result = subprocess.run([manager], capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and "libshm" in result.stdout, result
 
 
 @pytest.mark.slow

@@ -82,3 +82,35 @@ def test_a_new_library_in_torch_lib_stops_the_build(tmp_path: Path) -> None:
     result = _run_step(tmp_path, "place_torch_libraries")
     assert result.returncode == 2
     assert "torch/lib/libnew.so is neither libtorch_python nor a file libtorch" in result.stderr
+
+
+def test_the_compile_stage_in_a_compiled_work_directory_compiles_and_installs_nothing(
+    tmp_path: Path,
+) -> None:
+    # The marker of an earlier compile is gone while this one compiles (a failed compile
+    # must not leave the tree looking complete), comes back after it, and nothing is
+    # installed. The steps that need a real build are replaced by ones that log.
+    marker = tmp_path / "src" / "_stage" / "compiled"
+    marker.parent.mkdir(parents=True)
+    marker.write_text("3.12\n")
+    (tmp_path / "prefix").mkdir()
+    stubs = "; ".join(
+        f"{name}() {{ :; }}"
+        for name in (
+            "python_is",
+            "require_linkage_tool",
+            "detect_build_backend",
+            "use_compiler_cache",
+            "setuptools_only_settings",
+        )
+    )
+    compile_tree = f"[[ -f '{marker}' ]] && echo marker-present || echo compiling"
+    step = (
+        f"{stubs}; is_linux_cuda() {{ return 1; }}; compile_tree() {{ {compile_tree}; }}; "
+        "CF_TORCH_MEGABUILD_PYTHON=3.12 compile_libtorch"
+    )
+    result = _run_step(tmp_path, step)
+    assert result.returncode == 0, result.stderr
+    assert "compiling" in result.stdout and "marker-present" not in result.stdout, result
+    assert marker.read_text() == "3.12\n"
+    assert list((tmp_path / "prefix").iterdir()) == []

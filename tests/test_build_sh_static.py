@@ -48,6 +48,42 @@ def test_build_sh_reads_the_arch_list_through_the_helper_bld_bat_uses() -> None:
     readers = [line for line in code if "cuda_arch_lists.txt" in line]
     assert len(readers) == 1, readers
     assert (
-        '"${PYTHON}" "${RECIPE_DIR}/cuda_arch_list.py" "${RECIPE_DIR}/cuda_arch_lists.txt"'
+        '"${PYTHON}" -B "${RECIPE_DIR}/cuda_arch_list.py" "${RECIPE_DIR}/cuda_arch_lists.txt"'
         in readers[0]
     )
+
+
+def _helpers_importing_siblings() -> list[str]:
+    """The recipe's Python helpers that import another module of the recipe folder."""
+    modules = {path.stem for path in RECIPE.glob("*.py")}
+    found = []
+    for path in sorted(RECIPE.glob("*.py")):
+        imported = re.findall(r"^(?:from|import)\s+(\w+)", path.read_text(), flags=re.M)
+        if any(name in modules and name != path.stem for name in imported):
+            found.append(path.name)
+    return found
+
+
+def test_the_cmake_cache_helper_imports_its_siblings() -> None:
+    # What the rule below guards: without such a helper it would hold nothing.
+    assert "cmake_cache.py" in _helpers_importing_siblings()
+
+
+@pytest.mark.parametrize(
+    ("script", "python"), [("build.sh", '"${PYTHON}"'), ("bld.bat", '"%PYTHON%"')]
+)
+def test_recipe_helpers_run_without_writing_bytecode_into_the_recipe(
+    script: str, python: str
+) -> None:
+    # Importing a sibling writes $RECIPE_DIR/__pycache__, and both engines copy the recipe
+    # folder into every package's info/recipe afterwards: bytecode holding the engine's
+    # random work path (rattler-build's /tmp/rattler-build-XXXX/recipe/). -B writes none.
+    text = (RECIPE / script).read_text()
+    runs = [
+        line
+        for helper in _helpers_importing_siblings()
+        for line in text.splitlines()
+        if helper in line and python in line
+    ]
+    assert any("cmake_cache.py" in line for line in runs), f"{script} never runs cmake_cache.py"
+    assert [line for line in runs if f"{python} -B " not in line] == []

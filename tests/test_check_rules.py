@@ -536,18 +536,6 @@ def test_libtorch_shipping_another_outputs_library_fails():
     )
 
 
-def test_non_linux_packages_are_flagged_as_not_binary_checked():
-    mac = Package(
-        source=Path("/pkgs/libtorch-2.13.0-cpu_generic_h1_2.conda"),
-        kind="conda",
-        name="libtorch",
-        version="2.13.0",
-        build="cpu_generic_h1_2",
-        subdir="osx-arm64",
-    )
-    assert statuses(run_checks([mac]), "elf.read") == ["warn"]
-
-
 def test_tar_bz2_packages_are_read_like_conda_ones(tmp_path):
     from conda_package_handling import api as cph
 

@@ -37,6 +37,8 @@ pytestmark = pytest.mark.slow
 
 PYTHON_INDEPENDENT_OUTPUTS = {
     "libc10.so",
+    "libshm.so",
+    "torch_shm_manager",
     "libtorch_cpu.so",
     "libtorch.so",
     "libtorch_global_deps.so",
@@ -45,6 +47,8 @@ PYTHON_INDEPENDENT_OUTPUTS = {
     "RegisterOps.cpp.o",
     "torch.cpp.o",
     "global_deps.c.o",
+    "core.cpp.o",
+    "manager.cpp.o",
 }
 
 

@@ -1,10 +1,11 @@
 """The GPU list is part of what is built: a CUDA build for fewer GPUs than conda-forge's
-full lists names its set (``cuda_arch_set`` in recipe/conda_build_config.yaml) in its build
-string and hash, in both recipes, and ``render`` refuses a "full" claim that a row of
-recipe/cuda_arch_lists.txt does not keep.
+full lists names its set (``cuda_arch_set``, which conda-forge's files leave out) in its build
+string and hash, in both recipes; ``render`` refuses a "full" claim that a row of
+recipe/cuda_arch_lists.txt does not keep, a set name on a full row, and any name but the
+row's own.
 
 Each test tailors a copy of the recipe the way a lab's fork does: the row of one CUDA config
-of .ci_support cut to one architecture, and the config's ``cuda_arch_set`` set to a name.
+of .ci_support cut to one architecture, and ``cuda_arch_set`` added to the config.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from tools.cuda_archs import parse_arch_list, read_rows, uncovered
+from tools.cuda_archs import parse_arch_list, read_rows, set_name, uncovered
 from tools.errors import UserError
 from tools.render import render_config
 
@@ -37,15 +38,16 @@ def _cuda_config() -> Path:
     pytest.skip("no linux-64 CUDA config in .ci_support")
 
 
-def _tailored(tmp_path: Path, arch_set: str, one_arch: str = "9.0") -> tuple[Path, Path]:
-    """A recipe copy whose row for the config is ``one_arch``, and the config with
-    ``cuda_arch_set: [arch_set]``."""
+def _tailored(tmp_path: Path, arch_set: str, one_arch: str | None = "9.0") -> tuple[Path, Path]:
+    """A recipe copy whose row for the config is ``one_arch`` (None: conda-forge's row
+    kept), and the config with ``cuda_arch_set: [arch_set]``."""
     config = _cuda_config()
     cuda = str(_values(config)["cuda_compiler_version"][0])
     recipe = shutil.copytree(REPO / "recipe", tmp_path / "recipe")
-    (recipe / "cuda_arch_lists.txt").write_text(f"{cuda} linux-64 {one_arch}\n")
-    text = config.read_text().replace("cuda_arch_set:\n- full\n", f"cuda_arch_set:\n- {arch_set}\n")
-    assert f"- {arch_set}\n" in text, f"{config.name} has no cuda_arch_set"
+    if one_arch is not None:
+        (recipe / "cuda_arch_lists.txt").write_text(f"{cuda} linux-64 {one_arch}\n")
+    assert "cuda_arch_set" not in config.read_text(), config.name
+    text = config.read_text() + f"cuda_arch_set:\n- {arch_set}\n"
     tailored = tmp_path / config.name
     tailored.write_text(text)
     return recipe, tailored
@@ -75,7 +77,7 @@ def test_a_named_set_joins_every_cuda_build_string_and_changes_its_hash(tmp_path
         assert out.build_string.startswith(f"{tag}_sm90_"), out.build_string
         assert out.hash_input.get("cuda_arch_set") == "sm90", out.name
         assert out.cuda_arch_list == "9.0"
-        assert full[out.name].hash_input.get("cuda_arch_set") == "full", out.name
+        assert "cuda_arch_set" not in full[out.name].hash_input, out.name
 
 
 def test_both_recipes_name_the_set_in_the_same_build_strings(tmp_path):
@@ -131,6 +133,39 @@ def test_the_refusal_is_one_error_line_and_exit_2(tmp_path):
         and "cuda_arch_lists.txt:1: " in line
         and "9.0 leaves out" in line
     )
+
+
+def test_the_set_name_is_read_off_the_list():
+    assert set_name(parse_arch_list("9.0")) == "sm90"
+    assert set_name(parse_arch_list("8.0;9.0+PTX")) == "sm80sm90ptx"
+
+
+def test_conda_forges_files_carry_no_set_name():
+    # A variant key in the files enters every CUDA config's hash (conda-build and
+    # rattler-build alike): the default matrix keeps the names it had before the key existed.
+    cbc = YAML(typ="safe").load((REPO / "recipe" / "conda_build_config.yaml").read_text())
+    assert "cuda_arch_set" not in cbc
+    assert not any("cuda_arch_set" in _values(c) for c in (REPO / ".ci_support").glob("*.yaml"))
+
+
+def test_render_refuses_a_set_name_on_the_full_row(tmp_path):
+    # The lab named its set sm90, then put conda-forge's row back: the packages would hold
+    # every GPU under a name that says sm90.
+    recipe, config = _tailored(tmp_path, "sm90", one_arch=None)
+    with pytest.raises(UserError) as caught:
+        render_config(config, root=REPO, recipe_dir=recipe)
+    message = str(caught.value)
+    assert "is the full list" in message and "'sm90'" in message
+    assert "remove cuda_arch_set" in message
+
+
+def test_render_refuses_a_set_name_its_row_does_not_have(tmp_path):
+    recipe, config = _tailored(tmp_path, "sm90", one_arch="8.0;9.0")
+    with pytest.raises(UserError) as caught:
+        render_config(config, root=REPO, recipe_dir=recipe)
+    message = str(caught.value)
+    assert "cuda_arch_lists.txt:1: " in message and "is the set 'sm80sm90'" in message
+    assert "cuda_arch_set: [sm80sm90]" in message
 
 
 def test_a_set_name_that_cannot_be_a_build_string_word_is_refused(tmp_path):

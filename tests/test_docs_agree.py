@@ -204,3 +204,18 @@ def test_bench_check_names_the_cache_it_looks_in(tmp_path: Path) -> None:
     assert str(tmp_path / "pytorch-feedstock-tests" / "wheels") in result.stderr
     doc = _words((ROOT / "benchmarks" / "bench_check.py").read_text().split('"""')[1])
     assert "pytorch-feedstock-tests/bench-check" in doc and "beside the wheel" not in doc
+
+
+def test_the_native_aot_section_says_what_upstream_does_and_whether_the_recipe_needs_it() -> None:
+    # Upstream (pytorch/pytorch tools/native_aot/build_stage2.py, its design notes): stage 2
+    # runs only when invoked, by .ci/pytorch/build.sh or spin, never by the PEP 517 build;
+    # caffe2/CMakeLists.txt only includes the generated native_aot.cmake OPTIONAL. The
+    # section once said caffe2/CMakeLists.txt caches TORCH_NATIVE_AOT, which was the bump
+    # fixture's behaviour, not upstream's.
+    text = (ROOT / "recipe" / "README.md").read_text()
+    section = text[text.index("## Native AOT kernels") :]
+    section = section[: section.index("\n## ", 1)]
+    assert ".ci/pytorch/build.sh" in section and "spin" in section
+    assert 'native_aot/native_aot.cmake" OPTIONAL' in section
+    assert "not needed here" in section
+    assert "caches that value" not in section

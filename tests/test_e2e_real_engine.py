@@ -47,6 +47,7 @@ from fixtures.e2e_feedstock import (
     PYTHONS,
     REPO,
     E2EFeedstock,
+    bytecode_outside_site_packages,
     narrowed_config,
     without_script_tests,
 )
@@ -61,7 +62,7 @@ from fixtures.minitorch.support import (
 )
 from fixtures.recipe_release import current
 
-from tools.cuda_archs import read_rows
+from tools.cuda_archs import parse_arch_list, read_rows, set_name
 
 pytestmark = [
     pytest.mark.slow,
@@ -326,6 +327,20 @@ def test_a_build_for_every_gpu_is_not_down_prioritized(cuda) -> None:
     } == {}
 
 
+@pytest.mark.parametrize("which", ["cpu", "cuda", "cpu_skbuild"])
+def test_no_package_carries_bytecode_outside_site_packages(which, request) -> None:
+    # Bytecode of the recipe's helpers (info/recipe/__pycache__, byte-compiled while the
+    # build ran them) or of the source's tools/ (the tests' source_files, imported by the
+    # build backend) embeds the engine's random work paths, and nobody asked for it.
+    fs = request.getfixturevalue(which)
+    found = {
+        path.name: stray
+        for path in sorted(fs.artifacts.glob("*/*.conda"))
+        if (stray := bytecode_outside_site_packages(path))
+    }
+    assert found == {}
+
+
 # ------------------------------------------------------- the toolkit's check
 
 
@@ -535,15 +550,15 @@ def test_tools_check_compares_every_fatbin_with_the_recipes_arch_list(cuda) -> N
 @pytest.fixture
 def one_arch(cuda: E2EFeedstock, tmp_path: Path) -> tuple[Path, Path]:
     """A lab's tailoring of the e2e feedstock: the config's row cut to its newest entry and
-    ``cuda_arch_set`` naming it (sm120); (recipe folder, config file)."""
+    ``cuda_arch_set`` naming it (sm120ptx); (recipe folder, config file)."""
     recipe = shutil.copytree(cuda.root / "recipe", tmp_path / "recipe")
     rows = recipe / "cuda_arch_lists.txt"
     newest = read_rows(rows)[(CUDA_VERSION, "linux-64")].split(";")[-1]
     rows.write_text(f"{CUDA_VERSION} linux-64 {newest}\n")
     source = cuda.root / ".ci_support" / f"{cuda.config}.yaml"
-    label = "sm" + newest.split("+")[0].replace(".", "")  # sm120: the lab's name for its set
-    text = source.read_text().replace("cuda_arch_set:\n- full\n", f"cuda_arch_set:\n- {label}\n")
-    assert f"- {label}\n" in text, source
+    label = set_name(parse_arch_list(newest))  # the name render requires of that row
+    assert "cuda_arch_set" not in source.read_text(), source
+    text = source.read_text() + f"cuda_arch_set:\n- {label}\n"
     config = tmp_path / source.name
     config.write_text(text)
     return recipe, config
@@ -561,7 +576,7 @@ def test_a_one_arch_build_is_told_apart_from_the_default_build(cuda, one_arch) -
     assert names <= {d.rsplit("-", 2)[0] for d in tailored}
     assert not tailored & built
     cuda_tag = "cuda" + CUDA_VERSION.replace(".", "")
-    assert all(re.search(rf"-{cuda_tag}_sm\d+_", d) for d in tailored), tailored
+    assert all(re.search(rf"-{cuda_tag}_sm\d+(ptx)?_", d) for d in tailored), tailored
 
 
 def test_tools_check_warns_on_the_default_builds_extra_architectures(cuda, one_arch) -> None:

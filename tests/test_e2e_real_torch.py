@@ -36,7 +36,13 @@ from pathlib import Path
 
 import pytest
 from fixtures.cache import cached_dir
-from fixtures.e2e_feedstock import REPO, E2EFeedstock, install, solve
+from fixtures.e2e_feedstock import (
+    REPO,
+    E2EFeedstock,
+    bytecode_outside_site_packages,
+    install,
+    solve,
+)
 from fixtures.recipe_release import current
 from fixtures.wheel_replay.support import config_file, replay_feedstock, replay_key
 
@@ -222,6 +228,17 @@ RECIPE_CHECKS = {
         "torch_python_consumer.make_tensor().tolist() == [0, 1, 2, 3]",
     ),
 }
+
+
+def test_no_package_carries_bytecode_outside_site_packages(replay) -> None:
+    # The recipe's helpers' bytecode (info/recipe/__pycache__) and the source's tools/
+    # (the tests' source_files) hold the engine's work paths: tests/test_e2e_real_engine.py.
+    found = {
+        path.name: stray
+        for path in sorted(replay.artifacts.glob("*/*.conda"))
+        if (stray := bytecode_outside_site_packages(path))
+    }
+    assert found == {}
 
 
 def _package(fs: E2EFeedstock, name: str) -> Path:

@@ -347,3 +347,34 @@ def test_a_migration_the_pinning_carries_with_another_timestamp_says_so(feedstoc
     assert result.returncode == 1
     assert "    the pinning's python314.yaml has migrator_ts " in result.stdout
     assert "this one 1, so conda-smithy takes it for a closed migration" in result.stdout
+
+
+# -- --write changes every file or none ------------------------------------------------------
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_write_refused_by_the_readme_table_changes_no_file(pytorch_feedstock, pinning_dir):
+    """The README's table renders the recipe, which refuses a GPU row shorter than its
+    cuda_arch_set says; that refusal comes after .ci_support is computed, and must come
+    before any of it is written (issue 43, item 7)."""
+    from fixtures import feedstock_matrix
+
+    cuda = feedstock_matrix.select(cuda=True, root=pytorch_feedstock)
+    if not cuda:
+        pytest.skip(".ci_support holds no CUDA config")
+    row = feedstock_matrix.arch_row(cuda[0], root=pytorch_feedstock)
+    lists = pytorch_feedstock / "recipe" / "cuda_arch_lists.txt"
+    short = row.split(";")[0].removesuffix("+PTX")
+    lists.write_text(lists.read_text().replace(row, short, 1))
+    # A change --write would make: one CI job's file gone.
+    gone = pytorch_feedstock / ".ci_support" / f"{cuda[0].name}.yaml"
+    gone.unlink()
+    before = _snapshot(pytorch_feedstock)
+    result = tools("matrix", "--pinning", str(pinning_dir), "--write", cwd=pytorch_feedstock)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""  # no "added:" for a file that is not there
+    assert "cuda_arch_lists.txt" in result.stderr and "cuda_arch_set" in result.stderr
+    assert _snapshot(pytorch_feedstock) == before

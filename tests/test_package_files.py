@@ -36,6 +36,14 @@ rules = load_package_files()
         ("include/dnnl.h", None),
         ("include/pybind11/pybind11.h", None),
         ("share/cmake/Torch/TorchConfig.cmake", "share/cmake/Torch/TorchConfig.cmake"),
+        ("share/cmake/Caffe2/public/cuda.cmake", "share/cmake/Caffe2/public/cuda.cmake"),
+        (
+            "share/cmake/Tensorpipe/TensorpipeTargets.cmake",
+            "share/cmake/Tensorpipe/TensorpipeTargets.cmake",
+        ),
+        ("share/doc/fmt/README.md", None),
+        ("share/pkgconfig/sleef.pc", None),
+        ("bin/flatc", None),
     ],
 )
 def test_unix_libtorch_paths(platform: str, rel: str, where: str | None) -> None:
@@ -71,6 +79,7 @@ def test_macos_libomp_and_omp_h_are_left_to_llvm_openmp() -> None:
         ("include/c10/core/Device.h", "Library/include/c10/core/Device.h"),
         ("include/dnnl.h", None),
         ("share/cmake/Torch/TorchConfig.cmake", "Library/share/cmake/Torch/TorchConfig.cmake"),
+        ("share/cmake/fmt/fmt-config.cmake", None),
     ],
 )
 def test_windows_libtorch_paths(rel: str, where: str | None) -> None:
@@ -122,6 +131,56 @@ def test_libtorch_stage_never_overwrites_a_host_file(tmp_path: Path) -> None:
         "(USE_SYSTEM_*) or leave it to that package in recipe/package_files.py"
     ]
     assert not (prefix / "lib").exists()
+
+
+@pytest.mark.parametrize(
+    "stray",
+    ["share/doc/fmt/README.md", "share/cmake/fmt/fmt-config.cmake", "bin/flatc", "bin/test_api"],
+)
+def test_libtorch_stage_stops_at_a_share_or_bin_file_no_release_installs(
+    tmp_path: Path, stray: str
+) -> None:
+    # A vendored dependency's install rules put it there; shipped, it could clobber the
+    # conda-forge package that owns the path, which is not in this build's host.
+    tree = _tree(tmp_path / "tree", "lib/libc10.so", "share/cmake/Torch/TorchConfig.cmake", stray)
+    prefix = tmp_path / "prefix"
+    done = _stage(
+        "libtorch", "--platform", "linux-64", "--tree", str(tree), "--prefix", str(prefix)
+    )
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"package_files.py: error: {tree / stray} is not a file a PyTorch")
+    assert "RELEASE_SHARE/RELEASE_BIN in recipe/package_files.py" in line
+    assert not prefix.exists()
+
+
+def test_windows_pytorch_stage_keeps_no_copy_of_librarys_share_and_no_static_library(
+    tmp_path: Path,
+) -> None:
+    # As conda-forge's bld.bat: torch/share is libtorch's Library/share again, and the
+    # vendored static libraries are linked into torch's DLLs; torch_python.lib and _C.lib
+    # stay for torch.utils.cpp_extension.
+    sp = _tree(
+        tmp_path / "sp",
+        "torch/lib/torch_python.dll",
+        "torch/lib/torch_python.lib",
+        "torch/lib/_C.lib",
+        "torch/lib/torch_cpu.lib",
+        "torch/lib/sleef.lib",
+        "torch/lib/cpuinfo.lib",
+        "torch/share/cmake/Torch/TorchConfig.cmake",
+    )
+    prefix = _tree(
+        tmp_path / "prefix",
+        "Library/lib/torch_cpu.lib",
+        "Library/share/cmake/Torch/TorchConfig.cmake",
+    )
+    done = _stage(
+        "pytorch", "--platform", "win-64", "--site-packages", str(sp), "--prefix", str(prefix)
+    )
+    assert done.returncode == 0, done.stderr
+    left = sorted(p.relative_to(sp).as_posix() for p in sp.rglob("*") if p.is_file())
+    assert left == ["torch/lib/_C.lib", "torch/lib/torch_python.lib"]
 
 
 def test_windows_pytorch_stage(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ real tool that decides it, against the unpatched and the patched text:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -275,6 +276,28 @@ def test_with_0008_recipe_cmake_test_finds_aten_headers_next_to_its_config(
     configured = configure_cmake_test(tmp_path, torch)
     assert configured.returncode == 0, configured.stderr
     assert f"ATen headers: {torch}/share/cmake/ATen/../../../include" in configured.stdout
+
+
+@pytest.mark.slow
+def test_recipe_cmake_test_compiles_with_the_cxx_standard_the_release_asks_for(
+    torch_site_2_13, tmp_path
+):
+    # 2.13's TorchConfig.cmake sets CXX_STANDARD on the imported torch target, which CMake
+    # does not pass on: a consumer that asks for less compiles PyTorch's headers as less.
+    config = installed_aten_config(tmp_path, patched(tmp_path, "0008"))
+    torch = torch_tree_with(torch_site_2_13, config, tmp_path / "site")
+    torch_config = (torch / "share" / "cmake" / "Torch" / "TorchConfig.cmake").read_text()
+    [standard] = re.findall(r"CXX_STANDARD (\d+)", torch_config)
+    configured = configure_cmake_test(tmp_path, torch)
+    assert configured.returncode == 0, configured.stderr
+    commands = subprocess.run(
+        ["ninja", "-C", str(tmp_path / "consumer"), "-t", "commands", "torch_consumer"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    compile_line = next(line for line in commands.splitlines() if "consumer.cpp" in line)
+    assert re.search(rf"-std=(c|gnu)\+\+{standard}\b", compile_line), compile_line
 
 
 @pytest.fixture(scope="session")

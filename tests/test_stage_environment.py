@@ -112,3 +112,86 @@ def test_compare_without_a_record_is_bad_input(tmp_path: Path) -> None:
     assert result.returncode == 2
     [line] = result.stderr.splitlines()
     assert str(missing) in line and "compile stage" in line
+
+
+MINIATURE_FORWARDING = (
+    Path(__file__).resolve().parent
+    / "fixtures"
+    / "minitorch"
+    / "project"
+    / "cmake"
+    / "EnvVarForwarding.cmake"
+)
+
+
+def _release_adding(tmp_path: Path, prefix: str, name: str) -> Path:
+    """A miniature release whose forwarding module adds ``prefix`` to its expression and
+    ``name`` to its passthrough list, as a new PyTorch release may; its source folder."""
+    text = MINIATURE_FORWARDING.read_text()
+    assert "^(BUILD_|USE_|CMAKE_)" in text and "set(_ENV_PASSTHROUGH BLAS" in text
+    text = text.replace("^(BUILD_|USE_|CMAKE_)", f"^(BUILD_|USE_|CMAKE_|{prefix})")
+    text = text.replace("set(_ENV_PASSTHROUGH BLAS", f"set(_ENV_PASSTHROUGH {name} BLAS")
+    (tmp_path / "src" / "cmake").mkdir(parents=True)
+    (tmp_path / "src" / "cmake" / "EnvVarForwarding.cmake").write_text(text)
+    return tmp_path / "src"
+
+
+def test_the_miniatures_module_states_its_own_rule() -> None:
+    rule = stage.rule_from_text(MINIATURE_FORWARDING.read_text(), "miniature")
+    assert rule.names == {
+        "BLAS",
+        "FLASH_ATTENTION_MAX_JOBS",
+        "INSTALL_TEST",
+        "TORCH_CUDA_ARCH_LIST",
+    }
+    assert rule.selects("USE_CUDA") and not rule.selects("MAGMA_HOME")
+
+
+def test_upstreams_lists_and_aliases_are_read_environment_side_first() -> None:
+    text = """
+set(_ENV_ALIASES "CUDNN_LIB_DIR=CUDNN_LIBRARY")
+set(_ENV_PASSTHROUGH
+  BLAS  # a comment
+  TORCH_CUDA_ARCH_LIST
+)
+foreach(_alias IN LISTS _ENV_ALIASES)
+endforeach()
+foreach(_var IN LISTS _ENV_PASSTHROUGH)
+endforeach()
+set(_envfwd_script [==[
+select = re.compile(r"^(BUILD_|USE_|CMAKE_)|(EXITCODE|EXITCODE__TRYRUN_OUTPUT)$")
+]==])
+"""
+    rule = stage.rule_from_text(text, "upstream")
+    assert rule.names == {"CUDNN_LIB_DIR", "BLAS", "TORCH_CUDA_ARCH_LIST"}
+    assert rule.selects("HAVE_STD_REGEX_EXITCODE")
+
+
+def test_a_prefix_and_a_name_a_new_release_forwards_are_checked(tmp_path: Path) -> None:
+    src = _release_adding(tmp_path, "XPU_", "AOTRITON_INSTALL_DIR")
+    record = tmp_path / "forwarded-environment.json"
+    before = {"SRC_DIR": str(src), "XPU_TARGETS": "a", "AOTRITON_INSTALL_DIR": "/x"}
+    assert run("record", record, env=before).returncode == 0
+    after = {"SRC_DIR": str(src), "XPU_TARGETS": "b", "AOTRITON_INSTALL_DIR": "/y"}
+    changed = run("compare", record, "--stage", "pytorch", env=after)
+    assert changed.returncode == 1, changed.stderr
+    assert "XPU_TARGETS='b' here but 'a'" in changed.stderr
+    assert "AOTRITON_INSTALL_DIR='/y' here but '/x'" in changed.stderr
+
+
+def test_a_source_without_the_module_is_held_to_the_hand_list(tmp_path: Path) -> None:
+    record = tmp_path / "forwarded-environment.json"
+    run("record", record, env={"SRC_DIR": str(tmp_path), "XPU_TARGETS": "a"})
+    same = run(
+        "compare", record, "--stage", "pytorch", env={"SRC_DIR": str(tmp_path), "XPU_TARGETS": "b"}
+    )
+    assert same.returncode == 0, same.stderr
+
+
+def test_a_module_whose_rule_cannot_be_read_is_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "cmake" / "EnvVarForwarding.cmake").write_text("set(X 1)\n")
+    result = run("record", tmp_path / "r.json", env={"SRC_DIR": str(tmp_path)})
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith("stage_environment.py: error: ") and "EnvVarForwarding.cmake" in line

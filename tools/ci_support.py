@@ -27,7 +27,7 @@ from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from tools import diskcache
 from tools.errors import UserError
-from tools.files import atomic_write_text, read_user_file
+from tools.files import read_user_file, replace_files
 from tools.smithy.forge import RATTLER_BUILD, read_forge_settings
 from tools.smithy.forge_yml import load_forge_yml
 from tools.smithy.jobs import CiJob, collapse, finalize_config, job_name, prune_spec
@@ -414,18 +414,28 @@ def differences(folder: Path, matrix: Matrix) -> list[Difference]:
     return diffs
 
 
-def write(folder: Path, matrix: Matrix) -> list[Difference]:
-    """Bring ``folder`` up to date; return what changed."""
+def planned(folder: Path, matrix: Matrix) -> tuple[list[Difference], dict[Path, str | None]]:
+    """What bringing ``folder`` up to date takes: the differences, and each file's new text
+    (``None``: delete it), for :func:`tools.files.replace_files` to write with the other
+    files of the same change, all or none."""
     diffs = differences(folder, matrix)
     expected = expected_files(matrix)
+    contents: dict[Path, str | None] = {}
     for diff in diffs:
         name = Path(diff.path).name
         if diff.kind in ("missing", "changed"):
-            atomic_write_text(folder / name, expected[name])
+            contents[folder / name] = expected[name]
         elif diff.kind == "stale":
-            (folder / name).unlink()
+            contents[folder / name] = None
         elif diff.kind == "closed-migration":
-            (folder / "migrations" / name).unlink()
+            contents[folder / "migrations" / name] = None
+    return diffs, contents
+
+
+def write(folder: Path, matrix: Matrix) -> list[Difference]:
+    """Bring ``folder`` up to date, every file or none; return what changed."""
+    diffs, contents = planned(folder, matrix)
+    replace_files(contents)
     return diffs
 
 

@@ -119,33 +119,63 @@ def uncovered(cuda: str, subdir: str, promise: Promise) -> list[str] | None:
     return gaps
 
 
+def set_name(promise: Promise) -> str:
+    """The ``cuda_arch_set`` name a narrower list must carry, read off the list itself:
+    ``sm`` and the digits of each SASS architecture, ``ptx`` when any entry adds PTX
+    (``9.0`` is sm90, ``8.0;9.0+PTX`` is sm80sm90ptx). A name chosen freely could stay on a
+    package after its row changed (a lab puts conda-forge's row back and keeps ``sm90``)."""
+    name = "".join(f"sm{arch}" for arch in sorted(promise.sass))
+    return name + ("ptx" if promise.ptx else "")
+
+
+def _row_line(path: Path, cuda: str, subdir: str) -> int:
+    return next(
+        n
+        for n, row in enumerate(path.read_text().splitlines(), 1)
+        if row.split("#", 1)[0].split()[:2] == [cuda, subdir]
+    )
+
+
 def config_arch_list(recipe_dir: Path, variant: dict[str, str], subdir: str) -> str | None:
     """The TORCH_CUDA_ARCH_LIST a config's build exports, once its ``cuda_arch_set`` is
-    seen to tell the truth about it: "full" must cover every GPU (``uncovered``), any other
-    value names a narrower set and becomes part of the build string. None for CPU configs
-    and recipes without the file; a false "full" or a malformed name is a UserError."""
+    seen to tell the truth about it. conda-forge's configs carry no ``cuda_arch_set`` (a
+    variant key in the files would enter every CUDA hash): absent or "full", the row must
+    cover every GPU (``uncovered``); any other value must be the row's own name
+    (``set_name``), which becomes part of the build string. None for CPU configs and
+    recipes without the file; a name that does not match its row is a UserError."""
     cuda = variant.get("cuda_compiler_version")
     text = arch_list(recipe_dir, cuda, subdir)
-    label = variant.get(ARCH_SET_KEY)
-    if text is None or label is None:
+    if text is None:
         return text
+    label = variant.get(ARCH_SET_KEY) or FULL
     cbc = recipe_dir / "conda_build_config.yaml"
+    path = recipe_dir / ARCH_LISTS
     if not _LABEL.match(label):
         raise UserError(
             f"{cbc}: {ARCH_SET_KEY} {label!r} is not a build-string word; use lower-case "
-            f"letters and digits, e.g. sm90 (or {FULL!r} for conda-forge's full list)"
+            f"letters and digits, e.g. sm90 (or leave it out for conda-forge's full list)"
         )
-    gaps = uncovered(str(cuda), subdir, parse_arch_list(text)) if label == FULL else None
-    if gaps:
-        path = recipe_dir / ARCH_LISTS
-        line = next(
-            n
-            for n, row in enumerate(path.read_text().splitlines(), 1)
-            if row.split("#", 1)[0].split()[:2] == [cuda, subdir]
-        )
+    promise = parse_arch_list(text)
+    gaps = uncovered(str(cuda), subdir, promise)
+    where = f"{path}:{_row_line(path, str(cuda), subdir)}: {cuda} {subdir} {text}"
+    if label == FULL:
+        if gaps:
+            raise UserError(
+                f"{where} leaves out {', '.join(gaps)}, but {ARCH_SET_KEY} is {FULL!r}"
+                f" (or absent); name the narrower set in {cbc}"
+                f" ({ARCH_SET_KEY}: [{set_name(promise)}]) so its packages say so in their"
+                " build string"
+            )
+        return text
+    if gaps == []:
         raise UserError(
-            f"{path}:{line}: {cuda} {subdir} {text} leaves out {', '.join(gaps)},"
-            f" but {ARCH_SET_KEY} is {FULL!r}; name the narrower set in {cbc}"
-            f" ({ARCH_SET_KEY}: [sm90], say) so its packages say so in their build string"
+            f"{where} is the full list, but {ARCH_SET_KEY} is {label!r}, which would name"
+            f" packages for every GPU as a narrower set; remove {ARCH_SET_KEY} from {cbc}"
+        )
+    if label != set_name(promise):
+        raise UserError(
+            f"{where} is the set {set_name(promise)!r}, but {ARCH_SET_KEY} is {label!r};"
+            f" set {ARCH_SET_KEY}: [{set_name(promise)}] in {cbc} (the build string names"
+            " the list the packages hold)"
         )
     return text

@@ -7,7 +7,7 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -105,6 +105,78 @@ def _mode_for(path: Path) -> int:
 def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:
     """UTF-8, newlines written as given (``\\n`` stays ``\\n`` on every platform)."""
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+def replace_files(contents: Mapping[Path, str | None]) -> None:
+    """Give every path its new text (``None``: delete it), all of them or none.
+
+    Every new text is written beside its file first (a full disk or a read-only folder fails
+    here, before any file changes); then each file is replaced by a rename, its old version
+    kept aside as a hard link until all are in place.  If one rename fails, the ones already
+    made are undone, so the set of files is either the old one or the new one, never a mix
+    (``matrix --write``: a .ci_support folder that matches no pinning is worse than a stale
+    one).  A reader sees each file whole, old or new.
+    """
+    staged: dict[Path, Path] = {}
+    done: list[tuple[Path, Path | None]] = []
+    try:
+        for path, text in contents.items():
+            if text is not None:
+                staged[path] = _staged(path, text.encode("utf-8"))
+        try:
+            for path in contents:
+                aside = _aside(path) if path.exists() else None
+                done.append((path, aside))
+                if path in staged:
+                    os.replace(staged.pop(path), path)
+                else:
+                    path.unlink()
+        except BaseException:
+            for path, aside in reversed(done):
+                if aside is not None:
+                    os.replace(aside, path)
+                else:
+                    path.unlink(missing_ok=True)
+            raise
+        for _path, aside in done:
+            if aside is not None:
+                aside.unlink(missing_ok=True)
+    finally:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+
+
+def _staged(path: Path, data: bytes) -> Path:
+    """``data`` in a flushed temporary file beside ``path``, with the mode ``path`` has."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(tmp, _mode_for(path))
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def _aside(path: Path) -> Path:
+    """A second name for ``path``'s current file (a hard link, else a copy), to restore it
+    from."""
+    import shutil
+
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent)
+    os.close(fd)
+    aside = Path(name)
+    aside.unlink()
+    try:
+        os.link(path, aside)
+    except OSError:
+        shutil.copy2(path, aside)
+    return aside
 
 
 _CONFLICT_MARKER = re.compile(r"^(?:<{7}|={7}|>{7})(?: |$)", re.MULTILINE)

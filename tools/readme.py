@@ -42,8 +42,8 @@ def replace_section(text: str, table: str, where: str, section: str = DRIFT_TABL
     return head + newline + body + text[end:]
 
 
-def update_readme(path: Path, table: str, section: str = DRIFT_TABLE) -> bool:
-    """Rewrite one section of ``path`` atomically; ``False`` when nothing changed."""
+def updated_text(path: Path, table: str, section: str = DRIFT_TABLE) -> str | None:
+    """``path``'s text with one section replaced by ``table``; ``None`` when nothing changes."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -55,7 +55,13 @@ def update_readme(path: Path, table: str, section: str = DRIFT_TABLE) -> bool:
     except UnicodeDecodeError:
         raise UserError(f"{path}: not UTF-8 text") from None
     new = replace_section(text, table, str(path), section)
-    if new == text:
+    return None if new == text else new
+
+
+def update_readme(path: Path, table: str, section: str = DRIFT_TABLE) -> bool:
+    """Rewrite one section of ``path`` atomically; ``False`` when nothing changed."""
+    new = updated_text(path, table, section)
+    if new is None:
         return False
     atomic_write_text(path, new, mode=path.stat().st_mode & 0o7777)
     return True

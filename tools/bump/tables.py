@@ -16,24 +16,30 @@ TableOf = Callable[[Mapping[str, str], Path, Path], str]
 
 
 def rerender(root: Path, recipe: Path, pinning: str | None, table_of: TableOf) -> list[str]:
-    """``.ci_support`` (with a pinning) and the README's CI-job table; the changes made."""
+    """``.ci_support`` (with a pinning) and the README's CI-job table; the changes made.
+    Everything is computed first, then every file is written or none is (as ``matrix
+    --write``)."""
     from tools import ci_support
+    from tools.files import replace_files
 
     changes: list[str] = []
+    contents: dict[Path, str | None] = {}
     folder = root / ".ci_support"
     if pinning is not None:
         matrix = ci_support.compute_matrix(root, recipe, ci_support.locate_pinning(pinning))
+        diffs, contents = ci_support.planned(folder, matrix)
         # In the form of the bump's other lines: "changed: PATH (what was done)".
-        changes += [f"{c.path} ({c.action})" for c in ci_support.write(folder, matrix)]
+        changes += [f"{c.path} ({c.action})" for c in diffs]
         files = {n: t for n, t in ci_support.expected_files(matrix).items() if n.endswith(".yaml")}
     else:
         files = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.yaml"))}
     readme_path = root / "README.md"
-    if not files or readme.section_of(readme_path, readme.MATRIX_TABLE) is None:
-        return changes
-    table = table_of(files, root, recipe)
-    if readme.update_readme(readme_path, table, readme.MATRIX_TABLE):
-        changes.append("README.md (CI-job table)")
+    if files and readme.section_of(readme_path, readme.MATRIX_TABLE) is not None:
+        text = readme.updated_text(readme_path, table_of(files, root, recipe), readme.MATRIX_TABLE)
+        if text is not None:
+            contents[readme_path] = text
+            changes.append("README.md (CI-job table)")
+    replace_files(contents)
     return changes
 
 

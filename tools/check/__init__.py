@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from tools.check import abi, cuda, layout, linkage, metadata, owned
+from tools.check import abi, cuda, inventory, layout, linkage, macos, metadata, owned, windows
 from tools.check.archive import Package, check_members, read_all
 from tools.check.context import Context
 from tools.check.expectations import Expectations, OutputExpectation
@@ -35,11 +36,22 @@ __all__ = [
 
 CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
     ("archive.member / prefix.files", lambda ctx: check_members(ctx.packages)),
+    (inventory.CHECK, inventory.check_formats),
     ("elf.read", linkage.check_elf_readable),
     ("elf.machine", linkage.check_machine),
     ("elf.needed", linkage.check_needed),
     ("elf.runpath", linkage.check_runpath),
     ("elf.glibc / elf.glibcxx / elf.cxxabi", linkage.check_symbol_versions),
+    ("macho.arch", macos.check_arch),
+    ("macho.minos", macos.check_minos),
+    ("macho.install-name", macos.check_install_name),
+    ("macho.load-dylib", macos.check_load_dylib),
+    ("macho.rpath", macos.check_rpath),
+    ("macho.signature", macos.check_signature),
+    ("macho.openmp", macos.check_openmp),
+    ("pe.machine", windows.check_machine),
+    ("pe.imports", windows.check_imports),
+    ("pe.crt", windows.check_crt),
     ("abi.cxx11", abi.check_cxx11_abi),
     ("abi.static-libstdcxx", abi.check_static_libstdcxx),
     ("layout.expected-files", layout.check_expected_files),
@@ -94,7 +106,7 @@ def run_checks(
 ) -> list[Finding]:
     """Every check's findings; with ``only`` (check ids), just those checks'."""
     expect = expect or Expectations()
-    _require_config_platform(packages, expect)
+    packages = _for_config_platform(packages, expect)
     ctx = Context(packages, expect)
     findings: list[Finding] = []
     for name, run in CHECKS:
@@ -106,17 +118,24 @@ def run_checks(
     return findings
 
 
-def _require_config_platform(packages: Sequence[Package], expect: Expectations) -> None:
+def _for_config_platform(packages: Sequence[Package], expect: Expectations) -> list[Package]:
     """A config describes one platform; comparing another's packages with it is meaningless
-    (a linux-64 library's GLIBC against a macOS SDK version), so it is refused."""
+    (a linux-64 library's GLIBC against a macOS SDK version), so it is refused. A wheel that
+    fits several platforms (macOS universal2) is checked as the config's."""
     if expect.subdir is None:
-        return
+        return list(packages)
+    pinned = []
     for package in packages:
-        if package.analysed and package.subdir not in (expect.subdir, "noarch"):
+        fits = package.platforms or (package.subdir,)
+        if package.analysed and expect.subdir not in fits and package.subdir != "noarch":
             raise UserError(
                 f"{package.label}: built for {package.subdir or 'an unknown platform'}, but "
                 f"config {expect.config} builds {expect.subdir}; pass the config it was built from"
             )
+        if len(fits) > 1:
+            package = replace(package, subdir=expect.subdir, platforms=(expect.subdir,))
+        pinned.append(package)
+    return pinned
 
 
 def check(

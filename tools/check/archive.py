@@ -21,13 +21,18 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from conda_package_streaming.package_streaming import stream_conda_component
 
-from tools.check.elf import ElfInfo, is_elf, read_elf
+from tools.check.elf import ElfInfo, read_elf
 from tools.check.findings import Finding, failed, member_path, passed
+from tools.check.formats import BinaryFormat, binary_format, foreign_format, wheel_platforms
 from tools.errors import UserError
+
+if TYPE_CHECKING:  # their readers' libraries are imported only when such a file is met
+    from tools.check.macho import MachOInfo
+    from tools.check.pe import PeInfo
 
 
 def _zstd_error() -> tuple[type[Exception], ...]:
@@ -115,6 +120,14 @@ class Package:
     unsafe: tuple[tuple[str, str], ...] = ()  # (member name, why)
     elves: Mapping[str, ElfInfo] = field(default_factory=dict)
     elf_errors: Mapping[str, str] = field(default_factory=dict)
+    # Mach-O (macOS) and PE (Windows) files: tools/check/macho.py, tools/check/pe.py
+    machos: Mapping[str, MachOInfo] = field(default_factory=dict)
+    pes: Mapping[str, PeInfo] = field(default_factory=dict)
+    # member -> (format, why it could not be read): Mach-O and PE files that did not parse,
+    # and binaries of a format no check reads (tools/check/formats.py)
+    binary_errors: Mapping[str, tuple[BinaryFormat, str]] = field(default_factory=dict)
+    # package subdirs a wheel's platform tag fits (a universal2 wheel: osx-64 and osx-arm64)
+    platforms: tuple[str, ...] = ()
     # member -> build-machine paths found in it (text files only)
     prefix_strings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # member -> placeholder conda records for install-time relocation (text mode)
@@ -175,11 +188,19 @@ class _Collector:
     elf_errors: dict[str, str] = field(default_factory=dict)
     prefix_strings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
+    machos: dict[str, MachOInfo] = field(default_factory=dict)
+    pes: dict[str, PeInfo] = field(default_factory=dict)
+    binary_errors: dict[str, tuple[BinaryFormat, str]] = field(default_factory=dict)
 
     def consume(self, path: str, stream: BinaryIO, size: int) -> None:
         head = stream.read(_HEAD)
-        if is_elf(head):
-            self._elf(path, head, stream)
+        kind = binary_format(head)
+        if kind == "Mach-O":
+            self._macho(path, stream, head, size)
+        elif kind in ("ELF", "PE"):
+            self._spool(path, head, stream)
+        elif kind is not None:
+            self.binary_errors[path] = (kind, foreign_format(kind))
         elif b"\0" not in head and size <= _TEXT_LIMIT:
             data = head + stream.read()
             hits = build_prefix_strings(data)
@@ -191,31 +212,59 @@ class _Collector:
     def consume_file(self, path: str, real: Path) -> None:
         with real.open("rb") as stream:
             head = stream.read(_HEAD)
-            if is_elf(head):
+            kind = binary_format(head)
+            if kind == "Mach-O":
+                self._macho(path, stream, head, real.stat().st_size)
+                return
+            if kind in ("ELF", "PE"):
                 stream.seek(0)
-                self._parse(path, stream)
+                self._parse(path, head, str(real), stream)
                 return
         with real.open("rb") as stream:
             self.consume(path, stream, real.stat().st_size)
 
-    def _elf(self, path: str, head: bytes, stream: BinaryIO) -> None:
-        # pyelftools seeks; an archive member is a forward-only stream, so it
+    def _macho(self, path: str, stream: BinaryIO, head: bytes, size: int) -> None:
+        # Read front to back, never spooled: the load commands are at the front of each slice
+        # and the signature at its end (tools/check/macho.py).
+        from tools.check.macho import Forward, read_macho
+
+        try:
+            self.machos[path] = read_macho(Forward(stream, head), size)
+        except ValueError as exc:
+            self.binary_errors[path] = ("Mach-O", str(exc))
+
+    def _spool(self, path: str, head: bytes, stream: BinaryIO) -> None:
+        # The readers seek; an archive member is a forward-only stream, so it
         # is copied (alone) into the private work directory and removed again.
-        fd, spool = tempfile.mkstemp(dir=self.workdir, suffix=".elf")
+        fd, spool = tempfile.mkstemp(dir=self.workdir, suffix=".bin")
         try:
             with os.fdopen(fd, "w+b") as out:
                 out.write(head)
                 shutil.copyfileobj(stream, out, _CHUNK)
+                out.flush()
                 out.seek(0)
-                self._parse(path, out)
+                self._parse(path, head, spool, out)
         finally:
             os.unlink(spool)
 
-    def _parse(self, path: str, stream: BinaryIO) -> None:
+    def _parse(self, path: str, head: bytes, real: str, stream: BinaryIO) -> None:
+        kind = binary_format(head)
         try:
-            self.elves[path] = read_elf(stream)
+            if kind == "ELF":
+                self.elves[path] = read_elf(stream)
+            else:
+                from tools.check.pe import read_pe
+
+                self.pes[path] = read_pe(real, stream)
         except ValueError as exc:
-            self.elf_errors[path] = str(exc)
+            if kind == "ELF":
+                self.elf_errors[path] = str(exc)
+            else:
+                self.binary_errors[path] = (kind, str(exc))
+
+    def binaries(self) -> dict[str, object]:
+        """The Package fields of what was read, other than ELF's."""
+        return {"machos": self.machos, "pes": self.pes, "binary_errors": self.binary_errors}
 
 
 def _wants_text(path: str) -> bool:
@@ -277,6 +326,7 @@ def read_conda(path: Path, workdir: Path) -> Package:
         unsafe=tuple(unsafe),
         elves=collector.elves,
         elf_errors=collector.elf_errors,
+        **collector.binaries(),
         prefix_strings={
             k: v for k, v in collector.prefix_strings.items() if not k.startswith("info/")
         },
@@ -345,24 +395,20 @@ def read_wheel(path: Path, workdir: Path) -> Package:
     except DAMAGED as exc:
         raise UserError(f"{path}: not a readable wheel ({exc}); re-download it") from exc
     platform = match["plat"]
-    subdir = (
-        "linux-64"
-        if "x86_64" in platform
-        else "linux-aarch64"
-        if "aarch64" in platform
-        else platform
-    )
+    platforms = wheel_platforms(platform)
     return Package(
         source=path,
         kind="wheel",
         name=match["name"].replace("_", "-").lower(),
         version=match["version"],
         build="",
-        subdir=subdir,
+        subdir=platforms[0] if platforms else platform,
+        platforms=platforms,
         members=tuple(members),
         unsafe=tuple(unsafe),
         elves=collector.elves,
         elf_errors=collector.elf_errors,
+        **collector.binaries(),
         prefix_strings=collector.prefix_strings,
         texts=collector.texts,
     )
@@ -422,6 +468,7 @@ def _prefix_package(prefix: Path, record: Mapping, workdir: Path) -> Package:
         members=tuple(members),
         elves=collector.elves,
         elf_errors=collector.elf_errors,
+        **collector.binaries(),
         prefix_strings=collector.prefix_strings,
         placeholders=placeholders,
         texts=collector.texts,

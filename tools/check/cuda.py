@@ -128,7 +128,9 @@ def check_fatbins(ctx: Context) -> list[Finding]:
     for package in ctx.analysed():
         if not is_torch(package):
             continue
-        for path, info in sorted(package.elves.items()):
+        # ELF's .nv_fatbin, and PE's .nv_fatb (its name cut to 8 characters: tools/check/pe.py)
+        with_code = {**package.elves, **package.pes}
+        for path, info in sorted(with_code.items()):
             if not info.device_code:
                 continue
             where = member_path(package.label, path)

@@ -24,8 +24,6 @@ from elftools.elf.sections import SymbolTableSection
 from tools.check.fatbin import SECTION as FATBIN_SECTION
 from tools.check.fatbin import DeviceCode, read_fatbin
 
-ELF_MAGIC = b"\x7fELF"
-
 # Mangled names of entities in PyTorch's own namespaces (c10::, at::,
 # torch::, caffe2::), optionally behind cv/ref qualifiers of a member function.
 _TORCH_NAMESPACE = re.compile(r"^_ZN[KVrRO]*(?:3c10|2at|5torch|6caffe2)")
@@ -68,10 +66,6 @@ class ElfInfo:
     @property
     def required_versions(self) -> tuple[str, ...]:
         return tuple(v for _, versions in self.version_needs for v in versions)
-
-
-def is_elf(head: bytes) -> bool:
-    return head[:4] == ELF_MAGIC
 
 
 def _split_path_list(value: str) -> tuple[str, ...]:

@@ -30,7 +30,9 @@ class OutputExpectation:
 class Expectations:
     config: str | None = None
     subdir: str | None = None  # the config's target platform: "linux-64", "osx-arm64" ...
-    c_stdlib_version: str | None = None  # "2.17"
+    c_stdlib_version: str | None = None  # "2.17"; on macOS the deployment target, "12.0"
+    # MACOSX_DEPLOYMENT_TARGET: the oldest macOS the packages promise to run on ("12.0")
+    macos_deployment_target: str | None = None
     cxx_compiler_version: str | None = None  # "14"
     cuda_compiler_version: str | None = None  # "12.9", or "None" for CPU builds
     cuda_linalg_flavor: str | None = None  # "magma" / "nomagma"
@@ -99,10 +101,15 @@ def from_rendered(outputs: Iterable[RenderedOutputLike], config: str | None = No
     # One config builds both linalg flavours; the flavour is per output.
     flavors = {_scalar(o.variant.get("cuda_linalg_flavor")) for o in kept}
     subdirs = [o.subdir for o in kept if getattr(o, "subdir", "noarch") != "noarch"]
+    subdir = subdirs[0] if subdirs else None
+    c_stdlib_version = _scalar(variant.get("c_stdlib_version"))
     return Expectations(
         config=config,
-        subdir=subdirs[0] if subdirs else None,
-        c_stdlib_version=_scalar(variant.get("c_stdlib_version")),
+        subdir=subdir,
+        c_stdlib_version=c_stdlib_version,
+        # conda-forge's osx configs set both to one value (c_stdlib macosx_deployment_target)
+        macos_deployment_target=_scalar(variant.get("MACOSX_DEPLOYMENT_TARGET"))
+        or (c_stdlib_version if subdir and subdir.startswith("osx-") else None),
         cxx_compiler_version=_scalar(variant.get("cxx_compiler_version")),
         cuda_compiler_version=_scalar(variant.get("cuda_compiler_version")),
         cuda_linalg_flavor=flavors.pop() if len(flavors) == 1 else None,

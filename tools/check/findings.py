@@ -7,8 +7,8 @@ identifier (``elf.needed``, ``layout.overlap`` …) documented in the command's
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Status = Literal["pass", "warn", "fail"]
@@ -21,9 +21,22 @@ class Finding:
     status: Status
     path: str
     detail: str
+    # Numbers a program reads without parsing ``detail``: binary.formats' files read per format
+    counts: tuple[tuple[str, int], ...] = ()
 
-    def to_json(self) -> dict[str, str]:
-        return asdict(self)
+    def to_json(self) -> dict[str, object]:
+        document: dict[str, object] = {
+            "check": self.check,
+            "status": self.status,
+            "path": self.path,
+            "detail": self.detail,
+        }
+        if self.counts:
+            document["counts"] = dict(self.counts)
+        return document
+
+    def with_counts(self, counts: Mapping[str, int]) -> Finding:
+        return replace(self, counts=tuple(counts.items()))
 
 
 def passed(check: str, path: str, detail: str) -> Finding:

@@ -8,12 +8,12 @@ import re
 from collections.abc import Iterable
 
 import rattler
-from rattler.exceptions import InvalidMatchSpecError, InvalidPackageNameError
 
 from tools.check.archive import Package
 from tools.check.context import Context
 from tools.check.elf import ElfInfo
 from tools.check.findings import Finding, failed, member_path, passed, warned
+from tools.check.providers import dependency_names, providers_of
 from tools.check.requires_dist import provided_libraries
 
 # Provided by the system's C library on every Linux target conda-forge supports.
@@ -41,46 +41,6 @@ DRIVER_LIBRARIES = ("libcuda.so*",)
 # The manylinux policy lets wheels take these from the system.
 MANYLINUX_EXTRA = ("libstdc++.so.6", "libgcc_s.so.1")
 
-# Which conda-forge packages ship a library that torch links, so that a NEEDED
-# entry outside the checked packages can be traced to a run dependency.
-PROVIDERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("libstdc++.so.6", ("libstdcxx", "libstdcxx-ng")),
-    ("libgcc_s.so.1", ("libgcc", "libgcc-ng")),
-    ("libgomp.so.1", ("libgomp", "_openmp_mutex")),
-    ("libomp.so*", ("llvm-openmp",)),
-    ("libz.so.1", ("libzlib", "zlib")),
-    ("libprotobuf.so.*", ("libprotobuf",)),
-    ("libsleef.so.*", ("sleef",)),
-    ("libuv.so.*", ("libuv",)),
-    ("libdnnl.so.*", ("onednn",)),
-    ("libblas.so.*", ("libblas",)),
-    ("libcblas.so.*", ("libcblas",)),
-    ("liblapack.so.*", ("liblapack",)),
-    ("libopenblas*.so*", ("libopenblas",)),
-    ("libmkl_*.so*", ("mkl",)),
-    ("libabsl_*.so*", ("libabseil",)),
-    ("libfmt.so.*", ("fmt",)),
-    ("libnuma.so.*", ("libnuma",)),
-    ("libpython3*.so*", ("python",)),
-    ("libcudart.so.*", ("cuda-cudart",)),
-    ("libcublas*.so.*", ("libcublas",)),
-    ("libcufft*.so.*", ("libcufft",)),
-    ("libcurand.so.*", ("libcurand",)),
-    ("libcusolver*.so.*", ("libcusolver",)),
-    ("libcusparse.so.*", ("libcusparse",)),
-    ("libcusparseLt.so.*", ("cusparselt", "libcusparselt")),
-    ("libnvrtc*.so*", ("cuda-nvrtc",)),
-    ("libcupti.so.*", ("cuda-cupti",)),
-    ("libnvToolsExt.so.*", ("cuda-nvtx",)),
-    ("libnvJitLink.so.*", ("libnvjitlink",)),
-    ("libcudnn*.so.*", ("cudnn", "libcudnn")),
-    ("libnccl.so.*", ("nccl",)),
-    ("libcudss.so.*", ("libcudss",)),
-    ("libcufile*.so.*", ("libcufile",)),
-    ("libnvshmem*.so*", ("libnvshmem",)),
-    ("libmagma*.so*", ("libmagma",)),
-)
-
 # Highest libstdc++ symbol versions of each GCC major's newest release
 # (libstdc++ manual, "ABI Policy and Guidelines"); conda-forge's compiler N
 # run-exports libstdcxx >=N, so a binary may need at most these.
@@ -103,16 +63,6 @@ _LEGACY_MANYLINUX = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux201
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
-
-
-def _dep_names(package: Package) -> set[str]:
-    names = set()
-    for spec in package.depends:
-        try:
-            names.add(rattler.MatchSpec(spec).name.normalized)
-        except (InvalidMatchSpecError, InvalidPackageNameError):  # the metadata check's business
-            names.add(spec.split()[0])
-    return names
 
 
 def _resolve_origin(member: str, entry: str) -> str | None:
@@ -138,7 +88,7 @@ def check_needed(ctx: Context) -> list[Finding]:
         if not package.elves:
             continue
         tree = ctx.tree_for(package)
-        deps = _dep_names(package)
+        deps = dependency_names(package)
         from_wheels = provided_libraries(package)
         used_wheels: dict[str, str] = {}
         allowed = (
@@ -155,9 +105,7 @@ def check_needed(ctx: Context) -> list[Finding]:
                     tree.resolve(posixpath.join(d, needed)) for d in dirs if not d.startswith("..")
                 ):
                     continue
-                providers = next(
-                    (names for pat, names in PROVIDERS if fnmatch.fnmatchcase(needed, pat)), ()
-                )
+                providers = providers_of(needed)
                 provided_by = sorted(deps.intersection(providers))
                 if provided_by:
                     used_deps.update(provided_by)
@@ -394,19 +342,8 @@ def check_machine(ctx: Context) -> list[Finding]:
 
 
 def check_elf_readable(ctx: Context) -> list[Finding]:
-    findings = [
+    return [
         failed("elf.read", member_path(package.label, path), error)
         for package in ctx.analysed()
         for path, error in sorted(package.elf_errors.items())
     ]
-    # Mach-O and PE binaries are not read; say so rather than pass silently.
-    findings.extend(
-        warned(
-            "elf.read",
-            package.label,
-            f"{package.subdir} package: only ELF (Linux) binaries are checked",
-        )
-        for package in ctx.analysed()
-        if package.kind == "conda" and not package.subdir.startswith(("linux", "noarch"))
-    )
-    return findings

@@ -25,12 +25,15 @@ class Tree:
     def __init__(self, packages: Iterable[Package]) -> None:
         self._entries: dict[str, Entry] = {}
         self._by_name: dict[str, list[str]] = {}
+        self._by_folded: dict[str, list[str]] = {}
         for package in packages:
             for member in package.members:
                 if member.kind == "dir":
                     continue
                 self._entries.setdefault(member.path, Entry(package, member))
-                self._by_name.setdefault(posixpath.basename(member.path), []).append(member.path)
+                name = posixpath.basename(member.path)
+                self._by_name.setdefault(name, []).append(member.path)
+                self._by_folded.setdefault(name.lower(), []).append(member.path)
 
     def get(self, path: str) -> Entry | None:
         return self._entries.get(path)
@@ -55,3 +58,7 @@ class Tree:
     def named(self, basename: str) -> list[str]:
         """Every path in the view whose last component is ``basename``."""
         return list(self._by_name.get(basename, ()))
+
+    def named_nocase(self, basename: str) -> list[str]:
+        """Every path whose last component is ``basename`` in any case (Windows' file names)."""
+        return list(self._by_folded.get(basename.lower(), ()))

@@ -14,7 +14,10 @@ EPILOG = """\
 checks (the "check" field of each finding):
   archive.member          no absolute, '..' or escaping members or links
   prefix.files            every file a prefix's conda-meta record lists is present
-  elf.read                every ELF member parses (Mach-O/PE packages: a warning)
+  binary.formats          how many ELF, Mach-O and PE files each package had read (--json:
+                          "counts"); a Mach-O/PE file that does not parse fails, a binary of
+                          a format no check reads or of another platform's format warns
+  elf.read                every ELF member parses
   elf.machine             ELF files match the package's subdir (x86_64, aarch64 ...)
   elf.needed              NEEDED resolves via RUNPATH in the packages, to glibc/driver
                           libraries, or to a known provider among the run dependencies
@@ -23,6 +26,21 @@ checks (the "check" field of each finding):
   elf.glibc, elf.glibcxx, elf.cxxabi
                           highest symbol versions required, against the config's
                           c_stdlib_version and cxx_compiler_version
+  macho.arch              Mach-O files hold the subdir's slice (x86_64 / arm64)
+  macho.minos             LC_BUILD_VERSION minos <= the config's MACOSX_DEPLOYMENT_TARGET
+                          (a wheel without --config: its macosx_X_Y tag)
+  macho.install-name      dylibs are named @rpath/<name>
+  macho.load-dylib        LC_LOAD_DYLIB resolves via LC_RPATH in the packages, to a run
+                          dependency or to macOS; /usr/lib/libc++ (conda), /usr/local,
+                          /opt/homebrew and other absolute paths fail
+  macho.rpath             LC_RPATH entries are @loader_path-relative, inside the prefix
+  macho.signature         arm64 files are signed and the signature matches the load commands
+  macho.openmp            one OpenMP runtime, llvm-openmp's libomp.dylib; none bundled
+  pe.machine              PE files match the package's subdir (AMD64 for win-64)
+  pe.imports              imported DLLs resolve to the package (importer's folder,
+                          Library/bin, torch/lib), a run dependency or Windows
+  pe.crt                  the UCRT and vc14_runtime's VCRUNTIME140/MSVCP140 only: no debug
+                          runtime, no msvcrt.dll (MinGW) or older MSVCR
   abi.cxx11               TorchConfig.cmake's _GLIBCXX_USE_CXX11_ABI matches libtorch_cpu.so
   abi.static-libstdcxx    no libstdc++ definitions inside torch libraries
   layout.expected-files   each output ships the libraries the recipe tests for
@@ -35,9 +53,10 @@ checks (the "check" field of each finding):
                           dependency packages count with their exact file lists
   cuda.runtime            libcudart.so.N matches the config's CUDA major; CPU links no CUDA
   cuda.magma              magma linked only by libtorch_cuda_linalg, per flavour
-  cuda.fatbin             SASS and PTX in each .nv_fatbin against the config's row of
-                          recipe/cuda_arch_lists.txt: a missing entry fails, code the row
-                          did not ask for warns; SASS its GPUs cannot run (a warning)
+  cuda.fatbin             SASS and PTX in each .nv_fatbin (a DLL's .nv_fatb) against the
+                          config's row of recipe/cuda_arch_lists.txt: a missing entry fails,
+                          code the row did not ask for warns; SASS its GPUs cannot run (a
+                          warning)
   cuda.native-aot         from 2.15 on, whether libtorch_cuda.so holds native-AOT kernels;
                           without them (the recipe's TORCH_NATIVE_AOT=0) a warning naming
                           the difference from upstream's wheel
@@ -70,7 +89,8 @@ The report groups findings by check, the worst first, each headed by its counts 
 most 10 rows per status; --json lists all).  Status words are fail, warn and pass, as in
 the JSON; they are coloured only on a terminal and never when NO_COLOR is set.
 
---json prints a list of objects {"check", "status", "path", "detail"}; status is
+--json prints a list of objects {"check", "status", "path", "detail"} (binary.formats'
+also "counts": {"ELF", "Mach-O", "PE", "unread"}); status is
 "pass", "warn" or "fail"; path is PACKAGE or PACKAGE:MEMBER (or a MEMBER shared by
 several packages, for layout.overlap).
 With --config, packages built for another platform than the config's are refused (exit 2).

@@ -65,6 +65,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tools import ci_support, readme
     from tools.errors import ProblemsFound, UserError
+    from tools.files import replace_files
     from tools.log import warn
     from tools.repo import find_root, recipe_dir
 
@@ -80,16 +81,24 @@ def run(args: argparse.Namespace) -> int:
         warn(message)
     folder = root / ".ci_support"
     if args.write:
-        changes = ci_support.write(folder, matrix)
-        for change in changes:
-            print(change.written())
+        # Everything is computed, the README's table included (it renders the recipe, which
+        # may refuse), before any file changes; then every file is written or none is.
+        diffs, contents = ci_support.planned(folder, matrix)
         table = _readme_table(root, recipe, matrix)
-        if table is not None and readme.update_readme(
-            root / "README.md", table, readme.MATRIX_TABLE
-        ):
+        readme_text = (
+            None
+            if table is None
+            else readme.updated_text(root / "README.md", table, readme.MATRIX_TABLE)
+        )
+        if readme_text is not None:
+            contents[root / "README.md"] = readme_text
+        replace_files(contents)
+        for change in diffs:
+            print(change.written())
+        if readme_text is not None:
             print(f"updated: {README_TABLE}")
-            changes.append(README_TABLE)
-        print(f"{len(matrix.jobs)} CI jobs; {len(changes)} file(s) changed")
+        changed = len(diffs) + (readme_text is not None)
+        print(f"{len(matrix.jobs)} CI jobs; {changed} file(s) changed")
         return 0
     if args.json:
         document = _document(matrix)

@@ -77,6 +77,17 @@ def replay(
     ``licence_files``: the recipe's license_file list when it is this wheel's release."""
     platform = wheel.platform
     result = Replay(platform)
+    tests = []
+    for rel in rules.unreleased(sorted(wheel.tree), platform):
+        if rules.install_test_file(rel):
+            tests.append(rel)  # upstream builds with INSTALL_TEST=1, the recipe with 0
+        else:
+            result.problems.append(Problem("stops the build", rel, rules.unreleased_error(rel)))
+    if tests:
+        result.notes.append(
+            f"{len(tests)} files of upstream's C++ tests (INSTALL_TEST=1; the recipe builds"
+            " with 0) go to no output"
+        )
     libtorch = rules.plan_libtorch(sorted(wheel.tree), platform)
     if not libtorch:
         result.problems.append(
@@ -124,7 +135,8 @@ def _pytorch(wheel: Wheel, rules: ModuleType, plan, result: Replay) -> None:
         if rules.is_windows(result.platform) and rel.lower().endswith(".dll"):
             moved.add(rel)
     duplicates = {rel for rel, _ in plan.duplicates}
-    dropped = {rel for rel, _ in plan.dropped}
+    # Windows' vendored static libraries: in no package, as in conda-forge's.
+    dropped = {rel for rel, _ in plan.dropped} | set(plan.static)
     result.left_to_host.extend((f"torch/{rel}", owner) for rel, owner in plan.dropped)
     for rel, size in wheel.torch.items():
         if rel in moved or rel in dropped:
@@ -139,8 +151,9 @@ def _pytorch(wheel: Wheel, rules: ModuleType, plan, result: Replay) -> None:
 def _unplaced(wheel: Wheel, rules: ModuleType, placed: set[str], plan, result: Replay) -> None:
     kept = {p.removeprefix("site-packages/torch/") for p in result.contents[PYTORCH]}
     kept |= {rel for rel, _ in plan.python_libraries}
+    unreleased = set(rules.unreleased(sorted(wheel.tree), result.platform))
     for rel in sorted(wheel.tree):
-        if rel in placed or rel in kept:
+        if rel in placed or rel in kept or rel in plan.static or rel in unreleased:
             continue
         owner = rules.host_owner(rel)
         if owner is not None:

@@ -120,6 +120,9 @@ class Options:
     allow_other_engine: bool = False
     # the anaconda.org token --publish hands anaconda-client (never shown, not even in a repr)
     publish_token: str | None = field(default=None, repr=False)
+    # the flag that forced the engine, as the person typed it (`--native`, `--engine docker`),
+    # for the messages about that engine; None: the ladder chose
+    engine_flag: str | None = None
 
     @property
     def artifacts(self) -> Path:
@@ -471,6 +474,7 @@ def from_args(
         publish_token=next((env[n] for n in UPLOAD_TOKEN_VARS if env.get(n)), None)
         if args.publish_dest is not None
         else None,
+        engine_flag="--native" if args.native else args.engine and f"--engine {args.engine}",
     )
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from tools.errors import UserError
 from tools.localbuild.batch.preflight import not_buildable
@@ -10,6 +11,7 @@ from tools.localbuild.batch.record import FAILED
 from tools.localbuild.configs import Config, choose_interactively, discover, select
 from tools.localbuild.console import Console
 from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.ladder import Chosen
 from tools.localbuild.engines.plan import HostFacts
 from tools.localbuild.options import Options
 from tools.localbuild.schedule.facts import read_facts
@@ -23,7 +25,11 @@ def choose(
     engine: ContainerEngine,
     host: HostFacts,
     label_of: Mapping[str, str] | None = None,
+    engine_of_run: Callable[[], Chosen] | None = None,
 ) -> tuple[str, ...]:
+    """The configs named, globbed or --all; else, on a terminal, the one picked from the
+    menu, whose marks are the decisions of the engine the run takes (``engine_of_run``, asked
+    only when the menu is shown)."""
     available = discover(options.root)
     selected = select(
         available,
@@ -46,6 +52,8 @@ def choose(
             f"{len(pool)} configs match; name one or more (globs work), or use --all "
             "(`--list` shows them)"
         )
+    if engine_of_run is not None:
+        host = replace(host, builder=engine_of_run().builder)
     marks = _menu_marks(options, pool, engine, host)
     return (choose_interactively(pool, console.ask, console.say, marks=marks, label_of=label_of),)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 from tools.localbuild import ci_engine, provenance
@@ -28,15 +29,29 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
     if options.list_only:
         return choose.list_configs(options, available, label_of, console)
 
-    # select
     engine = ContainerEngine.from_env(options.env)
+
+    # the engine: the ladder's first rung that answers, or the one --engine forces; asked
+    # once, after the selection (a mistyped name starts no probe), or before the menu,
+    # which marks what this engine cannot build here
+    @cache
+    def engine_of_run() -> ladder.Chosen:
+        return ladder.choose(
+            options.engine,  # type: ignore[arg-type]
+            engine,
+            options.env,
+            debug=options.debug,
+            flag=options.engine_flag,
+        )
+
+    # select
     names = choose.this_shard(
-        options, choose.choose(options, console, engine, host, label_of), console
+        options, choose.choose(options, console, engine, host, label_of, engine_of_run), console
     )
     if not names:
         return 0  # an empty shard; this_shard said so
-    # the engine: the ladder's first rung that answers, or the one --engine forces
-    chosen = ladder.choose(options.engine, engine, options.env, debug=options.debug)  # type: ignore[arg-type]
+    chosen = engine_of_run()
+    # the first line says when this engine is not the one conda-forge's CI builds with
     ci = ci_engine.of_feedstock(options.root)
     chosen = replace(chosen, line=chosen.line + ci_engine.first_line_note(chosen.builder, ci))
     host = replace(host, builder=chosen.builder)

@@ -124,9 +124,17 @@ def _check_airgap(options: Options, batch: BatchPlan) -> None:
         used = [f for f, v in (("--channel", options.channels),
                                ("--source-cache", options.source_cache)) if v]  # fmt: skip
         if used and batch.plans:
+            # The flag that chose the other engine is named: adding --engine rattler-build
+            # to --native is refused.
+            switch = (
+                f"replace {options.engine_flag} with --engine rattler-build"
+                if options.engine_flag
+                else "add --engine rattler-build"
+            )
+            verb, them = ("feeds", "it") if len(used) == 1 else ("feed", "them")
             raise UserError(
-                f"{' and '.join(used)} feed the embedded engine; this run builds with "
-                f"{batch.plans[0].dispatch}: add --engine rattler-build or drop them"
+                f"{' and '.join(used)} {verb} the embedded engine; this run builds with "
+                f"{batch.plans[0].dispatch}: {switch}, or drop {them}"
             )
         return
     if options.ccache is not None and shutil.which("ccache", path=options.env.get("PATH")) is None:
@@ -162,6 +170,11 @@ def dry_run(
         console.say(
             describe(plan, status=status, engine=engine, secrets=options.secrets, label=label)
         )
+    if batch.plans:
+        from tools.localbuild.engines import fetches
+
+        for line in fetches.describe(options, batch.plans):
+            console.say(line)
     for result in batch.unbuildable:
         console.say(f"[-] {label_of.get(result.config, result.config)}: would skip: {result.note}")
     for result in batch.unreadable:

@@ -25,8 +25,10 @@ from tools.localbuild.engines.embedded import v1_recipe
 from tools.recipe import release
 
 FETCH_TIMEOUT_S = 60
+#: Where a channel name (conda-forge) is served from, as conda and rattler-build resolve it.
+CHANNEL_ALIAS = "https://conda.anaconda.org"
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
-_VERSION = re.compile(r"\$\{\{\s*version\s*\}\}")
+_VERSION = re.compile(r"\$?\{\{\s*version\s*\}\}")  # v1 ${{ }}, meta.yaml {{ }}
 
 
 @dataclass(frozen=True)
@@ -43,14 +45,18 @@ class Source:
 
 def recipe_source(root: Path) -> Source:
     """The source archive the v1 recipe names: its URL, sha256 and where it says so."""
-    path = v1_recipe(root)
+    return source_of(v1_recipe(root))
+
+
+def source_of(path: Path) -> Source:
+    """The source archive the recipe at ``path`` names (v1, or meta.yaml)."""
     recipe = release.parse(path, path.read_text(encoding="utf-8"))
     facts = release.release_of(recipe)
     url = _VERSION.sub(facts.version, facts.url)
-    if "${{" in url:
+    if "{{" in url:
         raise UserError(
             f"{path}:{recipe.line_of('url')}: source url {facts.url!r} uses more than "
-            "${{ version }}; the source cache cannot name its archive"
+            "the version; the source cache cannot name its archive"
         )
     return Source(url, facts.sha256, path, recipe.line_of("sha256"))
 
@@ -157,7 +163,7 @@ def channel_url(channel: str, artifacts: Path | None = None) -> str:
     folder = _folder(channel)
     if folder is None:
         return channel  # a URL, or a channel name (conda-forge), resolved by rattler-build
-    if artifacts is not None and folder.is_dir() and _stale(_packages(folder)):
+    if artifacts is not None and folder.is_dir() and stale_subdirs(folder):
         return indexed_copy(folder, artifacts).resolve().as_uri()
     return folder.resolve().as_uri()
 
@@ -166,19 +172,13 @@ def _packages(folder: Path) -> list[Path]:
     return [p for p in folder.glob("*/*") if p.name.endswith(PACKAGE_SUFFIXES)]
 
 
-def _stale(packages: list[Path]) -> bool:
-    return any(
-        not (p.parent / "repodata.json").is_file()
-        or p.stat().st_mtime > (p.parent / "repodata.json").stat().st_mtime
-        for p in packages
-    )
-
-
 def check_channel(channel: str, *, index: bool, artifacts: Path | None = None) -> None:
     """A folder channel holds packages and is indexed: as it is when every subdir's
     repodata.json is newer than its packages, else (with ``index``) a copy of it, hard-linked
     into ``artifacts``, indexed there by py-rattler; the user's folder is never written to.
-    A URL is taken as given."""
+    A URL is taken as given.  Every package the index would read is read first, with or
+    without ``index`` (a dry run checks what the run will), so a damaged one is refused in
+    one line naming it instead of py-rattler's panic."""
     path = _folder(channel)
     if path is None:
         return
@@ -192,12 +192,16 @@ def check_channel(channel: str, *, index: bool, artifacts: Path | None = None) -
             f"--channel {channel}: no packages in it (expected {channel}/<subdir>/*.conda); "
             'mirror what the config needs into it (docs/build-locally.md, "Air-gapped builds")'
         )
-    if _stale(packages) and index and artifacts is not None:
-        _index_copy(path, packages, indexed_copy(path, artifacts))
+    if not stale_subdirs(path):
+        return
+    for package in packages:
+        _check_package(channel, path, package)
+    if index and artifacts is not None:
+        _index_copy(channel, packages, indexed_copy(path, artifacts))
 
 
-def _index_copy(folder: Path, packages: list[Path], copy: Path) -> None:
-    """``folder``'s packages linked into ``copy`` (made anew) and indexed there."""
+def _index_copy(channel: str, packages: list[Path], copy: Path) -> None:
+    """The channel's packages linked into ``copy`` (made anew) and indexed there."""
     from rattler.index import index_fs
 
     shutil.rmtree(copy, ignore_errors=True)  # our own earlier copy, never the user's folder
@@ -209,4 +213,38 @@ def _index_copy(folder: Path, packages: list[Path], copy: Path) -> None:
         except OSError:  # another file system
             shutil.copy2(package, target)
     (copy / "noarch").mkdir(parents=True, exist_ok=True)
-    asyncio.run(index_fs(copy))
+    try:
+        asyncio.run(index_fs(copy))
+    except Exception as exc:  # py-rattler's own errors have no common base class
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UserError(
+            f"--channel {channel}: py-rattler could not index a copy of it ({reason}); "
+            "index it yourself (conda index, rattler-index) so its repodata.json is current"
+        ) from None
+
+
+def stale_subdirs(path: Path) -> list[str]:
+    """The subdirs of a folder channel whose repodata.json is missing or older than one of
+    their packages: what the run indexes before it builds."""
+    stale = {
+        p.parent.name
+        for p in _packages(path)
+        if not (p.parent / "repodata.json").is_file()
+        or p.stat().st_mtime > (p.parent / "repodata.json").stat().st_mtime
+    }
+    return sorted(stale)
+
+
+def _check_package(channel: str, folder: Path, package: Path) -> None:
+    """``package`` has the metadata an index reads (info/index.json), else one line naming
+    it: py-rattler's indexer panics on an archive it cannot open."""
+    from rattler.package import IndexJson
+
+    try:
+        IndexJson.from_package_archive(package)
+    except Exception as exc:  # ExtractError, IOError... no common base class
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UserError(
+            f"--channel {channel}: {package.relative_to(folder)} is not a readable conda "
+            f"package ({reason}); replace it with a good copy or delete it"
+        ) from None

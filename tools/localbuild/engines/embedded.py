@@ -66,10 +66,10 @@ def check_buildable(config: Config, subdir: str, glibc: str | None) -> None:
     variant = read_variant(config.path)
     target = _first(variant, "target_platform") or config.name.split("_")[0]
     if target != subdir:
+        # The first clause says what and why: the menu shows it beside the config.
         raise UserError(
-            f"{config.name}: a {target} config; the embedded engine builds only for this "
-            f"machine ({subdir}): build it on a {target} machine or in a container "
-            "(--engine docker)"
+            f"{config.name}: {_a(target)} {target} config, and the embedded engine builds only "
+            f"for this machine ({subdir}); {_where_instead(target)}"
         )
     cuda = _first(variant, "cuda_compiler_version")
     needed = _first(variant, "c_stdlib_version")
@@ -88,6 +88,22 @@ def cuda_override(config: Config) -> str | None:
     virtual package present, and a build machine has no GPU to show it."""
     cuda = _first(read_variant(config.path), "cuda_compiler_version")
     return None if cuda in (None, "None") else cuda
+
+
+def _a(word: str) -> str:
+    """The article before a platform name: "an osx-64", "a linux-64"."""
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def _where_instead(target: str) -> str:
+    """Where a config of another platform builds: Windows ones only on Windows
+    (.scripts/run_win_build.bat); the others in conda-forge's container too, osx ones
+    cross-compiled there with the macOS SDK."""
+    if target.startswith("win-"):
+        return f"build it on {_a(target)} {target} machine (Windows configs build only on Windows)"
+    container = "in a container (--engine docker"
+    container += ", with OSX_SDK_DIR)" if target.startswith("osx-") else ")"
+    return f"build it on {_a(target)} {target} machine or {container}"
 
 
 def v1_recipe(root: Path) -> Path:

@@ -59,10 +59,12 @@ def probe_container(engine: ContainerEngine, env: Mapping[str, str]) -> str | No
     return engine_version(result.stdout)
 
 
-def probe_conda_build(env: Mapping[str, str]) -> None:
+def probe_conda_build(env: Mapping[str, str], flag: str = "--engine conda-build") -> None:
+    """``flag``: how the person asked for conda-build (``--native`` or ``--engine
+    conda-build``), named in the refusal."""
     if shutil.which("conda-build", path=env.get("PATH")) is None:
         raise UserError(
-            "--engine conda-build needs conda-build on PATH: `conda env create -f "
+            f"{flag} needs conda-build on PATH: `conda env create -f "
             "environment.yml` then `conda activate pytorch-feedstock-build`"
         )
 
@@ -78,11 +80,17 @@ def probe_embedded() -> str:
 
 
 def choose(
-    forced: Builder | None, engine: ContainerEngine, env: Mapping[str, str], *, debug: bool = False
+    forced: Builder | None,
+    engine: ContainerEngine,
+    env: Mapping[str, str],
+    *,
+    debug: bool = False,
+    flag: str | None = None,
 ) -> Chosen:
-    """The engine of this run; ``forced`` (``--engine``) is probed alone and refused when it
-    does not answer, else the first rung that answers wins."""
-    chosen = _choose(forced, engine, env)
+    """The engine of this run; ``forced`` (``--engine``, or ``--native``: ``flag`` says which
+    the person typed) is probed alone and refused when it does not answer, else the first
+    rung that answers wins."""
+    chosen = _choose(forced, engine, env, flag or f"--engine {forced}")
     if debug and chosen.builder == "rattler-build":
         raise UserError(
             "--debug opens conda-build's debug shell, and the embedded engine has no "
@@ -92,16 +100,18 @@ def choose(
     return chosen
 
 
-def _choose(forced: Builder | None, engine: ContainerEngine, env: Mapping[str, str]) -> Chosen:
+def _choose(
+    forced: Builder | None, engine: ContainerEngine, env: Mapping[str, str], flag: str
+) -> Chosen:
     if forced == "docker":
         version = probe_container(engine, env)
-        return Chosen("docker", version, f"engine: {_container(engine, version)} (--engine)")
+        return Chosen("docker", version, f"engine: {_container(engine, version)} ({flag})")
     if forced == "conda-build":
-        probe_conda_build(env)
-        return Chosen("conda-build", None, "engine: conda-build on PATH, no container (--engine)")
+        probe_conda_build(env, flag)
+        return Chosen("conda-build", None, f"engine: conda-build on PATH, no container ({flag})")
     if forced == "rattler-build":
         version = probe_embedded()
-        return Chosen("rattler-build", version, f"engine: {_embedded(version)} (--engine)")
+        return Chosen("rattler-build", version, f"engine: {_embedded(version)} ({flag})")
     passed: list[str] = []
     try:
         version = probe_container(engine, env)

@@ -4,7 +4,8 @@ The log is read as :mod:`tools.localbuild.engines.logtee` writes it (``[HH:MM:SS
 already redacted), one line at a time, keeping only a few lines of context.  "Real" means
 what a person fixes: a compiler's ``file:line:col: error:``, ``CMake Error``, the linker's
 undefined references, a failing test (pytest's ``E   `` lines, ctest, conda-build's
-``TESTS FAILED``), a solve that found no environment (conda-build's ``Unsatisfiable
+``TESTS FAILED``), a download that failed (the source archive, a channel: a machine
+without internet), a solve that found no environment (conda-build's ``Unsatisfiable
 dependencies``, libmamba's, rattler-build's and its solver's own words).  Ninja's
 ``FAILED: target`` line is the build step around a compiler error, so it is context, never
 the error itself.  When nothing matches, the end of the log is shown instead, and said so.
@@ -45,6 +46,15 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"^E {3,}\S"  # pytest's assertion detail
             r"|^\s*\d+/\d+ Test +#\d+: .*\*\*\*(?:Failed|Exception)"  # ctest
             r"|^TESTS FAILED: |^FAILED \S+::\S+"  # conda-build, pytest's summary
+        ),
+    ),
+    (
+        "download failure",
+        re.compile(
+            r"Failed to download from URL"  # rattler-build (it names no URL)
+            r"|\berror: cannot download "  # the embedded engine's line naming it
+            r"|CondaHTTPError: HTTP \d+ \S+ for url "  # conda, conda-build
+            r"|curl: \(\d+\) Could not resolve host"
         ),
     ),
     (
@@ -111,6 +121,9 @@ def describe(finding: Finding, *, title: str, log: Path) -> str:
     if finding.kind:
         head = f"{title}: {finding.kind} at line {finding.line} of the log"
     else:
-        head = f"{title}: no compiler, CMake, linker, test or solver error recognised; the log ends"
+        head = (
+            f"{title}: no compiler, CMake, linker, test, download or solver error recognised; "
+            "the log ends"
+        )
     body = [f"{'>' if number == finding.line else ' '} {line}" for number, line in finding.context]
     return "\n".join([head, *body, f"log: {log}"])
