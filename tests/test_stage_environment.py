@@ -140,7 +140,6 @@ def test_the_miniatures_module_states_its_own_rule() -> None:
     rule = stage.rule_from_text(MINIATURE_FORWARDING.read_text(), "miniature")
     assert rule.names == {
         "BLAS",
-        "FLASH_ATTENTION_MAX_JOBS",
         "INSTALL_TEST",
         "TORCH_CUDA_ARCH_LIST",
     }

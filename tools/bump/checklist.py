@@ -119,19 +119,15 @@ def knob_items(knobs: dict[str, str]) -> list[str]:
     ]
 
 
-def cxx_items(standard: int | None, before: int | None, cmake_test: str) -> list[str]:
-    """``before``: the standard ``cmake_test`` built with (None: it sets none)."""
-    if standard is None or (before is not None and before >= standard):
+def cxx_items(standard: int | None) -> list[str]:
+    """recipe/cmake_test follows the installed release's standard by itself; what is left for
+    a person is the packages that build against libtorch."""
+    if standard is None:
         return []
-    if before is None:
-        return [
-            f"C++{standard}: the new TorchConfig.cmake requires cxx_std_{standard} of every "
-            f"consumer, and {cmake_test} sets no CMAKE_CXX_STANDARD to follow it; set it"
-        ]
     return [
         f"C++{standard}: the new TorchConfig.cmake requires cxx_std_{standard} of every "
-        f"consumer; {cmake_test} moved from C++{before} to C++{standard}, and packages that "
-        f"build against libtorch need a C++{standard} compiler"
+        f"consumer (recipe/cmake_test builds with it by itself); packages that build against "
+        f"libtorch need a C++{standard} compiler"
     ]
 
 

@@ -150,11 +150,6 @@ def bump(request: BumpRequest) -> BumpResult:
         previous, new.archive, new.patches, new.backend, facts, pythons, requires_python, origin
     )
     result.written += _write_recipes(request, found, previous, new.archive.sha256, pythons)
-    cxx_before, changed = write.follow_cxx_standard(request.recipe_dir, new.cxx_standard)
-    if changed:
-        result.written.append(
-            str((request.recipe_dir / source.CMAKE_TEST).relative_to(request.root))
-        )
     moved: list[str] = []
     with step("generated tables" + (" and .ci_support" if request.pinning else "")):
         if request.readme_table is not None:
@@ -171,7 +166,7 @@ def bump(request: BumpRequest) -> BumpResult:
         *checklist.backend_items(new.backend),
         *checklist.option_items(new.options),
         *checklist.knob_items(new.knobs),
-        *checklist.cxx_items(new.cxx_standard, cxx_before, f"recipe/{source.CMAKE_TEST}"),
+        *checklist.cxx_items(new.cxx_standard),
         *checklist.cuda_floor_items(new.cuda_minimum, below),
         *checklist.licence_items(new.licences),
         *checklist.python_items(pythons, requires_python, origin),

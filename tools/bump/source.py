@@ -24,7 +24,6 @@ PYPROJECT = "pyproject.toml"
 # The template of the TorchConfig.cmake that libtorch installs, and so every consumer reads.
 TORCH_CONFIG = "cmake/TorchConfig.cmake.in"
 # recipe/cmake_test: the downstream project the libtorch and pytorch tests build.
-CMAKE_TEST = "cmake_test/CMakeLists.txt"
 
 
 def project_cmake(path: str) -> bool:
@@ -70,22 +69,6 @@ def cxx_standard(tree: Path) -> int | None:
     text = cmake_code(read_user_file(path, errors="replace"))
     found = [int(m["std"]) for m in _CXX_STD.finditer(text)]
     return max(found) if found else None
-
-
-_CMAKE_STANDARD = re.compile(
-    r"^(?P<head>[ \t]*set\(\s*CMAKE_CXX_STANDARD\s+)(?P<std>\d+)(?P<tail>\s*\))", re.M
-)
-
-
-def cmake_test_standard(text: str) -> int | None:
-    """The C++ standard recipe/cmake_test builds with (``set(CMAKE_CXX_STANDARD N)``)."""
-    found = _CMAKE_STANDARD.search(text)
-    return int(found["std"]) if found else None
-
-
-def with_standard(text: str, standard: int) -> str:
-    """cmake_test's CMakeLists.txt building with ``standard``."""
-    return _CMAKE_STANDARD.sub(lambda m: f"{m['head']}{standard}{m['tail']}", text, count=1)
 
 
 @dataclass(frozen=True)
