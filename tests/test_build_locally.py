@@ -737,6 +737,16 @@ def test_cfep3_request_rejects_a_channel_url(tmp_path: Path) -> None:
         ("error: Failed to resolve dependencies", "solver failure"),
         ("Cannot solve the request because of: No candidates were found for libfoo *.",
          "solver failure"),
+        # a download this machine could not make (issue 43, item 1): rattler-build (no URL),
+        # the embedded engine's line naming it, conda and conda-build, curl in the scripts
+        ("error: Failed to download from URL: Request failed after 3 retries",
+         "download failure"),
+        ("error: cannot download https://github.com/pytorch/pytorch/releases/download/v9.9.9/"
+         "pytorch-v9.9.9.tar.gz (the source archive recipe-v1.yaml names): ...",
+         "download failure"),
+        ("CondaHTTPError: HTTP 000 CONNECTION FAILED for url "
+         "<https://conda.anaconda.org/conda-forge/linux-64/repodata.json>", "download failure"),
+        ("curl: (6) Could not resolve host: micro.mamba.pm", "download failure"),
     ],
 )  # fmt: skip
 def test_why_knows_real_errors_from_the_lines_around_them(line: str, kind: str) -> None:

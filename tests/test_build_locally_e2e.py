@@ -549,6 +549,20 @@ def test_dry_run_prints_everything_and_runs_nothing(feedstock: Feedstock) -> Non
     assert not feedstock.artifacts.exists()
 
 
+def test_the_dry_run_lists_the_image_and_the_channels_the_container_build_downloads(
+    feedstock: Feedstock,
+) -> None:
+    """Issue 43, item 4: the list a person planning a build without internet needs."""
+    run = feedstock.run(CPU, "--dry-run")
+    assert run.returncode == 0, run.stderr
+    block = run.stdout.split("\ndownloads: what the run fetches; ", 1)[1].splitlines()[1:]
+    assert block[0] == (
+        "  quay.io/condaforge/linux-anvil-x86_64:alma10  (the container image, pulled unless "
+        "present)"
+    )
+    assert any(line.startswith("  https://conda.anaconda.org/conda-forge  (") for line in block)
+
+
 def test_podman_via_docker_executable(feedstock: Feedstock) -> None:
     run = feedstock.run(CPU, DOCKER_EXECUTABLE="podman")
     assert run.returncode == 0, run.stderr

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from test_build_locally_e2e import ARM, CPU, Feedstock
-from test_build_locally_verify import _feedstock
+from test_build_locally_verify import _feedstock, _git
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")
 
@@ -176,11 +176,53 @@ def test_an_unverified_batch_is_refused_in_one_line_and_publishes_nothing(
     run = fs.run("--publish", str(channel))
     assert run.returncode == 1
     [line] = run.stderr.splitlines()
-    assert line.startswith("error: --publish: refused, build_artifacts/ is NOT verified: ")
-    assert "missing: linux-aarch64 cpu (failed: " in line
-    assert line.endswith("`python build-locally.py --verify build_artifacts` lists every finding")
+    # Before: "... against no commit (no single commit in the records; pass --commit with
+    # the PR's head)", a review's words in a fork that has no pull request (issue 43, item 10).
+    assert line.startswith(
+        "error: --publish: refused, nothing published: 1 config(s) of your matrix did not "
+        "build: linux-aarch64 cpu (failed: "
+    )
+    assert "`python build-locally.py --why 'linux-aarch64 cpu'` shows the error" in line
+    assert "drop the config from your matrix" in line and "--commit" not in line
     assert not channel.exists()
     assert ARM in fs.summary()["configs"]
+
+
+def test_a_package_no_config_of_the_batch_built_is_named_and_nothing_is_published(
+    built: Feedstock, tmp_path: Path
+) -> None:
+    """Before: a stray package in build_artifacts/ was not named."""
+    first = sorted(built.artifacts.glob("linux-64/*.conda"))[0]
+    stray = first.parent / "stray-1.0-0.conda"
+    stray.write_bytes(first.read_bytes())
+    try:
+        channel = tmp_path / "channel"
+        run = built.run("--publish", str(channel))
+    finally:
+        stray.unlink()
+    assert run.returncode == 1, run.stderr
+    [line] = run.stderr.splitlines()
+    assert (
+        "build_artifacts/ holds 1 package(s) that no config of this batch built: "
+        "build_artifacts/linux-64/stray-1.0-0.conda; move it out of build_artifacts/"
+    ) in line
+    assert not channel.exists()
+
+
+def test_configs_built_from_different_commits_are_named_with_their_commits(
+    tmp_path: Path,
+) -> None:
+    fs = _feedstock(tmp_path / "lab", name="lab")
+    assert fs.run("--all").returncode == 0
+    first = _git(fs, "rev-parse", "HEAD")
+    _git(fs, "commit", "-q", "--allow-empty", "-m", "a later commit")
+    assert fs.run(CPU, "--force").returncode == 0
+    run = fs.run("--publish", str(tmp_path / "channel"))
+    assert run.returncode == 1, run.stderr
+    [line] = run.stderr.splitlines()
+    assert "the configs were built from different commits (" in line
+    assert f" at {first[:12]}" in line and f" at {_git(fs, 'rev-parse', 'HEAD')[:12]}" in line
+    assert "--commit" not in line
 
 
 # ---------------------------------------------------------------- anaconda.org

@@ -251,6 +251,17 @@ def test_without_a_pinning_the_error_says_how_to_get_one_without_conda(feedstock
     assert GIT_CLONE in line and "--pinning conda-forge-pinning-feedstock/recipe" in line
 
 
+def test_without_a_pinning_the_error_says_how_to_bring_one_to_a_machine_without_internet(
+    feedstock: Path,
+) -> None:
+    """Before: its only way was a `git clone` from GitHub (issue 43, item 8)."""
+    line = _error_line(_run(feedstock, ["matrix", "--write"]))
+    assert line.endswith(
+        "without internet, make that clone on a machine that has it and copy the folder here "
+        '(docs/build-locally.md, "Air-gapped builds")'
+    )
+
+
 def test_a_clone_of_the_pinning_feedstock_is_a_pinning(
     feedstock: Path, tmp_path: Path, pinning_dir: Path
 ) -> None:

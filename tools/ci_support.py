@@ -37,6 +37,8 @@ from tools.smithy.migrations import (
     plan_migrations,
     read_migration_file,
 )
+from tools.smithy.overrides import Override, overrides
+from tools.smithy.overrides import messages as override_messages
 
 README_TEXT = """\
 These files are generated: each YAML file here is one CI job's variant configuration,
@@ -64,7 +66,9 @@ class Pinning:
 GET_PINNING = (
     "without conda, `git clone --depth 1 "
     "https://github.com/conda-forge/conda-forge-pinning-feedstock` and pass "
-    "--pinning conda-forge-pinning-feedstock/recipe"
+    "--pinning conda-forge-pinning-feedstock/recipe; without internet, make that clone on a "
+    "machine that has it and copy the folder here "
+    '(docs/build-locally.md, "Air-gapped builds")'
 )
 
 # conda-forge's conda_build_config.yaml is about 60 kB; anything this large is another file.
@@ -226,6 +230,7 @@ def _compute_matrix(
     # what selectors may read: every platform's variant keys, and the cbc files' keys
     known = set(top_level_keys(pinning_text) | top_level_keys(recipe_cbc or ""))
     jobs: list[CiJob] = []
+    ignored: dict[str, tuple[Override, list[str]]] = {}  # recipe cbc keys the jobs do not get
     for plat in forge.platforms():
         subdir = plat.replace("_", "-")
         build = forge.build_of(plat).replace("_", "-")
@@ -259,6 +264,8 @@ def _compute_matrix(
         recipe_spec = specs[2][1] if len(specs) > 2 else {}
         check_pinning_has_migrated_keys(str(pinning.cbc), specs[1][1], recipe_spec, migrations)
         migrated = apply_migrations(combined, migrations)
+        for override in overrides(recipe_spec, combined, migrations, migrated):
+            ignored.setdefault(override.key, (override, []))[1].append(subdir)
         # conda-smithy renders with the migrated spec only (the recipe cbc is moved aside),
         # on top of conda-build's defaults again.
         final = combine_specs([("defaults", default_variant(subdir)), ("migrated", migrated)])
@@ -289,7 +296,11 @@ def _compute_matrix(
             )
     ordered = tuple(sorted(jobs, key=lambda j: j.name))
     unknown = unknown_selector_names(source.meta_text, known)
-    warnings = (*forge.ignored_provider_lines(), *(u.message(source.path) for u in unknown))
+    warnings = (
+        *forge.ignored_provider_lines(),
+        *(u.message(source.path) for u in unknown),
+        *override_messages(cbc_path, recipe_cbc or "", ignored),
+    )
     return Matrix(ordered, plan, warnings, _files_of(ordered))
 
 

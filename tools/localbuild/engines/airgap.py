@@ -27,6 +27,8 @@ from tools.recipe import release
 FETCH_TIMEOUT_S = 60
 #: Where a channel name (conda-forge) is served from, as conda and rattler-build resolve it.
 CHANNEL_ALIAS = "https://conda.anaconda.org"
+#: The page that says what a build without internet needs.
+AIRGAP_DOC = 'docs/build-locally.md, "Air-gapped builds"'
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
 _VERSION = re.compile(r"\$?\{\{\s*version\s*\}\}")  # v1 ${{ }}, meta.yaml {{ }}
 
@@ -190,7 +192,7 @@ def check_channel(channel: str, *, index: bool, artifacts: Path | None = None) -
     if not packages:
         raise UserError(
             f"--channel {channel}: no packages in it (expected {channel}/<subdir>/*.conda); "
-            'mirror what the config needs into it (docs/build-locally.md, "Air-gapped builds")'
+            f"mirror what the config needs into it ({AIRGAP_DOC})"
         )
     if not stale_subdirs(path):
         return

@@ -18,8 +18,6 @@ from tools.localbuild.engines import airgap
 from tools.localbuild.engines.plan import BuildPlan
 from tools.localbuild.options import Options
 
-AIRGAP_DOC = 'docs/build-locally.md, "Air-gapped builds"'
-
 
 @dataclass(frozen=True)
 class Fetch:
@@ -61,7 +59,7 @@ def of_plan(options: Options, plan: BuildPlan) -> tuple[list[Fetch], list[str]]:
     downloads: list[Fetch] = []
     local: list[str] = []
     if plan.image:
-        downloads.append(Fetch(plan.image, "the container image (pulled unless present)"))
+        downloads.append(Fetch(plan.image, "the container image, pulled unless present"))
     if plan.dispatch in ("osx", "win"):
         script = "run_osx_build.sh" if plan.dispatch == "osx" else "run_win_build.bat"
         downloads.append(Fetch("micromamba", f".scripts/{script} downloads it"))
@@ -72,8 +70,8 @@ def of_plan(options: Options, plan: BuildPlan) -> tuple[list[Fetch], list[str]]:
         recipe = _recipe(options, plan)
         try:
             url = airgap.source_of(recipe).url
-        except UserError as exc:
-            url = f"the source {recipe.name} names ({exc})"
+        except UserError as exc:  # the render refuses such a recipe; the dry run says why
+            url = f"the source {recipe.name} names, unread: {str(exc).split('; ')[0]}"
         instead = (
             "offline: --source-cache DIR, filled by --fetch-sources DIR where there is internet"
             if plan.dispatch == "embedded"
@@ -117,7 +115,8 @@ def describe(options: Options, plans: Sequence[BuildPlan]) -> list[str]:
     lines = [
         "downloads: "
         + (
-            f"what the run fetches; a machine without internet needs each beforehand ({AIRGAP_DOC})"
+            "what the run fetches; a machine without internet needs each beforehand "
+            f"({airgap.AIRGAP_DOC})"
             if downloads
             else "none"
         )

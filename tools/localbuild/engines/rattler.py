@@ -237,7 +237,6 @@ DOWNLOAD_FAILED = "Failed to download from URL"
 #: How it reports a solve that failed, a channel it could not reach included.
 SOLVE_FAILED = "Failed to resolve dependencies"
 PROBE_TIMEOUT_S = 10
-AIRGAP_DOC = 'docs/build-locally.md, "Air-gapped builds"'
 
 
 def network_hint(error: str, args: argparse.Namespace) -> str | None:
@@ -259,6 +258,8 @@ def network_hint(error: str, args: argparse.Namespace) -> str | None:
         )
     if not (error.startswith(DOWNLOAD_FAILED) or error.startswith(SOLVE_FAILED)):
         return None
+    from tools.localbuild.engines.airgap import AIRGAP_DOC
+
     channels = args.channel or _variant_channels(args.variant_config) or ["conda-forge"]
     unreachable = [c for c in channels if not _reachable(c)]
     if not unreachable:

@@ -38,6 +38,7 @@ from tools.errors import ProblemsFound, ToolError, UserError
 from tools.localbuild import artifacts as art
 from tools.localbuild.batch import lock
 from tools.localbuild.engines.airgap import local_folder
+from tools.localbuild.review import publishable
 from tools.localbuild.review.cfep3 import read_sums
 from tools.localbuild.review.verify import verify
 from tools.proc import call
@@ -113,6 +114,9 @@ def publish(
             "(anaconda.org -> Settings -> Access, scope api:write)"
         )
     program = _anaconda(env) if target.owner is not None else None
+    refused = publishable.problems(root, artifacts)  # a fork's terms first, the review's next
+    if refused:
+        raise Unverified(f"--publish: refused, nothing published: {'; '.join(refused)}")
     (verify_batch or (lambda folder: _verified(root, folder, allow_other_engine)))(artifacts)
     packages = [artifacts / name for _, name in read_sums(artifacts / "SHA256SUMS")]
     if target.directory is not None:

@@ -53,7 +53,7 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"Failed to download from URL"  # rattler-build (it names no URL)
             r"|\berror: cannot download "  # the embedded engine's line naming it
-            r"|CondaHTTPError: HTTP \d+ \S+ for url "  # conda, conda-build
+            r"|CondaHTTPError: HTTP \d+ [A-Z ]+ for url "  # conda, conda-build
             r"|curl: \(\d+\) Could not resolve host"
         ),
     ),
