@@ -229,6 +229,7 @@ def test_the_dry_run_with_a_mirror_and_a_source_cache_downloads_nothing(
     _fetched, here = _downloads(result.stdout)
     assert here == [
         f"the source archive: {cache / source.name} (--source-cache)",
-        f"the channel {channel.as_uri()} (--channel; the run indexes noarch first)",
+        f"the channel {channel.as_uri()} (--channel; the run indexes noarch first, in a copy "
+        "under build_artifacts/.channel-index/)",
     ]
     assert not (channel / "noarch" / "repodata.json").exists()  # the dry run writes nothing

@@ -262,8 +262,14 @@ def _bring_log(target: Path, source: Path, config: str) -> None:
 
 
 def merge(
-    root: Path, directories: Sequence[Path], *, say: Callable[[str], None] = lambda _: None
+    root: Path,
+    directories: Sequence[Path],
+    *,
+    say: Callable[[str], None] = lambda _: None,
+    check: Callable[[Mapping[str, Mapping[str, object]]], None] = lambda _: None,
 ) -> MergeResult:
+    """``check`` sees the records that would be merged before anything is copied, and may
+    refuse them (build-locally's refuses packages of another engine than conda-forge's CI)."""
     target = root / "build_artifacts"
     resolved: list[Path] = []
     for directory in directories:
@@ -283,6 +289,7 @@ def merge(
     to_copy = plan_packages(target, resolved)
     chosen = choose_records(sources)
     check_one_release({name: pick.record for name, pick in chosen.items()})
+    check({name: pick.record for name, pick in chosen.items()})
 
     target.mkdir(exist_ok=True)
     for name, place in to_copy:
