@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tools.errors import UserError
 from tools.localbuild import artifacts as art
-from tools.localbuild.batch.record import FAILED_EARLIER, FILTERED_OUT
+from tools.localbuild.batch.record import FAILED_EARLIER, FILTERED_OUT, package_entries
 
 # Which record of a config wins when several machines report it: a finished build beats a
 # config not built there (skipped, with its reason), which beats any attempt that failed.
@@ -140,12 +140,7 @@ def plan_packages(target: Path, sources: Sequence[Path]) -> list[tuple[str, Path
 
 
 def _packages_of(record: Mapping[str, object]) -> frozenset[tuple[str, str]]:
-    entries = record.get("packages")
-    return frozenset(
-        (str(p.get("path")), str(p.get("sha256")))
-        for p in (entries if isinstance(entries, list) else [])
-        if isinstance(p, dict)
-    )
+    return frozenset((str(p.get("path")), str(p.get("sha256"))) for p in package_entries(record))
 
 
 def _rank(record: Mapping[str, object]) -> int:

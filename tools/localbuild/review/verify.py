@@ -34,7 +34,7 @@ from tools.errors import CommandError, ProblemsFound, UserError
 from tools.localbuild import artifacts as art
 from tools.localbuild import ci_engine
 from tools.localbuild.batch.loop import end_line
-from tools.localbuild.batch.record import DONE, SKIPPED
+from tools.localbuild.batch.record import DONE, SKIPPED, package_entries
 from tools.localbuild.configs import discover, labels
 from tools.localbuild.provenance import NO_PACKAGE_COMMIT, Provenance
 from tools.localbuild.review.cfep3 import read_sums
@@ -222,12 +222,7 @@ def coverage(
 
 def _packages(record: Mapping[str, object]) -> list[Mapping[str, object]]:
     """A record's packages whose path is ``<subdir>/<file>``: nothing else is read."""
-    entries = record.get("packages")
-    return [
-        p
-        for p in (entries if isinstance(entries, list) else [])
-        if isinstance(p, dict) and _PACKAGE_PATH.match(str(p.get("path")))
-    ]
+    return [p for p in package_entries(record) if _PACKAGE_PATH.match(str(p.get("path")))]
 
 
 def _expected_commit(
