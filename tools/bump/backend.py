@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.recipe import scripts
+from tools.repo import recipe_script
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class Backend:
 
 def detect(recipe_dir: Path, tree: Path, shown: str) -> Backend:
     """``tree``: the extracted build-system files; ``shown``: how messages name the source."""
-    module = scripts.load(recipe_dir, "build_backend.py", "the recipe's backend detection")
+    module = recipe_script(recipe_dir, "build_backend.py", "the recipe's backend detection")
     try:
         found = module.detect(tree)
     except module.BackendError as exc:

@@ -16,8 +16,7 @@ from pathlib import Path
 
 from tools.bump.source import cmake_code, project_cmake
 from tools.files import read_user_file
-from tools.recipe import scripts
-from tools.repo import PACKAGE_ROOT
+from tools.repo import PACKAGE_ROOT, recipe_script
 
 FORWARDING = "cmake/EnvVarForwarding.cmake"
 TOP_LEVEL = "CMakeLists.txt"
@@ -52,7 +51,7 @@ def forwarding(
     """``(prefixes, names)`` that a forwarding file copies from the environment, as the
     recipe's stage_environment.py reads it (the names of the lists it loops over; the
     prefixes its selecting expression spells ``^(BUILD_|USE_|CMAKE_)``)."""
-    reader = scripts.load(recipe_dir, "stage_environment.py", "the recipe's forwarding reader")
+    reader = recipe_script(recipe_dir, "stage_environment.py", "the recipe's forwarding reader")
     expression, names = reader.read_forwarding(text)
     found = _PREFIXES.finditer(expression or "")
     prefixes = tuple(alt for match in found for alt in match["alts"].split("|"))

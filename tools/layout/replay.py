@@ -20,7 +20,7 @@ from types import ModuleType
 from tools.check.owned import owner_by_pattern
 from tools.errors import UserError
 from tools.layout.wheel import Wheel
-from tools.recipe import scripts
+from tools.repo import recipe_script
 
 LIBTORCH, LINALG, PYTORCH = "libtorch", "libtorch-cuda-linalg", "pytorch"
 # A path tied to one Python: an extension module's ABI tag, Python source or bytecode, a
@@ -32,7 +32,7 @@ PYTHON_BOUND = re.compile(
 
 
 def load_rules(recipe_dir: Path) -> ModuleType:
-    return scripts.load(recipe_dir, "package_files.py", "the recipe's file rules")
+    return recipe_script(recipe_dir, "package_files.py", "the recipe's file rules")
 
 
 @dataclass(frozen=True)
