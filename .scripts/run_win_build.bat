@@ -4,6 +4,8 @@ rem into it, then conda-build for .ci_support\%CONFIG%.yaml.  Same environment a
 rem conda-smithy's script: CONFIG, UPLOAD_PACKAGES, IS_PR_BUILD, MINIFORGE_HOME, CPU_COUNT.
 rem Settings (conda_build_tool, conda_build.pkg_format) are read from conda-forge.yml.
 setlocal EnableExtensions EnableDelayedExpansion
+rem `if errorlevel` after a command, never `||` or `&&`: Wine's cmd runs what follows either
+rem one whatever the status (tests/test_run_win_build_wine.py runs this script under Wine).
 
 if "%CONFIG%"=="" (
     echo error: CONFIG must name a .ci_support config 1>&2
@@ -32,7 +34,8 @@ set "MICROMAMBA_DIR=%MINIFORGE_HOME%-micromamba"
 set "MICROMAMBA=%MICROMAMBA_DIR%\micromamba.exe"
 if not exist "%MICROMAMBA%" (
     if not exist "%MICROMAMBA_DIR%" mkdir "%MICROMAMBA_DIR%"
-    powershell -NoProfile -Command "Invoke-WebRequest -Uri https://github.com/mamba-org/micromamba-releases/releases/latest/download/micromamba-win-64 -OutFile '%MICROMAMBA%'" || exit /b 1
+    powershell -NoProfile -Command "Invoke-WebRequest -Uri https://github.com/mamba-org/micromamba-releases/releases/latest/download/micromamba-win-64 -OutFile '%MICROMAMBA%'"
+    if errorlevel 1 exit /b 1
 )
 set "MAMBA_ROOT_PREFIX=%MICROMAMBA_DIR%\root"
 
@@ -58,7 +61,8 @@ if "%BUILD_TOOL%"=="conda-build" (
 )
 
 "%MICROMAMBA%" create --yes --quiet --prefix "%MINIFORGE_HOME%" --override-channels --channel conda-forge ^
-    pip python=3.12 "conda-build>=25.1" conda-forge-ci-setup=4 %TOOL_PACKAGES% || exit /b 1
+    pip python=3.12 "conda-build>=25.1" conda-forge-ci-setup=4 %TOOL_PACKAGES%
+if errorlevel 1 exit /b 1
 set "PATH=%MINIFORGE_HOME%;%MINIFORGE_HOME%\Scripts;%MINIFORGE_HOME%\Library\bin;%PATH%"
 
 echo ==^> Configuring conda
@@ -70,22 +74,26 @@ echo ==^> Configuring conda
     echo channels:
     echo   - conda-forge
 ) > "%MINIFORGE_HOME%\.condarc"
-call run_conda_forge_build_setup || exit /b 1
+call run_conda_forge_build_setup
+if errorlevel 1 exit /b 1
 
 rem Cross-compiled configs cannot run their tests without an emulator.
 set "EXTRA_CB_OPTIONS="
-findstr /c:"win-arm64" "%CONFIG_FILE%" >nul && if "%CROSSCOMPILING_EMULATOR%"=="" set "EXTRA_CB_OPTIONS=--no-test"
+findstr /c:"win-arm64" "%CONFIG_FILE%" >nul
+if not errorlevel 1 if "%CROSSCOMPILING_EMULATOR%"=="" set "EXTRA_CB_OPTIONS=--no-test"
 if exist "%FEEDSTOCK_ROOT%\.ci_support\clobber_%CONFIG%.yaml" (
     set "EXTRA_CB_OPTIONS=!EXTRA_CB_OPTIONS! --clobber-file %FEEDSTOCK_ROOT%\.ci_support\clobber_%CONFIG%.yaml"
 )
 copy /y "%FEEDSTOCK_ROOT%\LICENSE.txt" "%RECIPE_ROOT%\recipe-scripts-license.txt" >nul
 
 echo ==^> Running %BUILD_CMD% for %CONFIG%
-call %BUILD_CMD% "%RECIPE_ROOT%" -m "%CONFIG_FILE%" %EXTRA_CB_OPTIONS% --suppress-variables || exit /b 1
+call %BUILD_CMD% "%RECIPE_ROOT%" -m "%CONFIG_FILE%" %EXTRA_CB_OPTIONS% --suppress-variables
+if errorlevel 1 exit /b 1
 
 if /i not "%UPLOAD_PACKAGES%"=="False" if /i "%IS_PR_BUILD%"=="False" (
     echo ==^> Uploading packages
-    call upload_package --validate --feedstock-name=%FEEDSTOCK_NAME% "%FEEDSTOCK_ROOT%" "%RECIPE_ROOT%" "%CONFIG_FILE%" || exit /b 1
+    call upload_package --validate --feedstock-name="%FEEDSTOCK_NAME%" "%FEEDSTOCK_ROOT%" "%RECIPE_ROOT%" "%CONFIG_FILE%"
+    if errorlevel 1 exit /b 1
 )
 
 echo ==^> Final checks

@@ -80,8 +80,9 @@ FORWARDED_NAMES = frozenset(
 )
 #: The source's forwarding module, relative to $SRC_DIR.
 FORWARDING_FILE = "cmake/EnvVarForwarding.cmake"
-# The selecting expression of the module's Python snippet: re.compile(r"...").
-_SELECT = re.compile(r"""re\.(?:compile|match|search)\(\s*r?(["'])(?P<pattern>.+?)\1\s*\)""")
+# The selecting expression of the module's Python snippet: re.compile(r"..."), or a call
+# given the name as well, re.match(r"...", name).
+_SELECT = re.compile(r"""re\.(?:compile|match|search)\(\s*r?(["'])(?P<pattern>.+?)\1\s*[,)]""")
 # The lists the module loops over (foreach(_var IN LISTS _ENV_PASSTHROUGH)), or items.
 _FOREACH = re.compile(r"foreach\s*\(\s*\w+\s+IN\s+(?P<kind>LISTS|ITEMS)\s+(?P<args>[^)]*)\)", re.I)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -113,22 +114,13 @@ class StageError(ValueError):
     """Bad input: one line naming the file and what to do."""
 
 
-def rule_from_text(text: str, source: str) -> Rule:
-    """The forwarding rule a cmake/EnvVarForwarding.cmake text states: the expression its
-    Python snippet selects names with, and the names of the lists it loops over (for an
-    alias "ENV_NAME=CMAKE_NAME", the environment's side)."""
+def read_forwarding(text: str) -> tuple[str | None, list[str]]:
+    """What a cmake/EnvVarForwarding.cmake text states, comments left out: the expression its
+    Python snippet selects names with (None without one) and the names of the lists it loops
+    over, in the file's order (for an alias "ENV_NAME=CMAKE_NAME", the environment's side).
+    tools/bump/knobs.py loads this file by path and reads a new release's module with it."""
     code = re.sub(r"#[^\n]*", "", text)
     select = _SELECT.search(code)
-    if select is None:
-        raise StageError(
-            f'{source}: no re.compile(r"...") selecting the forwarded names; '
-            "recipe/stage_environment.py cannot tell what reaches the cache: teach "
-            "rule_from_text this file's form"
-        )
-    try:
-        pattern = re.compile(select["pattern"])
-    except re.error as err:
-        raise StageError(f"{source}: the forwarding expression does not compile ({err})") from None
     names: list[str] = []
     for loop in _FOREACH.finditer(code):
         if loop["kind"].upper() == "ITEMS":
@@ -138,7 +130,23 @@ def rule_from_text(text: str, source: str) -> Rule:
             block = re.search(rf"\bset\(\s*{re.escape(variable)}\s+(?P<items>[^)]*)\)", code)
             names += block["items"].split() if block else []
     cleaned = (name.strip("\"'").split("=", 1)[0] for name in names)
-    return Rule(pattern, frozenset(n for n in cleaned if _NAME.match(n)), source)
+    return (select["pattern"] if select else None), [n for n in cleaned if _NAME.match(n)]
+
+
+def rule_from_text(text: str, source: str) -> Rule:
+    """The forwarding rule a cmake/EnvVarForwarding.cmake text states (read_forwarding)."""
+    expression, names = read_forwarding(text)
+    if expression is None:
+        raise StageError(
+            f'{source}: no re.compile(r"...") selecting the forwarded names; '
+            "recipe/stage_environment.py cannot tell what reaches the cache: teach "
+            "read_forwarding this file's form"
+        )
+    try:
+        pattern = re.compile(expression)
+    except re.error as err:
+        raise StageError(f"{source}: the forwarding expression does not compile ({err})") from None
+    return Rule(pattern, frozenset(names), source)
 
 
 def rule_for(environ: Mapping[str, str]) -> Rule:

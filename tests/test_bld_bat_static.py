@@ -397,3 +397,12 @@ def test_every_exist_test_of_a_variable_first_tests_that_it_is_defined() -> None
                 tested += 1
                 assert f"if defined {name} if exist" in line, line
     assert tested
+
+
+@pytest.mark.parametrize("script", ["recipe/bld.bat", ".scripts/run_win_build.bat"])
+def test_no_conditional_command_operators(script: str) -> None:
+    # Wine 8's cmd runs what follows `||` and `&&` whatever the status (it treats both as
+    # `&`): a status is checked with `if errorlevel` on the next line instead.
+    lines = (BLD_BAT.parents[1] / script).read_text().splitlines()
+    code = [line for line in lines if not line.lstrip().lower().startswith("rem")]
+    assert [line for line in code if "||" in line or "&&" in line] == []

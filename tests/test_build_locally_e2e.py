@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.cli import default_sigint
+from fixtures.cli import answer_on_a_terminal, default_sigint
 from fixtures.e2e_feedstock import without_engines
 
 pytestmark = pytest.mark.skipif(
@@ -704,25 +704,10 @@ def test_conda_smithy_style_scripts_work_through_the_same_interface(feedstock: F
 def _answer_menu(feedstock: Feedstock, answer: bytes, *args: str) -> tuple[int, str, str]:
     """Run build-locally.py with a terminal as stdin (so it shows its menu), answer it, and
     return the exit status, stdout and stderr."""
-    import pty
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        feedstock.command(*args),
-        cwd=feedstock.root,
-        env=feedstock.env,
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    result = answer_on_a_terminal(
+        feedstock.command(*args), answer, cwd=feedstock.root, env=feedstock.env, timeout=60
     )
-    os.close(slave)
-    try:
-        os.write(master, answer)
-        stdout, stderr = proc.communicate(timeout=60)
-    finally:
-        os.close(master)
-    return proc.returncode, stdout, stderr
+    return result.returncode, result.stdout, result.stderr
 
 
 def test_no_config_on_a_terminal_offers_conda_smithys_numbered_menu(feedstock: Feedstock) -> None:

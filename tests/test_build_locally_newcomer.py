@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from fixtures import feedstock_matrix
+from fixtures.cli import answer_on_a_terminal
 
 from tools.files import sha256_of
 from tools.localbuild.engines import embedded
@@ -104,26 +105,10 @@ def test_embedded_only_options_with_another_engine_name_the_flag_to_replace(
 
 def _menu(root: Path, path: str) -> list[str]:
     """The numbered menu build-locally.py shows on a terminal (answered with an empty line)."""
-    import pty
-
     env = {k: v for k, v in os.environ.items() if k not in ("CONDA_PREFIX", "CI")}
     env.update(PATH=path, PYTHONPATH=str(ROOT))
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "build-locally.py", "--dry-run"],
-        cwd=root,
-        env=env,
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    os.close(slave)
-    try:
-        os.write(master, b"\n")
-        stdout, _stderr = proc.communicate(timeout=120)
-    finally:
-        os.close(master)
+    command = [sys.executable, "build-locally.py", "--dry-run"]
+    stdout = answer_on_a_terminal(command, b"\n", cwd=root, env=env, timeout=120).stdout
     return [line.split(". ", 1)[1] for line in stdout.splitlines() if ". " in line[:6]]
 
 
@@ -244,6 +229,7 @@ def test_the_dry_run_with_a_mirror_and_a_source_cache_downloads_nothing(
     _fetched, here = _downloads(result.stdout)
     assert here == [
         f"the source archive: {cache / source.name} (--source-cache)",
-        f"the channel {channel.as_uri()} (--channel; the run indexes noarch first)",
+        f"the channel {channel.as_uri()} (--channel; the run indexes noarch first, in a copy "
+        "under build_artifacts/.channel-index/)",
     ]
     assert not (channel / "noarch" / "repodata.json").exists()  # the dry run writes nothing

@@ -241,12 +241,16 @@ def test_publish_to_anaconda_org_hands_the_token_only_through_the_environment(
 ) -> None:
     record = _fake_anaconda(built, tmp_path)
     try:
-        run = built.run("--publish", "jlab/label/h100", BINSTAR_TOKEN=TOKEN)
+        run = built.run("--publish", "jlab/label/h100", ANACONDA_API_TOKEN=TOKEN)
     finally:
         (built.bin / "anaconda").unlink()
     assert run.returncode == 0, run.stderr
     assert TOKEN not in run.stdout + run.stderr
-    assert run.stdout.splitlines() == ["published 3 package(s) to anaconda.org/jlab/label/h100"]
+    [said] = run.stdout.splitlines()
+    # --skip-existing skips a file already there whatever its bytes, and does not say which:
+    # the line never claims a count of packages published.
+    assert said.startswith("uploaded to anaconda.org/jlab/label/h100: 3 package(s) handed to ")
+    assert "skipped-not-compared" in said and "published" not in said
     [call] = [json.loads(line) for line in record.read_text().splitlines()]
     packages = [str(built.artifacts / name) for name in _packages(built)]
     assert call["argv"] == [
@@ -259,7 +263,7 @@ def test_publish_to_anaconda_org_hands_the_token_only_through_the_environment(
         *sorted(packages),
     ]
     assert call["token_sha256"] == hashlib.sha256(TOKEN.encode()).hexdigest()
-    assert "BINSTAR_TOKEN" not in call["env_names"]  # handed on under anaconda-client's name
+    assert "BINSTAR_TOKEN" not in call["env_names"]
 
 
 def test_a_failing_upload_is_one_line_without_the_token(built, tmp_path: Path) -> None:
@@ -287,16 +291,44 @@ def test_publish_to_anaconda_org_without_a_token_says_where_to_put_one(built) ->
     run = built.run("--publish", "jlab/label/h100")
     assert run.returncode == 2
     assert run.stderr == (
-        "error: --publish to anaconda.org needs an upload token in ANACONDA_API_TOKEN or "
-        "BINSTAR_TOKEN (anaconda.org -> Settings -> Access, scope api:write)\n"
+        "error: --publish to anaconda.org needs an upload token in ANACONDA_API_TOKEN "
+        "(anaconda.org -> Settings -> Access, scope api:write)\n"
     )
+
+
+def test_publish_never_takes_conda_forges_binstar_token(built, tmp_path: Path) -> None:
+    # BINSTAR_TOKEN is the secret conda-forge's CI uploads to conda-forge with; the docs name
+    # ANACONDA_API_TOKEN alone. Before: taken as the token, and the upload ran.
+    record = _fake_anaconda(built, tmp_path)
+    try:
+        run = built.run("--publish", "jlab/label/h100", BINSTAR_TOKEN=TOKEN)
+    finally:
+        (built.bin / "anaconda").unlink()
+    assert run.returncode == 2
+    assert "needs an upload token in ANACONDA_API_TOKEN " in run.stderr
+    assert not record.exists()
+
+
+@pytest.mark.parametrize("dest", ["conda-forge", "conda-forge/label/main", "cf-staging",
+                                  "Conda-Forge/label/pytorch_rc"])  # fmt: skip
+def test_publish_refuses_conda_forges_own_channels(built, tmp_path: Path, dest: str) -> None:
+    # Before: accepted, and `anaconda upload --user conda-forge` ran with the token.
+    record = _fake_anaconda(built, tmp_path)
+    try:
+        run = built.run("--publish", dest, ANACONDA_API_TOKEN=TOKEN)
+    finally:
+        (built.bin / "anaconda").unlink()
+    assert run.returncode == 2
+    [line] = run.stderr.splitlines()
+    assert line.startswith(f"error: --publish {dest}: ") and "--cfep3-request" in line
+    assert not record.exists()
 
 
 def test_publish_to_anaconda_org_without_anaconda_client_says_how_to_install_it(built) -> None:
     path = os.pathsep.join(
         p for p in built.env["PATH"].split(os.pathsep) if not (Path(p) / "anaconda").exists()
     )
-    run = built.run("--publish", "jlab", BINSTAR_TOKEN=TOKEN, PATH=path)
+    run = built.run("--publish", "jlab", ANACONDA_API_TOKEN=TOKEN, PATH=path)
     assert run.returncode == 2
     assert run.stderr == (
         "error: --publish to anaconda.org runs anaconda-client, which is not installed: "
@@ -314,3 +346,32 @@ def test_publish_goes_with_nothing_that_builds(built) -> None:
     run = built.run("--publish", "./channel", "--all")
     assert run.returncode == 2
     assert run.stderr.startswith("error: --publish only reads what a build left; drop --all")
+
+
+# ---------------------------------------------------------------- a directory, read and held
+
+
+def test_a_second_publisher_to_the_same_directory_is_refused(built, tmp_path: Path) -> None:
+    from tools.localbuild.batch import lock
+    from tools.localbuild.review.publish import PUBLISH_LOCK
+
+    channel = tmp_path / "channel"
+    # Before: nothing held; two publishers interleaved their renames and index files.
+    with lock.exclusive(channel, name=PUBLISH_LOCK, what="published to"):
+        run = built.run("--publish", str(channel))
+    assert run.returncode == 2
+    [line] = run.stderr.splitlines()
+    assert line.startswith(f"error: {channel} is being published to by another build-locally run")
+    assert not list(channel.rglob("*.conda"))
+    assert built.run("--publish", str(channel)).returncode == 0  # once the first one is done
+
+
+def test_a_file_url_is_percent_decoded_as_channel_reads_it(built, tmp_path: Path) -> None:
+    channel = tmp_path / "lab channel"
+    # Before: published into a folder literally named "lab%20channel".
+    run = built.run("--publish", (channel).as_uri())
+    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in channel.rglob("*.conda")) == sorted(
+        Path(n).name for n in _packages(built)
+    )
+    assert not (tmp_path / "lab%20channel").exists()

@@ -10,6 +10,7 @@ longer flips it), and the linalg library's NEEDED entries gain exactly libmagma.
 
 from __future__ import annotations
 
+import posixpath
 import shutil
 import sys
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ import pytest
 from fixtures.cuda_build import cuda_build_tools
 from fixtures.minitorch.support import (
     CACHE_TOOL,
+    CORE_OBJECTS,
+    LIBTORCH_LIBS,
     RECIPE_DIR,
     Interpreter,
     base_venv,
@@ -35,20 +38,11 @@ from fixtures.minitorch.support import (
 
 pytestmark = pytest.mark.slow
 
+# The Python-independent core: libtorch's libraries, its program and their objects.
 PYTHON_INDEPENDENT_OUTPUTS = {
-    "libc10.so",
-    "libshm.so",
+    *LIBTORCH_LIBS,
     "torch_shm_manager",
-    "libtorch_cpu.so",
-    "libtorch.so",
-    "libtorch_global_deps.so",
-    "c10.cpp.o",
-    "Context.cpp.o",
-    "RegisterOps.cpp.o",
-    "torch.cpp.o",
-    "global_deps.c.o",
-    "core.cpp.o",
-    "manager.cpp.o",
+    *(posixpath.basename(o) for o in CORE_OBJECTS),
 }
 
 

@@ -49,6 +49,7 @@ from fixtures.e2e_feedstock import (
     E2EFeedstock,
     bytecode_outside_site_packages,
     narrowed_config,
+    without_script_tests,
 )
 from fixtures.e2e_feedstock import install as _install
 from fixtures.e2e_feedstock import solve as _solve
@@ -139,6 +140,29 @@ def cuda(tmp_path_factory, channel: Path) -> E2EFeedstock:
     return _built(tmp_path_factory, channel, CUDA, embedded=False)
 
 
+SCRIPT_TESTS_LEFT_OUT = ("libtorch", "libtorch-cuda-linalg", "pytorch")
+
+
+@pytest.fixture(scope="module")
+def cuda_tested(tmp_path_factory, channel: Path) -> tuple[E2EFeedstock, str]:
+    """The CUDA config through the embedded engine, as a user without Docker runs it, with the
+    engine's test phase on (issue 44): the megabuild's Python alone, and the script tests of
+    libtorch, libtorch-cuda-linalg and pytorch left out (they check what the real release holds
+    and the miniature does not: libshm, torch.cuda, check_torch.py's build facts). What stays,
+    `import torch` in pytorch's and pytorch-gpu's test environments, solves them with pytorch,
+    which run-depends on __cuda: this machine has no GPU."""
+    tmp = tmp_path_factory.mktemp("e2e")
+    fs = E2EFeedstock.make_embedded(
+        tmp, CUDA, channel, switched=True, pythons=PYTHONS[:1], options=""
+    )
+    recipe = fs.root / "recipe" / "recipe.yaml"
+    recipe.write_text(without_script_tests(recipe.read_text(), SCRIPT_TESTS_LEFT_OUT))
+    result = fs.build()
+    logs = sorted(fs.artifacts.glob("*-log.txt"))
+    tail = "\n".join(logs[0].read_text().splitlines()[-40:]) if logs else result.stderr
+    return fs, "" if result.returncode == 0 else f"exit {result.returncode}:\n{tail}"
+
+
 @pytest.fixture(scope="module")
 def cpu_skbuild(tmp_path_factory, channel: Path) -> E2EFeedstock:
     return _built(tmp_path_factory, channel, CPU, SCIKIT_BUILD_CORE, embedded=True)
@@ -200,6 +224,19 @@ def test_verify_says_the_embedded_engines_packages_carry_no_commit_not_that_they
         result.stdout
     )
     assert "tampered" not in result.stdout and "another commit" not in result.stdout
+
+
+def test_a_cuda_config_passes_its_test_phase_through_the_embedded_engine(cuda_tested) -> None:
+    # Before: no CONDA_OVERRIDE_CUDA through the embedded engine, so the test environments of
+    # pytorch and pytorch-gpu (run-depending on __cuda) did not solve on a machine without a
+    # GPU, and the build failed in its test phase.
+    fs, failure = cuda_tested
+    assert not failure, failure
+    log = (fs.artifacts / f"{fs.config}-log.txt").read_text()
+    assert "--test native" in log  # the engine ran every package's tests
+    assert f"env CONDA_OVERRIDE_CUDA: {CUDA_VERSION}" in log
+    assert sorted(_packages(fs)) == ["libtorch", "libtorch-cuda-linalg", "pytorch", "pytorch-gpu"]
+    assert not list(fs.artifacts.glob("broken/*"))
 
 
 def test_cuda_build_leaves_both_linalg_flavours(cuda) -> None:

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "recipe" / "stage_environment.py"
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE.parent / "recipe" / "stage_environment.py"
 _spec = importlib.util.spec_from_file_location("stage_environment", SCRIPT)
 stage = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(stage)
@@ -194,3 +195,14 @@ def test_a_module_whose_rule_cannot_be_read_is_bad_input(tmp_path: Path) -> None
     assert result.returncode == 2
     [line] = result.stderr.splitlines()
     assert line.startswith("stage_environment.py: error: ") and "EnvVarForwarding.cmake" in line
+
+
+def test_a_module_that_selects_with_re_match_of_the_name_states_its_rule() -> None:
+    # The bump fixture's 2.15-like module spells its selection re.match(r"...", name), the
+    # form tools/bump/knobs.py reads through this script as well.
+    text = (
+        HERE / "fixtures" / "bump" / "release_215" / "cmake" / "EnvVarForwarding.cmake"
+    ).read_text()
+    rule = stage.rule_from_text(text, "release_215")
+    assert rule.names == {"FLASH_ATTENTION_MAX_JOBS", "TORCH_CUDA_ARCH_LIST", "MAGMA_HOME"}
+    assert rule.selects("USE_CUDA") and not rule.selects("MAX_JOBS")

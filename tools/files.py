@@ -68,23 +68,33 @@ def atomic_replace(path: Path, *, mode: int | None = None) -> Iterator[Path]:
     The temporary name is unique, so two writers never share one.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(name)
+    tmp = _beside(path, ".tmp")
     try:
         yield tmp
-        # The rename must not reach the disk before the data does (a crash would leave an
-        # empty file under the real name).
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.chmod(tmp, mode if mode is not None else _mode_for(path))
+        _seal(tmp, path, mode)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _beside(path: Path, suffix: str) -> Path:
+    """A new, empty file with a unique name in ``path``'s folder (two writers never share one)."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    os.close(fd)
+    return Path(name)
+
+
+def _seal(tmp: Path, path: Path, mode: int | None) -> None:
+    """Flush ``tmp`` to disk and give it ``mode`` (default: what ``path`` has or would get):
+    the rename that follows must not reach the disk before the data does (a crash would leave
+    an empty file under the real name)."""
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.chmod(tmp, mode if mode is not None else _mode_for(path))
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
@@ -149,14 +159,10 @@ def replace_files(contents: Mapping[Path, str | None]) -> None:
 def _staged(path: Path, data: bytes) -> Path:
     """``data`` in a flushed temporary file beside ``path``, with the mode ``path`` has."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(name)
+    tmp = _beside(path, ".tmp")
     try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(tmp, _mode_for(path))
+        tmp.write_bytes(data)
+        _seal(tmp, path, None)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -168,9 +174,7 @@ def _aside(path: Path) -> Path:
     from."""
     import shutil
 
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent)
-    os.close(fd)
-    aside = Path(name)
+    aside = _beside(path, ".old")
     aside.unlink()
     try:
         os.link(path, aside)

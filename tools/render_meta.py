@@ -180,4 +180,5 @@ def _public(
         hash_input=dict(out.hash_input),
         skip_reason=out.skip_reason,
         ignore_run_exports=dict(out.ignore_run_exports),
+        track_features=out.track_features,
     )

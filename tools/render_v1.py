@@ -162,7 +162,16 @@ def _record(
             for kind, names in (reqs.get("ignore_run_exports") or {}).items()
             if names
         },
+        track_features=down_prioritized(name, build),
     )
+
+
+def down_prioritized(name: str, build: Mapping[str, Any]) -> tuple[str, ...]:
+    """The track_features rattler-build writes for ``build.variant.down_prioritize_variant``:
+    ``<name>-p-<i>`` for each step (its packaging/metadata.rs), so one name per package."""
+    variant = build.get("variant") or {}
+    steps = int(variant.get("down_prioritize_variant") or 0) if isinstance(variant, Mapping) else 0
+    return tuple(f"{name}-p-{i}" for i in range(steps))
 
 
 # -- requirements ---------------------------------------------------------------------------

@@ -40,6 +40,10 @@ class RenderedOutput:
     ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # the TORCH_CUDA_ARCH_LIST a CUDA config's build exports (recipe/cuda_arch_lists.txt)
     cuda_arch_list: str | None = None
+    # The features the package's index.json lists, which solvers weigh before the version:
+    # meta.yaml's build/track_features, recipe.yaml's down_prioritize_variant as rattler-build
+    # writes it (one ``<name>-p-<i>`` per step).
+    track_features: tuple[str, ...] = ()
 
     @property
     def dist(self) -> str:
@@ -58,6 +62,7 @@ class RenderedOutput:
             "noarch": self.noarch,
             "config": self.config,
             "cuda_arch_list": self.cuda_arch_list,
+            "track_features": list(self.track_features),
             "requirements": {k: list(self.requirements.get(k, ())) for k in REQUIREMENT_KINDS},
             "run_exports": {k: list(v) for k, v in sorted(self.run_exports.items())},
             "tests": _jsonable(self.tests),

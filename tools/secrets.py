@@ -19,9 +19,10 @@ SECRET_ENV_VARS = (
     "GITHUB_TOKEN",
 )
 
-# Where an anaconda.org upload token may be, in the order looked at: anaconda-client's own
-# variable, then the name conda-forge's CI gives the same secret (build-locally --publish).
-UPLOAD_TOKEN_VARS = ("ANACONDA_API_TOKEN", "BINSTAR_TOKEN")
+# Where build-locally --publish takes an anaconda.org upload token: anaconda-client's own
+# variable, the one docs/fork.md names. Not BINSTAR_TOKEN: on conda-forge's CI that is the
+# token that uploads to conda-forge itself, which a publish must never reach.
+UPLOAD_TOKEN_VARS = ("ANACONDA_API_TOKEN",)
 
 # Tokens recognisable by shape even when their variable was never set here.
 TOKEN_SHAPES = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b")

@@ -3,13 +3,10 @@ module the build scripts ask, standard library only) by path: one detection, not
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
-from tools.errors import UserError
+from tools.repo import recipe_script
 
 
 @dataclass(frozen=True)
@@ -19,20 +16,9 @@ class Backend:
     source: str  # the file that decided
 
 
-def _module(recipe_dir: Path) -> ModuleType:
-    path = recipe_dir / "build_backend.py"
-    if not path.is_file():
-        raise UserError(f"{path}: no such file; the recipe's backend detection is missing")
-    spec = importlib.util.spec_from_file_location("_feedstock_build_backend", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while defining
-    spec.loader.exec_module(module)
-    return module
-
-
 def detect(recipe_dir: Path, tree: Path, shown: str) -> Backend:
     """``tree``: the extracted build-system files; ``shown``: how messages name the source."""
-    module = _module(recipe_dir)
+    module = recipe_script(recipe_dir, "build_backend.py", "the recipe's backend detection")
     try:
         found = module.detect(tree)
     except module.BackendError as exc:

@@ -16,16 +16,15 @@ from pathlib import Path
 
 from tools.bump.source import cmake_code, project_cmake
 from tools.files import read_user_file
+from tools.repo import PACKAGE_ROOT, recipe_script
 
 FORWARDING = "cmake/EnvVarForwarding.cmake"
 TOP_LEVEL = "CMakeLists.txt"
 
 OPTION = re.compile(r"^\s*(?:cmake_dependent_)?option\(\s*(?P<name>[A-Z][A-Z0-9_]*)", re.M)
 _ENV = re.compile(r"\bENV\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}")
-_FOREACH = re.compile(r"foreach\s*\(\s*\w+\s+IN\s+(?P<kind>LISTS|ITEMS)\s+(?P<args>[^)]*)\)", re.I)
 # The forwarded prefixes, as the name pattern spells them: ^(BUILD_|USE_|CMAKE_)
 _PREFIXES = re.compile(r"\^\((?P<alts>[A-Z][A-Z0-9]*_(?:\|[A-Z][A-Z0-9]*_)*)\)")
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # Read by a configure, yet no build setting: the shell's own variables.
 NOT_KNOBS = frozenset({"HOME", "PATH", "PWD", "TEMP", "TMP", "TMPDIR", "USER"})
@@ -46,27 +45,20 @@ def unnamed(names: Iterable[str], scripts: Sequence[Path]) -> list[str]:
     return [name for name in names if not re.search(rf"\b{re.escape(name)}\b", text)]
 
 
-def forwarding(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(prefixes, names)`` that a forwarding file copies from the environment: names from
-    the lists it loops over (``foreach(v IN LISTS _ENV_PASSTHROUGH)``, or ``IN ITEMS A B``;
-    for an alias ``"ENV_NAME=CMAKE_NAME"``, the environment's side)."""
-    text = cmake_code(text)
-    names: list[str] = []
-    for loop in _FOREACH.finditer(text):
-        if loop["kind"].upper() == "ITEMS":
-            names += loop["args"].split()
-            continue
-        for variable in loop["args"].split():
-            block = re.search(rf"\bset\(\s*{re.escape(variable)}\s+(?P<items>[^)]*)\)", text)
-            names += block["items"].split() if block else []
-    cleaned = (n.strip("\"'").split("=", 1)[0] for n in names)
-    prefixes = tuple(alt for found in _PREFIXES.finditer(text) for alt in found["alts"].split("|"))
-    return tuple(dict.fromkeys(prefixes)), tuple(
-        dict.fromkeys(n for n in cleaned if _NAME.match(n))
-    )
+def forwarding(
+    text: str, recipe_dir: Path = PACKAGE_ROOT / "recipe"
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(prefixes, names)`` that a forwarding file copies from the environment, as the
+    recipe's stage_environment.py reads it (the names of the lists it loops over; the
+    prefixes its selecting expression spells ``^(BUILD_|USE_|CMAKE_)``)."""
+    reader = recipe_script(recipe_dir, "stage_environment.py", "the recipe's forwarding reader")
+    expression, names = reader.read_forwarding(text)
+    found = _PREFIXES.finditer(expression or "")
+    prefixes = tuple(alt for match in found for alt in match["alts"].split("|"))
+    return tuple(dict.fromkeys(prefixes)), tuple(dict.fromkeys(names))
 
 
-def environment(tree: Path, files: Iterable[str]) -> dict[str, str]:
+def environment(recipe_dir: Path, tree: Path, files: Iterable[str]) -> dict[str, str]:
     """{name: the first file that reads it} for every environment variable the source's own
     CMake reads at configure time.  ``*Config.cmake.in`` files are left out: a consumer's
     configure reads those (TORCH_INSTALL_PREFIX), not the build's."""
@@ -82,7 +74,7 @@ def environment(tree: Path, files: Iterable[str]) -> dict[str, str]:
         for match in _ENV.finditer(text):
             found.setdefault(match["name"], rel)
     if FORWARDING in texts:
-        prefixes, listed = forwarding(texts[FORWARDING])
+        prefixes, listed = forwarding(texts[FORWARDING], recipe_dir)
         for name in listed:
             found.setdefault(name, FORWARDING)
         # Options of the top-level CMakeLists.txt have their own checklist line.

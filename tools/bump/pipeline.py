@@ -109,7 +109,7 @@ def inspect_source(
         # From here on the tree is patched: what follows reads the source the build sees.
         scripts = [request.recipe_dir / n for n in ("build.sh", "bld.bat", "cmake_cache.py")]
         options = knobs.new_options(tree, scripts)
-        read = knobs.environment(tree, paths)
+        read = knobs.environment(request.recipe_dir, tree, paths)
         unset = {n: read[n] for n in knobs.unnamed(read, scripts) if n not in options}
         project = source.pyproject(tree).get("project", {})
         return SourceFacts(

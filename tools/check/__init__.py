@@ -14,10 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from tools.check import abi, cuda, inventory, layout, linkage, macos, metadata, owned, windows
-from tools.check.archive import Package, check_members, read_all
+from tools.check.archive import Package, check_members
 from tools.check.context import Context
 from tools.check.expectations import Expectations, OutputExpectation
 from tools.check.findings import Finding, any_failed
+from tools.check.sources import read_all
 from tools.errors import UserError
 
 __all__ = [

@@ -64,3 +64,21 @@ def counts(findings: Iterable[Finding]) -> dict[Status, int]:
     for finding in findings:
         tally[finding.status] += 1
     return tally
+
+
+def machine_findings(
+    check: str, label: str, subdir: str, machines: Mapping[str, str], expected: str, kind: str
+) -> list[Finding]:
+    """elf.machine's and pe.machine's verdict on one package: ``machines`` {member: the
+    machine its header names}, each one not ``expected`` (the subdir's) a failure."""
+    foreign = [(path, machine) for path, machine in sorted(machines.items()) if machine != expected]
+    if not foreign:
+        return [passed(check, label, f"{len(machines)} {kind} files, all {expected}")]
+    return [
+        failed(
+            check,
+            member_path(label, path),
+            f"{machine} binary in a {subdir} package (expected {expected})",
+        )
+        for path, machine in foreign
+    ]

@@ -12,7 +12,7 @@ import rattler
 from tools.check.archive import Package
 from tools.check.context import Context
 from tools.check.elf import ElfInfo
-from tools.check.findings import Finding, failed, member_path, passed, warned
+from tools.check.findings import Finding, failed, machine_findings, member_path, passed, warned
 from tools.check.providers import dependency_names, providers_of
 from tools.check.requires_dist import provided_libraries
 
@@ -321,23 +321,10 @@ def check_machine(ctx: Context) -> list[Finding]:
         expected = SUBDIR_MACHINES.get(package.subdir)
         if expected is None or not package.elves:
             continue
-        foreign = [
-            (p, i.machine) for p, i in sorted(package.elves.items()) if i.machine != expected
-        ]
-        for path, machine in foreign:
-            findings.append(
-                failed(
-                    "elf.machine",
-                    member_path(package.label, path),
-                    f"{machine} binary in a {package.subdir} package (expected {expected})",
-                )
-            )
-        if not foreign:
-            findings.append(
-                passed(
-                    "elf.machine", package.label, f"{len(package.elves)} ELF files, all {expected}"
-                )
-            )
+        machines = {path: info.machine for path, info in package.elves.items()}
+        findings += machine_findings(
+            "elf.machine", package.label, package.subdir, machines, expected, "ELF"
+        )
     return findings
 
 

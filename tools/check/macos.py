@@ -39,26 +39,31 @@ LLVM_OPENMP = "libomp.dylib"
 TORCH_CPU = "libtorch_cpu.dylib"
 
 
+def _archs(package: Package) -> list[str]:
+    """The slices the package's platforms load (a wheel's tags, else its subdir's)."""
+    return [SUBDIR_ARCHS[p] for p in package.platforms or (package.subdir,) if p in SUBDIR_ARCHS]
+
+
 def _slices(package: Package) -> Iterator[tuple[str, str, MachOSlice]]:
     """(member, arch, slice) for the slices of each Mach-O file the package's platform loads;
     files without that slice are macho.arch's business and left out here."""
-    archs = [SUBDIR_ARCHS[p] for p in package.platforms or (package.subdir,) if p in SUBDIR_ARCHS]
+    archs = _archs(package)
     for path, info in sorted(package.machos.items()):
         for found in info.slices:
             if not archs or found.arch in archs:
                 yield path, found.arch, found
 
 
-def _where(package: Package, path: str, arch: str, universal: bool) -> str:
+def _where(package: Package, path: str, arch: str) -> str:
+    """The member, with the slice named where the file is universal."""
+    universal = package.machos[path].universal
     return member_path(package.label, f"{path} [{arch}]" if universal else path)
 
 
 def check_arch(ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
     for package in ctx.analysed():
-        wanted = [
-            SUBDIR_ARCHS[p] for p in package.platforms or (package.subdir,) if p in SUBDIR_ARCHS
-        ]
+        wanted = _archs(package)
         if not wanted or not package.machos:
             continue
         bad = 0
@@ -122,7 +127,7 @@ def check_minos(ctx: Context) -> list[Finding]:
                 findings.append(
                     failed(
                         "macho.minos",
-                        _where(package, path, arch, package.machos[path].universal),
+                        _where(package, path, arch),
                         f"needs macOS {found.minos} (minos), above {why}: it does not load on "
                         f"the macOS {target} the package promises",
                     )
@@ -152,7 +157,7 @@ def check_install_name(ctx: Context) -> list[Finding]:
                 findings.append(
                     failed(
                         "macho.install-name",
-                        _where(package, path, arch, package.machos[path].universal),
+                        _where(package, path, arch),
                         f"install name {name!r} is not @rpath/{posixpath.basename(path)}: every "
                         "file linked against it records that path and looks for it there",
                     )
@@ -258,7 +263,7 @@ def check_load_dylib(ctx: Context) -> list[Finding]:
                 problems += 1
                 status, why = problem
                 make = failed if status == "fail" else warned
-                where = _where(package, path, arch, package.machos[path].universal)
+                where = _where(package, path, arch)
                 findings.append(make("macho.load-dylib", where, why))
         if not problems:
             detail = f"every LC_LOAD_DYLIB of {len(package.machos)} Mach-O files resolves"
@@ -286,7 +291,7 @@ def check_rpath(ctx: Context) -> list[Finding]:
                 else:
                     continue
                 bad += 1
-                where = _where(package, path, arch, package.machos[path].universal)
+                where = _where(package, path, arch)
                 findings.append(failed("macho.rpath", where, why))
         if not bad:
             detail = (
@@ -310,7 +315,7 @@ def check_signature(ctx: Context) -> list[Finding]:
             findings.append(
                 failed(
                     "macho.signature",
-                    _where(package, path, arch, package.machos[path].universal),
+                    _where(package, path, arch),
                     f"{found.signature_problem}; macOS on Apple silicon kills unsigned or "
                     "modified arm64 code when it loads (re-sign with codesign -s - -f)",
                 )

@@ -15,7 +15,7 @@ import re
 
 from tools.check.archive import Package
 from tools.check.context import Context
-from tools.check.findings import Finding, failed, member_path, passed
+from tools.check.findings import Finding, failed, machine_findings, member_path, passed
 from tools.check.providers import dependency_names, providers_of
 from tools.check.tree import Tree
 
@@ -109,18 +109,10 @@ def check_machine(ctx: Context) -> list[Finding]:
         expected = SUBDIR_MACHINES.get(package.subdir)
         if expected is None or not package.pes:
             continue
-        foreign = [(p, i.machine) for p, i in sorted(package.pes.items()) if i.machine != expected]
-        for path, machine in foreign:
-            findings.append(
-                failed(
-                    "pe.machine",
-                    member_path(package.label, path),
-                    f"{machine} binary in a {package.subdir} package (expected {expected})",
-                )
-            )
-        if not foreign:
-            detail = f"{len(package.pes)} PE files, all {expected}"
-            findings.append(passed("pe.machine", package.label, detail))
+        machines = {path: info.machine for path, info in package.pes.items()}
+        findings += machine_findings(
+            "pe.machine", package.label, package.subdir, machines, expected, "PE"
+        )
     return findings
 
 

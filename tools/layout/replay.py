@@ -10,9 +10,7 @@ build script's "already exists" stop.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +20,7 @@ from types import ModuleType
 from tools.check.owned import owner_by_pattern
 from tools.errors import UserError
 from tools.layout.wheel import Wheel
+from tools.repo import recipe_script
 
 LIBTORCH, LINALG, PYTORCH = "libtorch", "libtorch-cuda-linalg", "pytorch"
 # A path tied to one Python: an extension module's ABI tag, Python source or bytecode, a
@@ -33,15 +32,7 @@ PYTHON_BOUND = re.compile(
 
 
 def load_rules(recipe_dir: Path) -> ModuleType:
-    path = recipe_dir / "package_files.py"
-    if not path.is_file():
-        raise UserError(f"{path}: no such file; the recipe's file rules are missing")
-    name = f"_feedstock_package_files_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while defining
-    spec.loader.exec_module(module)
-    return module
+    return recipe_script(recipe_dir, "package_files.py", "the recipe's file rules")
 
 
 @dataclass(frozen=True)

@@ -7,22 +7,17 @@ in the pytorch output's site-packages. Only the archive's directory is read (nam
 
 from __future__ import annotations
 
-import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.check.formats import wheel_platforms
 from tools.errors import UserError
 
 INSTALL_TOPS = ("lib", "include", "share", "bin")
-# A wheel's platform tag -> conda's target_platform.
-PLATFORM_TAGS = (
-    (re.compile(r"^macosx_\d+_\d+_arm64$"), "osx-arm64"),
-    (re.compile(r"^macosx_\d+_\d+_x86_64$"), "osx-64"),
-    (re.compile(r"^(many|musl)?linux(_\d+_\d+|\d+)?_x86_64$"), "linux-64"),
-    (re.compile(r"^(many|musl)?linux(_\d+_\d+|\d+)?_aarch64$"), "linux-aarch64"),
-    (re.compile(r"^win_amd64$"), "win-64"),
-)
+# The target platforms whose wheels the layout replays (upstream's wheels this recipe builds
+# packages for); which subdirs a platform tag fits is tools/check/formats.py's.
+REPLAYED = ("osx-arm64", "osx-64", "linux-64", "linux-aarch64", "win-64")
 
 
 @dataclass(frozen=True)
@@ -39,10 +34,9 @@ def platform_of(path: Path) -> str:
     parts = path.name.removesuffix(".whl").split("-")
     if len(parts) < 5 or parts[0] != "torch" or not path.name.endswith(".whl"):
         raise UserError(f"{path}: not a torch wheel name (torch-VERSION-PY-ABI-PLATFORM.whl)")
-    for tag in parts[-1].split("."):
-        for pattern, platform in PLATFORM_TAGS:
-            if pattern.match(tag):
-                return platform
+    for platform in wheel_platforms(parts[-1]):
+        if platform in REPLAYED:
+            return platform
     raise UserError(f"{path}: platform tag '{parts[-1]}' is none this recipe builds")
 
 

@@ -46,7 +46,13 @@ def run(options: Options, console: Console) -> int:
     if options.verify_dir is not None:
         from tools.localbuild.review.verify import verify
 
-        return verify(options.root, options.verify_dir, options.commit, say=console.say)
+        return verify(
+            options.root,
+            options.verify_dir,
+            options.commit,
+            say=console.say,
+            allow_other_engine=options.allow_other_engine,
+        )
     if options.publish_dest is not None:
         from tools.localbuild.review.publish import publish
 
@@ -56,6 +62,7 @@ def run(options: Options, console: Console) -> int:
             options.env,
             options.publish_token,
             say=console.say,
+            allow_other_engine=options.allow_other_engine,
         )
     if options.merge_dirs:
         return modes.merge_folders(options, console)

@@ -56,7 +56,8 @@ done|failed|interrupted|skipped|pending, "reason" (why a skipped config was not 
 "ccache": {"hits", "misses", "hit_rate"} or null, "note", "provenance": {"commit",
 "dirty", "diff_sha256", "recipe_version", "recipe_build_number" (the recipe's), "build_number"
 (this config's, variant offsets included), "ci_support_sha256", "toolkit", "engine", "image",
-"machine"}}}, ...}; every config of the matrix has a record),
+"machine", "recipe_file", "ci_engine" (built as conda-forge's CI builds it)}}}, ...};
+every config of the matrix has a record),
 SHA256SUMS (`sha256sum -c` format, every package in the channel folders) and log_files.zip
 (the logs, summary.json and SHA256SUMS).
 
@@ -114,6 +115,9 @@ class Options:
     secrets: tuple[str, ...]  # values to redact wherever output is written
     withheld: tuple[str, ...]  # names of the secret variables the caller had set
     publish_dest: str | None = None  # --publish DEST: a channel for the verified batch
+    # --allow-other-engine: --cfep3-request, --verify and --merge take packages that another
+    # engine or recipe than conda-forge's CI built (tools/localbuild/ci_engine.py)
+    allow_other_engine: bool = False
     # the anaconda.org token --publish hands anaconda-client (never shown, not even in a repr)
     publish_token: str | None = field(default=None, repr=False)
     # the flag that forced the engine, as the person typed it (`--native`, `--engine docker`),
@@ -285,8 +289,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DEST",
         help="after the --verify checks pass on build_artifacts/, put its packages into a "
         "channel: a directory (/path, ./dir or file://..., indexed with py-rattler) or "
-        "anaconda.org's OWNER[/label/LABEL] (anaconda-client, token in ANACONDA_API_TOKEN or "
-        "BINSTAR_TOKEN); docs/fork.md",
+        "anaconda.org's OWNER[/label/LABEL] (anaconda-client, token in ANACONDA_API_TOKEN; "
+        "never conda-forge or cf-staging); docs/fork.md",
+    )
+    review.add_argument(
+        "--allow-other-engine",
+        action="store_true",
+        help="let --cfep3-request, --verify and --merge take packages built by another engine "
+        "or recipe than conda-forge's CI (the container with conda-forge.yml's "
+        "conda_build_tool); the request then says so",
     )
     spread = parser.add_argument_group("a release over several machines (docs/build-locally.md)")
     spread.add_argument(
@@ -373,6 +384,12 @@ def _check_spread(args: argparse.Namespace) -> None:
         ]
         if given and others:
             raise UserError(f"{flag} only reads what a build left; drop {', '.join(others)}")
+    reviewing = (args.cfep3_channel, args.verify_dir, args.merge_dirs or None, args.publish_dest)
+    if args.allow_other_engine and all(x is None for x in reviewing):
+        raise UserError(
+            "--allow-other-engine lets --cfep3-request, --verify, --merge or --publish take "
+            "packages of another engine than conda-forge's CI; add one of them or drop it"
+        )
     if args.shard and args.debug:
         raise UserError("--debug opens a shell in one build; drop --shard")
     if args.shard and not (args.all_configs or args.config or args.list_only):
@@ -453,6 +470,7 @@ def from_args(
         secrets=tuple(secret_values(env)),
         withheld=tuple(name for name in SECRET_ENV_VARS if name in env),
         publish_dest=args.publish_dest,
+        allow_other_engine=args.allow_other_engine,
         publish_token=next((env[n] for n in UPLOAD_TOKEN_VARS if env.get(n)), None)
         if args.publish_dest is not None
         else None,

@@ -44,6 +44,11 @@ class Provenance:
     engine: str | None  # "docker 27.3.1", "native conda-build"
     image: str | None
     machine: str
+    # The recipe file the engine built ("recipe/meta.yaml"), and whether the engine is the one
+    # conda-forge's CI builds this feedstock with (tools/localbuild/ci_engine.py); None in a
+    # record written before they were recorded.
+    recipe_file: str | None = None
+    ci_engine: bool | None = None
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -58,6 +63,7 @@ class Provenance:
             k: v if isinstance(v := data.get(k), str) else None for k in cls.__dataclass_fields__
         }
         fields["dirty"] = data.get("dirty") is True
+        fields["ci_engine"] = ci if type(ci := data.get("ci_engine")) is bool else None
         fields["toolkit"] = fields["toolkit"] or ""
         for key in ("build_number", "recipe_build_number"):
             number = data.get(key)
@@ -76,9 +82,14 @@ class Provenance:
         recipe = f"{self.recipe_version or '?'} build {self.build_number}"
         if self.recipe_build_number not in (None, self.build_number):
             recipe += f" (recipe build {self.recipe_build_number})"
+        built = self.engine or "engine unknown"
+        if self.recipe_file:
+            built += f" from {self.recipe_file}"
+        if self.ci_engine is False:
+            built += " (not conda-forge's CI engine)"
         return (
             f"commit {commit} ({state}); recipe {recipe}; {self.toolkit}; "
-            f"{self.engine or 'engine unknown'}; machine {self.machine}"
+            f"{built}; machine {self.machine}"
         )
 
 
@@ -175,8 +186,11 @@ def for_config(
     ci_support: Path,
     image: str | None,
     recipe: tuple[str, int] | None,
+    recipe_file: str | None = None,
+    ci_engine: bool | None = None,
 ) -> Provenance:
-    """The batch's facts with this config's own: its variant file, image and recipe render."""
+    """The batch's facts with this config's own: its variant file, image, recipe render, the
+    recipe file built and whether its engine is conda-forge's CI one."""
     version, number = recipe if recipe is not None else (None, None)
     return replace(
         base,
@@ -184,6 +198,8 @@ def for_config(
         image=image,
         recipe_version=version,
         build_number=number,
+        recipe_file=recipe_file,
+        ci_engine=ci_engine,
     )
 
 

@@ -70,6 +70,8 @@ class OutputVariant:
     # build/ignore_run_exports (by name) and build/ignore_run_exports_from (by package), in
     # the shape of a v1 recipe's requirements/ignore_run_exports.
     ignore_run_exports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The solver's down-weighting, as the package's index.json lists it (build/track_features).
+    track_features: tuple[str, ...] = ()
 
 
 @dataclass
@@ -189,6 +191,7 @@ def _finish(rendered: list[_Rendered], ci_split: bool = True) -> list[OutputVari
                 top_skip=item.top.skip(),
                 skip_reason=skip_reason(meta, item.top) if meta.skip() or item.top.skip() else "",
                 ignore_run_exports=_ignore_run_exports(meta.build()),
+                track_features=tuple(as_str_list(meta.build().get("track_features"))),
             )
         )
     return results

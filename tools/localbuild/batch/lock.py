@@ -43,10 +43,11 @@ def _holder(path: Path) -> str:
     return text if text.isdigit() else "unknown"
 
 
-def _in_use(artifacts: Path, path: Path) -> UserError:
+def _in_use(folder: Path, path: Path, what: str = "in use") -> UserError:
+    doing = "in use" if what == "in use" else f"being {what}"
     return UserError(
-        f"{artifacts} is in use by another build-locally run (pid {_holder(path)}); "
-        "wait for it to finish or stop it, then rerun to resume"
+        f"{folder} is {doing} by another build-locally run (pid {_holder(path)}); "
+        "wait for it to finish or stop it, then rerun" + (" to resume" if what == "in use" else "")
     )
 
 
@@ -65,14 +66,15 @@ def check_free(artifacts: Path) -> None:
 
 
 @contextmanager
-def exclusive(artifacts: Path) -> Iterator[None]:
-    """Hold the batch lock of ``artifacts`` (created if needed), or raise a UserError."""
+def exclusive(artifacts: Path, *, name: str = LOCK_NAME, what: str = "in use") -> Iterator[None]:
+    """Hold the lock ``name`` of the folder ``artifacts`` (created if needed), or raise a
+    UserError saying what the holder is doing there (``what``: "published to")."""
     artifacts.mkdir(parents=True, exist_ok=True)
-    path = artifacts / LOCK_NAME
+    path = artifacts / name
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         if not _try_lock(fd):
-            raise _in_use(artifacts, path)
+            raise _in_use(artifacts, path, what)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         yield

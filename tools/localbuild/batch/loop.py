@@ -101,8 +101,11 @@ def _provenance_fields(p: Provenance) -> list[tuple[str, str]]:
         ("ci_support sha256", p.ci_support_sha256 or "?"),
         ("toolkit", p.toolkit),
         ("engine version", p.engine or "?"),
+        ("recipe file", p.recipe_file or "?"),
         ("machine", p.machine),
     ]
+    if p.ci_engine is False:
+        fields.insert(0, ("warning", "not conda-forge's CI engine: packages for local use"))
     if p.dirty:
         fields.insert(0, ("warning", DIRTY_WARNING))
     return fields

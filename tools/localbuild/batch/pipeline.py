@@ -10,8 +10,9 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from functools import cache
+from pathlib import Path
 
-from tools.localbuild import provenance
+from tools.localbuild import ci_engine, provenance
 from tools.localbuild.batch import choose, loop, preflight, record, summary
 from tools.localbuild.configs import Config, discover, labels
 from tools.localbuild.console import Console
@@ -50,6 +51,9 @@ def run_batch(options: Options, console: Console, host: HostFacts | None = None)
     if not names:
         return 0  # an empty shard; this_shard said so
     chosen = engine_of_run()
+    # the first line says when this engine is not the one conda-forge's CI builds with
+    ci = ci_engine.of_feedstock(options.root)
+    chosen = replace(chosen, line=chosen.line + ci_engine.first_line_note(chosen.builder, ci))
     host = replace(host, builder=chosen.builder)
     # plan: everything the run decides or refuses happens here, for --dry-run too; only
     # the containers and builds below are left out of a dry run.
@@ -97,6 +101,7 @@ def _provenance(
         image=None,
         machine=provenance.machine(options.env),
     )
+    ci = ci_engine.of_feedstock(options.root)
     found = {}
     for plan in batch.plans:
         used = (
@@ -109,5 +114,20 @@ def _provenance(
             ci_support=options.root / ".ci_support" / f"{plan.config}.yaml",
             image=plan.image,
             recipe=checked.recipes.get(plan.config),
+            # conda-forge's scripts build the recipe its conda_build_tool names, on PATH or not;
+            # the embedded engine builds the v1 recipe whatever the tool.
+            recipe_file=_recipe_file(options, plan) or ci.recipe,
+            ci_engine=plan.dispatch in ci_engine.CI_DISPATCHES,
         )
     return found
+
+
+def _recipe_file(options: Options, plan) -> str | None:
+    """The v1 recipe the embedded engine was handed (its ``--recipe``), relative to the root."""
+    if plan.dispatch != "embedded" or "--recipe" not in plan.argv:
+        return None
+    path = Path(plan.argv[plan.argv.index("--recipe") + 1])
+    try:
+        return path.resolve().relative_to(options.root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()

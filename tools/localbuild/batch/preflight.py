@@ -143,7 +143,7 @@ def _check_airgap(options: Options, batch: BatchPlan) -> None:
             "none; install ccache (apt install ccache, or conda install ccache) or drop --ccache"
         )
     for channel in options.channels:
-        airgap.check_channel(channel, index=not options.dry_run)
+        airgap.check_channel(channel, index=not options.dry_run, artifacts=options.artifacts)
     if options.source_cache is not None:
         airgap.check_source(options.root, options.source_cache)
 

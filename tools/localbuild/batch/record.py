@@ -84,6 +84,13 @@ def classify(returncode: int | None, interrupted: bool, marker: bool) -> tuple[s
     return FAILED, f"exit status {returncode}"
 
 
+def package_entries(record: Mapping[str, object]) -> list[Mapping[str, object]]:
+    """A config record's ``packages`` entries that are objects: a summary edited by hand or
+    cut short may hold anything there, and a reader skips what is not one."""
+    entries = record.get("packages")
+    return [p for p in entries if isinstance(p, dict)] if isinstance(entries, list) else []
+
+
 def built_earlier(plan: BuildPlan, previous: Mapping[str, object], root: Path) -> ConfigResult:
     """A config an earlier run built (its done marker is there): still done, with what that
     run recorded (packages, duration, machine, date, provenance), marked as earlier."""
@@ -97,11 +104,10 @@ def built_earlier(plan: BuildPlan, previous: Mapping[str, object], root: Path) -
             log=log,
             earlier=True,
         )
-    entries = previous.get("packages")
     packages = tuple(
         art.Package(str(p["path"]), str(p["sha256"]), int(p["size"]))
-        for p in (entries if isinstance(entries, list) else [])
-        if isinstance(p, dict) and {"path", "sha256", "size"} <= p.keys()
+        for p in package_entries(previous)
+        if {"path", "sha256", "size"} <= p.keys()
     )
     seconds = previous.get("duration_seconds")
     machine = previous.get("machine")

@@ -9,12 +9,15 @@ one line, and build_artifacts/ stays as it was.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
 import re
 import shutil
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from tools.errors import UserError
 from tools.files import atomic_replace, sha256_of
@@ -116,35 +119,75 @@ def fetch_sources(root: Path, cache: Path, say) -> Path:
     return target
 
 
-def channel_url(channel: str) -> str:
-    """A channel as rattler-build takes it: a URL or name as given, a folder as a file URL."""
-    if "://" in channel:
-        return channel
-    path = Path(channel).expanduser()
-    if path.is_dir() or "/" in channel or channel.startswith("."):
-        return path.resolve().as_uri()
-    return channel  # a channel name (conda-forge), resolved by rattler-build
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+# Where a folder channel without a current index is indexed: a linked copy in build_artifacts/,
+# since the user's mirror is theirs (it may be read-only, shared, or another tool's).
+INDEXED_COPIES = ".channel-index"
+
+
+def local_folder(text: str) -> Path | None:
+    """The folder a channel or destination names, as ``conda install -c`` reads one: a
+    ``file://`` URL (percent-decoded; ``file:///C:/x`` is ``C:/x``), an absolute or relative
+    path, ``~/...``, or a Windows drive path (``C:/x``, ``C:\\x``); None for a URL of another
+    scheme or a channel name (``conda-forge``, ``OWNER/label/LABEL``)."""
+    if text.startswith("file://"):
+        path = unquote(urlparse(text).path)
+        if re.match(r"^/[A-Za-z]:/", path):  # file:///C:/x
+            path = path[1:]
+        return Path(path)
+    if "://" in text:
+        return None
+    if _WINDOWS_DRIVE.match(text) or text.startswith(("/", "./", "../", "~", ".\\", "..\\")):
+        return Path(text).expanduser()
+    if text in (".", ".."):
+        return Path(text)
+    return None
+
+
+def _folder(channel: str) -> Path | None:
+    """A --channel's folder: as :func:`local_folder` reads it, or an existing folder named bare."""
+    folder = local_folder(channel)
+    bare_path = "/" in channel or "\\" in channel or Path(channel).is_dir()
+    if folder is None and "://" not in channel and bare_path:
+        folder = Path(channel).expanduser()
+    return folder
+
+
+def indexed_copy(folder: Path, artifacts: Path) -> Path:
+    """Where ``folder``'s packages are indexed when its own index is missing or stale."""
+    digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
+    return artifacts / INDEXED_COPIES / f"{folder.resolve().name}-{digest}"
+
+
+def channel_url(channel: str, artifacts: Path | None = None) -> str:
+    """A channel as rattler-build takes it: a URL or name as given, a folder as a file URL (its
+    indexed copy in ``artifacts`` when its own index is missing or stale)."""
+    folder = _folder(channel)
+    if folder is None:
+        return channel  # a URL, or a channel name (conda-forge), resolved by rattler-build
+    if artifacts is not None and folder.is_dir() and stale_subdirs(folder):
+        return indexed_copy(folder, artifacts).resolve().as_uri()
+    return folder.resolve().as_uri()
 
 
 def _packages(folder: Path) -> list[Path]:
     return [p for p in folder.glob("*/*") if p.name.endswith(PACKAGE_SUFFIXES)]
 
 
-def check_channel(channel: str, *, index: bool) -> None:
-    """A folder channel holds packages and is indexed (with ``index``, here, by py-rattler,
-    when a subdir lacks repodata.json or holds a package newer than it); a URL is taken as
-    given.  Every package the index would read is read first, with or without ``index`` (a
-    dry run checks what the run will), so a damaged one is refused in one line naming it
-    instead of py-rattler's panic."""
-    if "://" in channel and not channel.startswith("file://"):
+def check_channel(channel: str, *, index: bool, artifacts: Path | None = None) -> None:
+    """A folder channel holds packages and is indexed: as it is when every subdir's
+    repodata.json is newer than its packages, else (with ``index``) a copy of it, hard-linked
+    into ``artifacts``, indexed there by py-rattler; the user's folder is never written to.
+    A URL is taken as given.  Every package the index would read is read first, with or
+    without ``index`` (a dry run checks what the run will), so a damaged one is refused in
+    one line naming it instead of py-rattler's panic."""
+    path = _folder(channel)
+    if path is None:
         return
-    path = Path(channel.removeprefix("file://")).expanduser()
     if not path.is_dir():
-        if "/" in channel or channel.startswith("."):
-            raise UserError(
-                f"--channel {channel}: no such folder; give a mirror's URL or a folder of packages"
-            )
-        return  # a channel name
+        raise UserError(
+            f"--channel {channel}: no such folder; give a mirror's URL or a folder of packages"
+        )
     packages = _packages(path)
     if not packages:
         raise UserError(
@@ -155,17 +198,31 @@ def check_channel(channel: str, *, index: bool) -> None:
         return
     for package in packages:
         _check_package(channel, path, package)
-    if index:
-        from rattler.index import index_fs
+    if index and artifacts is not None:
+        _index_copy(channel, packages, indexed_copy(path, artifacts))
 
+
+def _index_copy(channel: str, packages: list[Path], copy: Path) -> None:
+    """The channel's packages linked into ``copy`` (made anew) and indexed there."""
+    from rattler.index import index_fs
+
+    shutil.rmtree(copy, ignore_errors=True)  # our own earlier copy, never the user's folder
+    for package in packages:
+        target = copy / package.parent.name / package.name
+        target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            asyncio.run(index_fs(path))
-        except Exception as exc:  # py-rattler's own errors have no common base class
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise UserError(
-                f"--channel {channel}: py-rattler could not index it ({reason}); "
-                "make the folder writable, or index it yourself (conda index, rattler-index)"
-            ) from None
+            os.link(package, target)
+        except OSError:  # another file system
+            shutil.copy2(package, target)
+    (copy / "noarch").mkdir(parents=True, exist_ok=True)
+    try:
+        asyncio.run(index_fs(copy))
+    except Exception as exc:  # py-rattler's own errors have no common base class
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UserError(
+            f"--channel {channel}: py-rattler could not index a copy of it ({reason}); "
+            "index it yourself (conda index, rattler-index) so its repodata.json is current"
+        ) from None
 
 
 def stale_subdirs(path: Path) -> list[str]:

@@ -82,6 +82,14 @@ def check_buildable(config: Config, subdir: str, glibc: str | None) -> None:
         )
 
 
+def cuda_override(config: Config) -> str | None:
+    """CONDA_OVERRIDE_CUDA for a CUDA config, as build_steps.sh exports it: pytorch and
+    pytorch-gpu run-depend on ``__cuda``, so the test phase's environment solves only with the
+    virtual package present, and a build machine has no GPU to show it."""
+    cuda = _first(read_variant(config.path), "cuda_compiler_version")
+    return None if cuda in (None, "None") else cuda
+
+
 def _a(word: str) -> str:
     """The article before a platform name: "an osx-64", "a linux-64"."""
     return "an" if word[:1] in "aeiou" else "a"

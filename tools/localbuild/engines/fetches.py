@@ -83,7 +83,12 @@ def of_plan(options: Options, plan: BuildPlan) -> tuple[list[Fetch], list[str]]:
         if location.startswith("file://"):
             folder = Path(location.removeprefix("file://"))
             stale = airgap.stale_subdirs(folder) if folder.is_dir() else []
-            index = f"; the run indexes {', '.join(stale)} first" if stale else ""
+            index = (
+                f"; the run indexes {', '.join(stale)} first, in a copy under "
+                f"build_artifacts/{airgap.INDEXED_COPIES}/"
+                if stale
+                else ""
+            )
             local.append(f"the channel {location} (--channel{index})")
             continue
         instead = (

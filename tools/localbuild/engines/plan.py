@@ -178,13 +178,16 @@ def plan_build(
     elif dispatch == "embedded":
         # rattler-build's package cache beside the packages, as build_steps.sh keeps it.
         changes["RATTLER_CACHE_DIR"] = str(options.artifacts / "pkg_cache")
+        cuda = embedded.cuda_override(config)
+        if cuda is not None:
+            changes["CONDA_OVERRIDE_CUDA"] = cuda
         argv = embedded.argv(
             root,
             config,
             host.subdir,
             options.env,
             artifacts=options.artifacts,
-            channels=tuple(airgap.channel_url(c) for c in options.channels),
+            channels=tuple(airgap.channel_url(c, options.artifacts) for c in options.channels),
             source_archive=airgap.cached_archive(root, options.source_cache),
             ccache=None
             if options.ccache is None

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tools.errors import UserError
 from tools.localbuild import artifacts as art
-from tools.localbuild.batch.record import FAILED_EARLIER, FILTERED_OUT
+from tools.localbuild.batch.record import FAILED_EARLIER, FILTERED_OUT, package_entries
 
 # Which record of a config wins when several machines report it: a finished build beats a
 # config not built there (skipped, with its reason), which beats any attempt that failed.
@@ -140,12 +140,7 @@ def plan_packages(target: Path, sources: Sequence[Path]) -> list[tuple[str, Path
 
 
 def _packages_of(record: Mapping[str, object]) -> frozenset[tuple[str, str]]:
-    entries = record.get("packages")
-    return frozenset(
-        (str(p.get("path")), str(p.get("sha256")))
-        for p in (entries if isinstance(entries, list) else [])
-        if isinstance(p, dict)
-    )
+    return frozenset((str(p.get("path")), str(p.get("sha256"))) for p in package_entries(record))
 
 
 def _rank(record: Mapping[str, object]) -> int:
@@ -262,8 +257,14 @@ def _bring_log(target: Path, source: Path, config: str) -> None:
 
 
 def merge(
-    root: Path, directories: Sequence[Path], *, say: Callable[[str], None] = lambda _: None
+    root: Path,
+    directories: Sequence[Path],
+    *,
+    say: Callable[[str], None] = lambda _: None,
+    check: Callable[[Mapping[str, Mapping[str, object]]], None] = lambda _: None,
 ) -> MergeResult:
+    """``check`` sees the records that would be merged before anything is copied, and may
+    refuse them (build-locally's refuses packages of another engine than conda-forge's CI)."""
     target = root / "build_artifacts"
     resolved: list[Path] = []
     for directory in directories:
@@ -283,6 +284,7 @@ def merge(
     to_copy = plan_packages(target, resolved)
     chosen = choose_records(sources)
     check_one_release({name: pick.record for name, pick in chosen.items()})
+    check({name: pick.record for name, pick in chosen.items()})
 
     target.mkdir(exist_ok=True)
     for name, place in to_copy:

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from tools.errors import ProblemsFound, UserError
 from tools.localbuild import artifacts as art
+from tools.localbuild import ci_engine
 from tools.localbuild.batch import lock
 from tools.localbuild.batch.record import DONE, SKIPPED
 from tools.localbuild.configs import discover, labels
@@ -20,18 +23,41 @@ def cfep3_request(options: Options, console: Console) -> None:
     cfep3.check_channel(channel)
     sums = cfep3.read_sums(options.artifacts / "SHA256SUMS")
     label = cfep3.target_label(options.root, sums)
-    comment = cfep3.provenance_comment(options.root)
+    found = other_engine(options, "--cfep3-request", art.read_summary(options.artifacts))
+    comment = [
+        *ci_engine.override_comment(found, ci_engine.of_feedstock(options.root)),
+        *cfep3.provenance_comment(options.root),
+    ]
     console.out.write(cfep3.request_yaml(channel, sums, label=label, comment=comment))
     warning = dirty_warning(art.read_summary(options.artifacts))
     if warning:
         console.note(f"{warning}; a copy request for it should not be approved")
 
 
+def other_engine(
+    options: Options, command: str, records: Mapping[str, Mapping[str, object]]
+) -> dict[str, str]:
+    """The built configs of ``records`` that another engine or recipe than conda-forge's CI
+    built: refused in one line, unless --allow-other-engine lets them through (returned)."""
+    ci = ci_engine.of_feedstock(options.root)
+    found = ci_engine.foreign(records, ci)
+    if found and not options.allow_other_engine:
+        label_of = labels(options.root, list(found))
+        raise ProblemsFound(ci_engine.refusal(command, found, ci, label_of))
+    return found
+
+
 def merge_folders(options: Options, console: Console) -> int:
     if options.cfep3_channel is not None:
         cfep3.check_channel(options.cfep3_channel)
+
+    def check(records: Mapping[str, Mapping[str, object]]) -> None:
+        found = other_engine(options, "--merge", records)
+        if found:
+            console.note(f"{ci_engine.OVERRIDE}: merging {len(found)} config(s) built another way")
+
     with lock.exclusive(options.artifacts):  # a batch building there would mix with it
-        result = merge(options.root, options.merge_dirs, say=console.note)
+        result = merge(options.root, options.merge_dirs, say=console.note, check=check)
     warning = dirty_warning(result.configs)
     tail = f"; {warning}" if warning else ""
     statuses = [str(r.get("status")) for r in result.configs.values()]

@@ -16,8 +16,11 @@ A package already in DEST is kept (the same bytes) or refused (different bytes),
 replaced; nothing in DEST is deleted.
 
 anaconda.org is reached through anaconda-client's ``anaconda upload``; the token comes from
-the environment (ANACONDA_API_TOKEN, or conda-forge's BINSTAR_TOKEN) and reaches the
-program only through its environment, never its command line, and is never printed.
+ANACONDA_API_TOKEN alone (conda-forge's BINSTAR_TOKEN uploads to conda-forge, never taken
+here) and reaches the program only through its environment, never its command line, and is
+never printed. The owners ``conda-forge`` and ``cf-staging`` are refused: CFEP-03 has a
+delegate upload to their own channel and the core team copy (``--cfep3-request``). A
+directory publish holds a lock in DEST, so a second publisher is refused, not interleaved.
 """
 
 from __future__ import annotations
@@ -30,10 +33,11 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 from tools.errors import ProblemsFound, ToolError, UserError
 from tools.localbuild import artifacts as art
+from tools.localbuild.batch import lock
+from tools.localbuild.engines.airgap import local_folder
 from tools.localbuild.review import publishable
 from tools.localbuild.review.cfep3 import read_sums
 from tools.localbuild.review.verify import verify
@@ -42,6 +46,9 @@ from tools.secrets import UPLOAD_TOKEN_VARS
 
 _OWNER = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 _ANACONDA = re.compile(rf"^(?P<owner>{_OWNER})(?:/label/(?P<label>[A-Za-z0-9_.-]+))?$")
+# anaconda.org owners a publish never uploads to: conda-forge itself and its staging channel,
+# which only conda-forge's CI (and the admin bot's CFEP-03 copy) write to.
+CONDA_FORGE_OWNERS = ("conda-forge", "cf-staging")
 
 
 class Unverified(ToolError):
@@ -65,16 +72,22 @@ class Destination:
 
 
 def destination(text: str, *, cwd: Path) -> Destination:
-    """DEST as ``conda install -c`` would read it."""
-    if text.startswith("file://"):
-        return Destination(directory=Path(unquote(urlparse(text).path)).resolve())
-    if text.startswith(("/", "./", "../", "~")) or text in (".", ".."):
-        return Destination(directory=(cwd / Path(text).expanduser()).resolve())
+    """DEST as ``conda install -c`` would read it, and as ``--channel`` reads a folder
+    (airgap.local_folder: ``file://`` percent-decoded, Windows drive paths)."""
+    folder = local_folder(text)
+    if folder is not None:
+        return Destination(directory=(cwd / folder).resolve())
     match = _ANACONDA.match(text)
     if match is None:
         raise UserError(
-            f"--publish {text}: not a channel; give a directory (an absolute path, ./DIR or "
-            "file://DIR) or an anaconda.org channel (OWNER or OWNER/label/LABEL)"
+            f"--publish {text}: not a channel; give a directory (an absolute path, ./DIR, C:/DIR "
+            "or file://DIR) or an anaconda.org channel (OWNER or OWNER/label/LABEL)"
+        )
+    if match["owner"].lower() in CONDA_FORGE_OWNERS:
+        raise UserError(
+            f"--publish {text}: {match['owner']} is conda-forge's own channel; under CFEP-03 a "
+            "delegate uploads to a channel of their own (--publish YOU/label/cfep03) and asks "
+            "the core team to copy with --cfep3-request"
         )
     return Destination(owner=match["owner"], label=match["label"] or "main")
 
@@ -87,6 +100,7 @@ def publish(
     *,
     say: Callable[[str], None],
     verify_batch: Callable[[Path], None] | None = None,
+    allow_other_engine: bool = False,
 ) -> int:
     target = destination(text, cwd=Path.cwd())
     artifacts = root / "build_artifacts"
@@ -103,24 +117,37 @@ def publish(
     refused = publishable.problems(root, artifacts)  # a fork's terms first, the review's next
     if refused:
         raise Unverified(f"--publish: refused, nothing published: {'; '.join(refused)}")
-    (verify_batch or (lambda folder: _verified(root, folder)))(artifacts)
+    (verify_batch or (lambda folder: _verified(root, folder, allow_other_engine)))(artifacts)
     packages = [artifacts / name for _, name in read_sums(artifacts / "SHA256SUMS")]
     if target.directory is not None:
-        added = to_directory(packages, artifacts, target.directory)
+        if target.directory.exists() and not target.directory.is_dir():
+            raise UserError(f"--publish {target.directory}: exists and is not a directory")
+        with lock.exclusive(target.directory, name=PUBLISH_LOCK, what="published to"):
+            added = to_directory(packages, artifacts, target.directory)
         say(
             f"published {len(added)} new of {len(packages)} package(s) to {target.describe()}; "
             f"install with: -c file://{target.directory}"
         )
     else:
         upload(program or "anaconda", packages, target, token or "", env)
-        say(f"published {len(packages)} package(s) to {target.describe()}")
+        # --skip-existing leaves a file already on anaconda.org as it is, whatever its bytes, and
+        # anaconda-client does not say which it skipped: so no count of what was published.
+        say(
+            f"uploaded to {target.describe()}: {len(packages)} package(s) handed to `anaconda "
+            "upload --skip-existing`; any already there were skipped-not-compared (their bytes "
+            "may differ from these): compare them with SHA256SUMS before you ask for a copy"
+        )
     return 0
 
 
-def _verified(root: Path, artifacts: Path) -> None:
+# Beside the packages of a directory channel: held while one publish writes it.
+PUBLISH_LOCK = ".publish.lock"
+
+
+def _verified(root: Path, artifacts: Path, allow_other_engine: bool) -> None:
     """The --verify checks, quietly: the first finding makes the one line refusing."""
     try:
-        verify(root, artifacts, None, say=lambda _: None)
+        verify(root, artifacts, None, say=lambda _: None, allow_other_engine=allow_other_engine)
     except ProblemsFound as problems:
         raise Unverified(
             f"--publish: refused, build_artifacts/ is {problems}; `python build-locally.py "

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tools.localbuild import artifacts as art
-from tools.localbuild.batch.record import DONE, SKIPPED
+from tools.localbuild.batch.record import DONE, SKIPPED, package_entries
 from tools.localbuild.configs import discover, labels
 from tools.localbuild.provenance import Provenance
 
@@ -29,9 +29,7 @@ def problems(root: Path, artifacts: Path) -> list[str]:
     label_of = labels(root, sorted({*matrix, *records}))
     found = []
     unfinished = [
-        _unfinished(label_of.get(c, c), records.get(c))
-        for c in matrix
-        if (records.get(c) or {}).get("status") not in (DONE, SKIPPED)
+        _unfinished(label_of.get(c, c), records.get(c)) for c in matrix if _open(records.get(c))
     ]
     if unfinished:
         first = label_of.get(next(c for c in matrix if _open(records.get(c))), "")
@@ -70,12 +68,7 @@ def _unfinished(label: str, record: Mapping[str, object] | None) -> str:
 
 def _stray(artifacts: Path, records: Mapping[str, Mapping[str, object]]) -> list[str]:
     """The packages under build_artifacts/<subdir>/ that no record lists."""
-    recorded = {
-        str(p.get("path"))
-        for record in records.values()
-        for p in (record.get("packages") if isinstance(record.get("packages"), list) else [])
-        if isinstance(p, dict)
-    }
+    recorded = {str(p.get("path")) for record in records.values() for p in package_entries(record)}
     present = [p.relative_to(artifacts).as_posix() for p in art.package_files(artifacts)]
     return [f"build_artifacts/{name}" for name in present if name not in recorded]
 

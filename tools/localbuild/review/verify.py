@@ -32,8 +32,9 @@ from pathlib import Path
 
 from tools.errors import CommandError, ProblemsFound, UserError
 from tools.localbuild import artifacts as art
+from tools.localbuild import ci_engine
 from tools.localbuild.batch.loop import end_line
-from tools.localbuild.batch.record import DONE, SKIPPED
+from tools.localbuild.batch.record import DONE, SKIPPED, package_entries
 from tools.localbuild.configs import discover, labels
 from tools.localbuild.provenance import NO_PACKAGE_COMMIT, Provenance
 from tools.localbuild.review.cfep3 import read_sums
@@ -118,6 +119,7 @@ def verify(
     *,
     say: Callable[[str], None],
     check: Checker | None = None,
+    allow_other_engine: bool = False,
 ) -> int:
     check = check or tools_check(root)
     with open_upload(directory) as upload:
@@ -134,6 +136,7 @@ def verify(
             *check_matrix(matrix, records, label_of),
             *check_commits(upload.packages_dir, records, expected, label_of),
             *check_logs(upload.logs, records, label_of),
+            *check_engine(root, records, label_of, allow_other_engine, say),
         ]
         for config, record in records.items():
             paths = [upload.packages_dir / str(p.get("path")) for p in _packages(record)]
@@ -158,6 +161,27 @@ def verify(
         + (f"; {held.explained}" if held.explained else "")
     )
     return 0
+
+
+def check_engine(
+    root: Path,
+    records: Mapping[str, Mapping[str, object]],
+    label_of: Mapping[str, str],
+    allowed: bool,
+    say: Callable[[str], None],
+) -> list[Finding]:
+    """One finding for the configs another engine or recipe than conda-forge's CI built (the
+    embedded rattler-build, conda-build outside the container), unless --allow-other-engine
+    lets them through, which is then said."""
+    ci = ci_engine.of_feedstock(root)
+    found = ci_engine.foreign(records, ci)
+    if not found:
+        return []
+    line = ci_engine.refusal("--verify", found, ci, label_of)
+    if allowed:
+        say(f"NOTE {ci_engine.OVERRIDE}: {line.split(': ', 1)[1].split('; rebuild')[0]}")
+        return []
+    return [Finding("engine", line.removeprefix("--verify: "))]
 
 
 @dataclass(frozen=True)
@@ -198,12 +222,7 @@ def coverage(
 
 def _packages(record: Mapping[str, object]) -> list[Mapping[str, object]]:
     """A record's packages whose path is ``<subdir>/<file>``: nothing else is read."""
-    entries = record.get("packages")
-    return [
-        p
-        for p in (entries if isinstance(entries, list) else [])
-        if isinstance(p, dict) and _PACKAGE_PATH.match(str(p.get("path")))
-    ]
+    return [p for p in package_entries(record) if _PACKAGE_PATH.match(str(p.get("path")))]
 
 
 def _expected_commit(
