@@ -42,13 +42,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
+from fixtures.e2e_feedstock import CPU as _CPU
+from fixtures.e2e_feedstock import CUDA as _CUDA
 from fixtures.e2e_feedstock import (
     PYTHONS,
     REPO,
     E2EFeedstock,
     bytecode_outside_site_packages,
-    narrowed_config,
+    e2e_channel,
     without_script_tests,
 )
 from fixtures.e2e_feedstock import install as _install
@@ -69,12 +70,7 @@ pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds linux-64 packages"),
 ]
 
-# The two configs built, read from .ci_support: linux-64 with generic BLAS (the miniature
-# links the reference BLAS interface), CPU and CUDA. A tailored matrix without one skips.
-_CPU = feedstock_matrix.find(platform="linux-64", cuda=False, blas="generic")
-# The newest CUDA: the stand-in channel's nvcc comes from NVIDIA's wheels, whose CUDA 12 ones
-# hold ptxas but no nvcc driver.
-_CUDA = feedstock_matrix.newest_cuda(platform="linux-64", blas="generic")
+# The two configs built (e2e_feedstock says which); a tailored matrix without one skips.
 CPU = _CPU.name if _CPU else ""
 CUDA = _CUDA.name if _CUDA else ""
 CUDA_VERSION = _CUDA.cuda if _CUDA else ""
@@ -93,23 +89,7 @@ int main() {
 
 @pytest.fixture(scope="module")
 def channel(tmp_path_factory) -> Path:
-    from fixtures.standin_channel.channel import ChannelError, standin_channel
-
-    for config, kind in ((_CPU, False), (_CUDA, True)):
-        if config is None:
-            pytest.skip(
-                f".ci_support holds no {feedstock_matrix.describe('linux-64', kind, 'generic')}"
-            )
-    folder = tmp_path_factory.mktemp("configs")
-    configs = []
-    for name, glob in (("cpu", CPU), ("cuda", CUDA)):
-        [source] = sorted((REPO / ".ci_support").glob(glob + ".yaml"))
-        configs.append(folder / f"{name}.yaml")
-        configs[-1].write_text(narrowed_config(source))
-    try:
-        return standin_channel(configs)
-    except ChannelError as error:
-        pytest.skip(f"no stand-in channel on this machine: {error}")
+    return e2e_channel(tmp_path_factory)
 
 
 def _built(
