@@ -186,11 +186,17 @@ def _template(text: str) -> jinja2.Template:
     return environment().from_string(text)
 
 
+_STATEMENT = re.compile(r"\{%-?\s*(\w+)(\s+\w+\s*=)?")
+
+
 def _is_structural(text: str) -> bool:
-    """A line holding a jinja statement (``{% if %}``, ``{% endif %}``, ``{% for %}``...): it
-    opens or closes a block, so wrapping it in an ``{% if %}`` of its own would cross the
-    nesting (an ``{% endif %}`` on a selected line would close the wrapper, not its block)."""
-    return "{%" in text
+    """A line holding a jinja statement that opens or closes a block (``{% if %}``,
+    ``{% endif %}``, ``{% for %}``...): wrapped in an ``{% if %}`` of its own it would cross
+    the nesting (an ``{% endif %}`` on a selected line closes the wrapper, not its block). An
+    assignment, ``{% set name = ... %}``, stands alone and is safe to wrap."""
+    return any(
+        keyword != "set" or not assignment for keyword, assignment in _STATEMENT.findall(text)
+    )
 
 
 @lru_cache(maxsize=16)
