@@ -10,8 +10,8 @@
   with ``pip download`` into that cache; ``torch_site``: it unpacked there once
   (importable through PYTHONPATH; skips unless the wheel is this interpreter's).
 - renders the toolkit keeps on disk (tools/diskcache.py) go to a folder of the session's
-  own, for the commands the tests run too: a test sees the renders of the code under test,
-  and the user's ~/.cache/pytorch-feedstock is left alone.
+  own (shared by its xdist workers), for the commands the tests run too: a test sees the
+  renders of the code under test, and the user's ~/.cache/pytorch-feedstock is left alone.
 """
 
 from __future__ import annotations
@@ -53,7 +53,14 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 def _session_render_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     from tools.diskcache import ENV
 
-    path = tmp_path_factory.mktemp("render-cache")
+    # One folder for every worker of an xdist run (their base folders share a parent): the
+    # workers render the same recipe states, and an entry is written whole and renamed into
+    # place, so one worker's render serves the other.
+    base = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        base = base.parent
+    path = base / "render-cache"
+    path.mkdir(exist_ok=True)
     patch = pytest.MonkeyPatch()
     patch.setenv(ENV, str(path))
     yield path

@@ -49,8 +49,8 @@ def test_every_feedstock_has_configs_to_compare() -> None:
     } == dict.fromkeys(FEEDSTOCKS, True)
 
 
-@pytest.mark.parametrize(("root", "config"), CASES)
-def test_fast_and_slow_paths_render_the_same_outputs(root: Path, config: str) -> None:
+def _inputs(root: Path, config: str) -> tuple[RecipeSource, list, Target]:
+    """What a render of ``config`` of the feedstock at ``root`` reads."""
     config_path = root / ".ci_support" / f"{config}.yaml"
     config_text = read_user_file(config_path)
     subdir = load_variant_yaml(config_text)["target_platform"][0]
@@ -64,8 +64,12 @@ def test_fast_and_slow_paths_render_the_same_outputs(root: Path, config: str) ->
         subdir=subdir,
         build_subdir=build_subdir,
     )
-    source = load_recipe_source(root / "recipe")
-    fast, slow = render_both_ways(source, variants, Target(subdir, build_subdir))
+    return load_recipe_source(root / "recipe"), variants, Target(subdir, build_subdir)
+
+
+@pytest.mark.parametrize(("root", "config"), CASES)
+def test_fast_and_slow_paths_render_the_same_outputs(root: Path, config: str) -> None:
+    fast, slow = render_both_ways(*_inputs(root, config))
     assert isinstance(fast, list) and len(fast) > 0
     assert fast == slow
 
@@ -117,3 +121,37 @@ def test_a_selector_that_cannot_be_evaluated_is_the_same_error_on_both_paths() -
     fast, slow = _render(meta)
     assert fast == slow
     assert fast[0] is UnsupportedConstruct and fast[1].startswith("meta.yaml:6: selector")
+
+
+def test_a_selected_jinja_statement_is_selected_before_the_template_compiles() -> None:
+    # conda-build drops the `{% if %}` and `{% endif %}` lines on linux, so `a` stays; wrapped
+    # in selector conditions of their own, the `{% endif %}` closed the wrapper and the fast
+    # path dropped `a`: a valid recipe, so nothing fell back to the slow path.
+    meta = """\
+    package:
+      name: pkg
+      version: 1.0
+    requirements:
+      host:
+        {% if foo %}   # [win]
+        - a
+        {% endif %}    # [win]
+        - b
+    """
+    fast, slow = _render(meta)
+    assert fast == slow
+    assert fast[0].requirements["host"] == ("a", "b")
+
+
+def test_every_config_of_the_feedstock_renders_on_the_fast_path(monkeypatch) -> None:
+    # The CUDA configs' track_features blocks (an `{% if %}` on a selector line) sent every
+    # CUDA variant down the slow path: half the renders of `python -m tools matrix`.
+    from tools.recipe.evaluate import Recipe
+
+    def slow(*args, **kwargs):
+        raise AssertionError("a config of the feedstock took the slow path")
+
+    monkeypatch.setattr(Recipe, "_slow", slow)
+    for config in list_configs(REPO):
+        source, variants, target = _inputs(REPO, config)
+        assert render(source, variants, target)

@@ -174,7 +174,11 @@ class Recipe:
         """
         if not self.fast:
             return None
-        compiled = jinja.conditional_template(self.source.meta_text)
+        structure = tuple(
+            self._selector_value(selector, names)
+            for selector in jinja.structural_selectors(self.source.meta_text)
+        )
+        compiled = jinja.conditional_template(self.source.meta_text, structure)
         if compiled is None:
             return None
         template, selectors = compiled

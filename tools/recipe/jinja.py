@@ -186,23 +186,58 @@ def _template(text: str) -> jinja2.Template:
     return environment().from_string(text)
 
 
+_STATEMENT = re.compile(r"\{%-?\s*(\w+)(\s+\w+\s*=)?")
+
+
+def _is_structural(text: str) -> bool:
+    """A line holding a jinja statement that opens or closes a block (``{% if %}``,
+    ``{% endif %}``, ``{% for %}``...): wrapped in an ``{% if %}`` of its own it would cross
+    the nesting (an ``{% endif %}`` on a selected line closes the wrapper, not its block). An
+    assignment, ``{% set name = ... %}``, stands alone and is safe to wrap."""
+    return any(
+        keyword != "set" or not assignment for keyword, assignment in _STATEMENT.findall(text)
+    )
+
+
 @lru_cache(maxsize=16)
-def conditional_template(raw: str) -> tuple[jinja2.Template, tuple[str, ...]] | None:
+def structural_selectors(raw: str) -> tuple[str, ...]:
+    """The selectors of meta.yaml's lines that hold a jinja statement, in order: their values
+    are fixed when :func:`conditional_template` compiles, as conda-build's selection removes
+    such a line before jinja sees it."""
+    from tools.recipe.selectors import split_lines
+
+    return tuple(
+        item.selector
+        for item in split_lines(raw)
+        if item.selector is not None and _is_structural(item.text)
+    )
+
+
+@lru_cache(maxsize=16)
+def conditional_template(
+    raw: str, structure: tuple[bool, ...]
+) -> tuple[jinja2.Template, tuple[str, ...]] | None:
     """meta.yaml with each selector line turned into ``{% if _cfselN %}line\n{% endif %}``.
 
     Selecting lines and then compiling the result costs a jinja compile per distinct
     selection (one per Python, per platform ...).  Compiled once this way, the selection
     becomes context values; the output is the same text conda-build's select-then-render
-    produces.  Returns None when that is not possible (a selector inside a multi-line
-    jinja expression), and callers then select first.
+    produces.  A selector line that holds a jinja statement is selected here instead, by
+    ``structure`` (the values of :func:`structural_selectors`, in order), so a recipe costs a
+    compile per distinct value of those few (CUDA or not).  Returns None when that is not
+    possible (a selector inside a multi-line jinja expression), and callers then select first.
     """
     from tools.recipe.selectors import split_lines
 
     pieces: list[str] = []
     selectors: list[str] = []
+    fixed = iter(structure)
     for item in split_lines(raw):
         if item.selector is None:
             pieces.append(item.text + "\n")
+        elif _is_structural(item.text):
+            if next(fixed):
+                pieces.append(item.text + "\n")
         else:
             pieces.append(f"{{% if _cfsel{len(selectors)} %}}{item.text}\n{{% endif %}}")
             selectors.append(item.selector)
