@@ -29,20 +29,20 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 TORCH_VERSION = "2.13.0"
 
 
-QUICK_LOOP = "not slow"
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """The quick loop (``python -m pytest -m "not slow"``, the whole suite's quick tests) runs
-    on every core with pytest-xdist (requirements-test.txt), a test file per worker (module
-    fixtures built once): its tests are mostly subprocesses of the toolkit, one core each.
-    ``-n N`` (``-n 0``: one process) or a path to run chooses otherwise; so does a worker."""
+    """The suite (``python -m pytest``, as CI and .ci/run run it) and the quick loop
+    (``-m "not slow"``) run on every core with pytest-xdist (requirements-test.txt), a test
+    file per worker (module fixtures built once): most tests are subprocesses of the toolkit
+    or of an engine, one core each, and the builds of one file wait on their downloads and
+    solves. ``-n N`` (``-n 0``: one process), a path to run, ``--pdb`` or ``--collect-only``
+    choose otherwise; so does a worker."""
     if (
-        config.getoption("markexpr", "") == QUICK_LOOP
-        and config.pluginmanager.hasplugin("xdist")
+        config.pluginmanager.hasplugin("xdist")
         and config.getoption("numprocesses", None) is None
         and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+        and not config.getoption("usepdb", False)
+        and not config.getoption("collectonly", False)
         and "PYTEST_XDIST_WORKER" not in os.environ
     ):
         config.option.numprocesses = "auto"

@@ -1,5 +1,6 @@
-"""The quick loop (`python -m pytest -m "not slow"`, docs/testing.md) runs its test files on
-every core, one file per worker; asked for a path, or for `-n`, pytest does as asked."""
+"""The suite (`python -m pytest`, as .ci/run runs it) and the quick loop
+(`python -m pytest -m "not slow"`, docs/testing.md) run their test files on every core, one
+file per worker; asked for a path, or for `-n`, pytest does as asked."""
 
 from __future__ import annotations
 
@@ -31,6 +32,18 @@ def test_the_quick_loop_starts_a_worker_per_core() -> None:
     # the quick loop's own command line, its test paths narrowed to one small file
     out = _pytest("-m", "not slow", "-o", "testpaths=tests/test_smoke.py")
     assert re.search(r"^created: (\d+)/\1 workers$", out, flags=re.MULTILINE), out
+
+
+def test_the_whole_suite_starts_a_worker_per_core() -> None:
+    # .ci/run's command line (no marker), its test paths narrowed to one small file: before,
+    # only the quick loop ran in parallel, and CI's run took a core's time for every file
+    out = _pytest("-o", "testpaths=tests/test_smoke.py")
+    assert re.search(r"^created: (\d+)/\1 workers$", out, flags=re.MULTILINE), out
+
+
+def test_collect_only_lists_the_tests_in_this_process() -> None:
+    out = _pytest("--collect-only", "-q", "-o", "testpaths=tests/test_smoke.py")
+    assert "workers" not in out and "test_smoke.py::" in out
 
 
 def test_a_path_given_runs_in_this_process() -> None:
