@@ -47,6 +47,20 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     ):
         config.option.numprocesses = "auto"
         config.option.dist = "loadfile"
+        # xdist would hand out the files with the most tests first, which puts the few long
+        # tests of the slow files last; the collection's order (below) is the one to keep.
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, the files that hold slow tests go first (each file's own order kept): a
+    worker takes a file at a time, so a long file handed out last runs alone at the end while
+    the other core idles (the warm suite took 11 min 18 s with 570 s of work per core).
+    Every worker sorts alike, as xdist requires of their collections."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -49,3 +49,36 @@ def test_collect_only_lists_the_tests_in_this_process() -> None:
 def test_a_path_given_runs_in_this_process() -> None:
     out = _pytest("-m", "not slow", "tests/test_smoke.py")
     assert "workers" not in out
+
+
+class _Item:
+    """What the ordering reads of a collected test: its file and its `slow` mark."""
+
+    def __init__(self, path: str, slow: bool) -> None:
+        self.path, self.slow = Path(path), slow
+
+    def get_closest_marker(self, name: str) -> object:
+        return self if name == "slow" and self.slow else None
+
+
+def test_under_xdist_the_files_that_hold_slow_tests_are_handed_out_first(monkeypatch) -> None:
+    # A long file handed out last runs alone while the other core idles: the warm suite took
+    # 11 min 18 s for 570 s of work per core, xdist handing out the files with most tests first.
+    from conftest import pytest_collection_modifyitems
+
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    items = [
+        _Item("tests/test_a.py", False),
+        _Item("tests/test_b.py", False),
+        _Item("tests/test_b.py", True),
+        _Item("tests/test_c.py", True),
+        _Item("tests/test_d.py", False),
+    ]
+    pytest_collection_modifyitems(None, items)
+    assert [(str(i.path), i.slow) for i in items] == [
+        ("tests/test_b.py", False),
+        ("tests/test_b.py", True),
+        ("tests/test_c.py", True),
+        ("tests/test_a.py", False),
+        ("tests/test_d.py", False),
+    ]
