@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,14 +54,16 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under xdist, the files that hold slow tests go first (each file's own order kept): a
-    worker takes a file at a time, so a long file handed out last runs alone at the end while
-    the other core idles (the warm suite took 11 min 18 s with 570 s of work per core).
-    Every worker sorts alike, as xdist requires of their collections."""
+    """Under xdist, the files that hold slow tests go first, then the others; within each, the
+    files with the most tests first (xdist's own order), each file's tests in their own order.
+    A worker takes a file at a time, and a long file handed out last runs alone while the other
+    core idles: the warm suite took 11 min 18 s for 570 s of work per core when xdist put the
+    few long tests of the slow files last. Every worker sorts alike, as xdist requires."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
         return
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)
+    counts = Counter(item.path for item in items)
+    items.sort(key=lambda item: (item.path not in slow_files, -counts[item.path]))
 
 
 @pytest.fixture(scope="session", autouse=True)
