@@ -110,15 +110,23 @@ def test_a_named_set_joins_every_cuda_build_string_and_changes_its_hash(tmp_path
 
 def test_both_recipes_name_the_set_in_the_same_build_strings(tmp_path):
     rattler_build = pytest.importorskip("rattler_build", reason="py-rattler-build is missing")
+    recipe, config = _tailored(tmp_path, "sm90")
+    meta = {(o.name, _unhashed(o.build_string)) for o in meta_outputs(recipe, config)}
+    v1 = v1_outputs(recipe, config)
+    assert rattler_build and meta == {(o.name, _unhashed(o.build_string)) for o in v1}
+    assert all("_sm90_" in string for _, string in meta)
+
+
+def meta_outputs(recipe: Path, config: Path) -> list:
+    """The outputs meta.yaml in ``recipe`` builds for the linux-64 ``config`` (skips left out)."""
+    return [o for o in render_config(config, root=REPO, recipe_dir=recipe) if not o.skip]
+
+
+def v1_outputs(recipe: Path, config: Path) -> list:
+    """The outputs recipe-v1.yaml in ``recipe`` builds for the linux-64 ``config``."""
     from tools.render_v1 import render_v1_config
 
-    recipe, config = _tailored(tmp_path, "sm90")
-    meta = {
-        (o.name, _unhashed(o.build_string))
-        for o in render_config(config, root=REPO, recipe_dir=recipe)
-        if not o.skip
-    }
-    v1 = render_v1_config(
+    return render_v1_config(
         recipe / "recipe-v1.yaml",
         config,
         cbc=recipe / "conda_build_config.yaml",
@@ -126,8 +134,6 @@ def test_both_recipes_name_the_set_in_the_same_build_strings(tmp_path):
         subdir="linux-64",
         build_subdir="linux-64",
     )
-    assert rattler_build and meta == {(o.name, _unhashed(o.build_string)) for o in v1}
-    assert all("_sm90_" in string for _, string in meta)
 
 
 def _unhashed(build_string: str) -> str:

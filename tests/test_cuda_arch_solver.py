@@ -26,10 +26,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.recipe_release import current, next_minor
-from test_cuda_arch_set import REPO, _cuda_config, _tailored
-
-from tools.render import render_config
-from tools.render_v1 import render_v1_config
+from test_cuda_arch_set import REPO, _cuda_config, _tailored, meta_outputs, v1_outputs
 
 pytestmark = pytest.mark.slow  # builds packages with py-rattler-build
 
@@ -37,19 +34,11 @@ OUTPUTS = ("libtorch", "pytorch", "pytorch-gpu")
 
 
 def _meta(recipe: Path, config: Path) -> dict:
-    return {o.name: o for o in render_config(config, root=REPO, recipe_dir=recipe) if not o.skip}
+    return {o.name: o for o in meta_outputs(recipe, config)}
 
 
 def _v1(recipe: Path, config: Path) -> dict:
-    outputs = render_v1_config(
-        recipe / "recipe-v1.yaml",
-        config,
-        cbc=recipe / "conda_build_config.yaml",
-        name=config.stem,
-        subdir="linux-64",
-        build_subdir="linux-64",
-    )
-    return {o.name: o for o in outputs}
+    return {o.name: o for o in v1_outputs(recipe, config)}
 
 
 # ------------------------------------------------------- the same features in both recipes
