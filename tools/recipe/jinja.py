@@ -201,9 +201,9 @@ def _is_structural(text: str) -> bool:
 
 @lru_cache(maxsize=16)
 def structural_selectors(raw: str) -> tuple[str, ...]:
-    """The selectors of meta.yaml's lines that hold a jinja statement, in order: their values
-    are fixed when :func:`conditional_template` compiles, as conda-build's selection removes
-    such a line before jinja sees it."""
+    """The selectors of meta.yaml's lines that open or close a jinja block, in order: their
+    values are fixed when :func:`conditional_template` compiles, as conda-build's selection
+    removes such a line before jinja sees it."""
     from tools.recipe.selectors import split_lines
 
     return tuple(
@@ -222,7 +222,7 @@ def conditional_template(
     Selecting lines and then compiling the result costs a jinja compile per distinct
     selection (one per Python, per platform ...).  Compiled once this way, the selection
     becomes context values; the output is the same text conda-build's select-then-render
-    produces.  A selector line that holds a jinja statement is selected here instead, by
+    produces.  A selector line that opens or closes a jinja block is selected here instead, by
     ``structure`` (the values of :func:`structural_selectors`, in order), so a recipe costs a
     compile per distinct value of those few (CUDA or not).  Returns None when that is not
     possible (a selector inside a multi-line jinja expression), and callers then select first.
