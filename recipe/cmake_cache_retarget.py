@@ -183,7 +183,9 @@ def _new_properties(old_value: str, new: PythonFacts) -> str | None:
     fields = old_value.split(";")
     if len(fields) != 12:
         return None  # another CMake's layout: FindPython recomputes a dropped entry
-    no_flags = "<none>" if fields[5] == "<none>" else ""
+    # An empty ABIFLAGS is spelled as the old list spells it; after a free-threaded t, as
+    # FindPython spells it today.
+    no_flags = "" if fields[5] == "" else "<none>"
     windows = "\\" in new.stdlib
     dirs = [
         _slashed(d) if windows else d for d in (new.stdlib, new.stdarch, new.sitelib, new.sitearch)
