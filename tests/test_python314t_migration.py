@@ -1,0 +1,230 @@
+"""conda-forge's python314t migration added to a copy of this feedstock: free-threaded 3.14t.
+
+The migration file is conda-forge's own (tests/fixtures/reference/pinning, kept byte for byte):
+``key_add`` of ``python: 3.14.* *_cp314t`` with ``is_freethreading: true``, waiting for
+``python314``, which this feedstock carries. With it in ``.ci_support/migrations/``, ``matrix
+--write`` gives every config a sixth Python; both recipes then render a ``pytorch`` for 3.14t
+beside the one for 3.14 that only a free-threaded Python can install (``python_abi 3.14.*
+*_cp314t``), and no package name of the default matrix moves (tests/test_default_names.py
+holds them without the migration).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from fixtures import feedstock_matrix
+from fixtures.cli import REPO, run_tools
+from fixtures.default_names import GOLDEN
+from fixtures.recipe_release import current
+
+from tools.errors import UserError
+from tools.render import list_configs, render_config
+from tools.smithy.forge_yml import load_forge_yml
+
+rattler_build = pytest.importorskip("rattler_build", reason="py-rattler-build renders recipe-v1")
+
+MIGRATION = "python314t.yaml"
+FREE = "3.14.* *_cp314t"
+GIL = "3.14.* *_cp314"
+
+
+def tools(*args: str, cwd: Path):
+    return run_tools(*args, cwd=cwd, env=dict(os.environ, PYTHONPATH=str(REPO)))
+
+
+@pytest.fixture(scope="module")
+def migrated(tmp_path_factory, pinning_dir: Path):
+    """This feedstock with conda-forge's python314t.yaml added and ``matrix --write`` run."""
+    root = tmp_path_factory.mktemp("py314t") / "pytorch-feedstock"
+    for name in ("recipe", ".ci_support"):
+        shutil.copytree(REPO / name, root / name)
+    for name in ("conda-forge.yml", "README.md"):
+        shutil.copy(REPO / name, root / name)
+    migration = pinning_dir / "share" / "conda-forge" / "migrations" / MIGRATION
+    shutil.copy(migration, root / ".ci_support" / "migrations" / MIGRATION)
+    result = tools("matrix", "--pinning", str(pinning_dir), "--write", cwd=root)
+    assert result.returncode == 0, result.stderr
+    return root, result.stdout
+
+
+def _config(root: Path, name: str) -> dict:
+    return yaml.safe_load((root / ".ci_support" / f"{name}.yaml").read_text())
+
+
+def test_write_adds_314t_to_every_config_and_no_config(migrated) -> None:
+    root, stdout = migrated
+    names = list_configs(REPO)
+    assert list_configs(root) == names  # python splits no CI job: the same golden names
+    for name in names:
+        assert f"updated: .ci_support/{name}.yaml" in stdout
+        pythons = _config(root, name)["python"]
+        assert pythons[-2:] == [GIL, FREE], name
+        assert [p for p in pythons if p != FREE] == _config(REPO, name)["python"]
+
+
+def test_check_passes_on_what_write_wrote(migrated, pinning_dir) -> None:
+    root, _ = migrated
+    result = tools("matrix", "--pinning", str(pinning_dir), "--check", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_readme_table_names_314t_after_the_gil_pythons(migrated) -> None:
+    root, _ = migrated
+    table = (root / "README.md").read_text().split("<!-- matrix-table:start -->")[1]
+    rows = [line for line in table.split("<!-- matrix-table:end -->")[0].splitlines()[3:] if line]
+    assert len(rows) == len(list_configs(root))
+    assert all("3.14, 3.14t |" in row or "3.14-" in row for row in rows)
+    assert all(", 3.14t | " in row for row in rows), rows[0]
+
+
+def test_explain_shows_314t_as_its_own_python(migrated) -> None:
+    root, _ = migrated
+    result = tools("explain", "--json", cwd=root)
+    assert result.returncode == 0, result.stderr
+    for job in json.loads(result.stdout):
+        assert job["pythons"][-2:] == ["3.14", "3.14t"], job["config"]
+        pytorch = next(p for p in job["packages"] if p["name"] == "pytorch")
+        assert pytorch["count"] == len(job["pythons"])
+
+
+def _pytorch(outputs, python: str):
+    [found] = [o for o in outputs if o.name == "pytorch" and o.variant.get("python") == python]
+    return found
+
+
+def test_meta_yaml_renders_a_314t_pytorch_only_a_free_threaded_python_installs(migrated) -> None:
+    root, _ = migrated
+    for config in list_configs(root):
+        outputs = [o for o in render_config(config, root=root) if not o.skip]
+        free, gil = _pytorch(outputs, FREE), _pytorch(outputs, GIL)
+        assert "python_abi 3.14.* *_cp314t" in free.requirements["run"], config
+        assert "python_abi 3.14.* *_cp314" in gil.requirements["run"], config
+        assert f"python {FREE}" in free.requirements["host"]
+        # conda-build's string says py314 for both: the hash (python is a used key) and the
+        # run requirement tell them apart, the build number does not.
+        head, tail = free.build_string.split("_py314_h")
+        assert gil.build_string.startswith(f"{head}_py314_h")
+        assert gil.build_string != free.build_string
+        assert gil.build_string.rsplit("_", 1)[1] == tail.rsplit("_", 1)[1]
+
+
+def test_render_names_which_pytorch_is_free_threaded(migrated) -> None:
+    root, _ = migrated
+    config = list_configs(root)[0]
+    result = tools("render", config, "--output", "pytorch", cwd=root)
+    assert result.returncode == 0, result.stderr
+    blocks = result.stdout.split("\npytorch-")
+    [free] = [b for b in blocks if "python: 3.14t (free-threaded)" in b]
+    [gil] = [b for b in blocks if "python: 3.14 (with the GIL)" in b]
+    assert "python_abi 3.14.* *_cp314t" in free and "*_cp314t" not in gil
+
+
+def _one_per_platform(root: Path) -> list[str]:
+    """A config of each platform (the migration covers them all): rattler-build's renders
+    cost about 2 s a config, and tests/test_recipe_v1_equivalence.py compares every config's
+    other packages already."""
+    chosen: dict[str, str] = {}
+    for config in feedstock_matrix.configs(root):
+        chosen.setdefault(config.platform, config.name)
+    return sorted(chosen.values())
+
+
+def _render_v1(root: Path, config: str):
+    from tools.render import build_platform_for
+
+    path = root / ".ci_support" / f"{config}.yaml"
+    target = _config(root, config)["target_platform"][0]
+    platform = rattler_build.PlatformConfig(
+        target_platform=target, build_platform=build_platform_for(load_forge_yml(root), target)
+    )
+    recipe = rattler_build.Stage0Recipe.from_file(root / "recipe" / "recipe-v1.yaml")
+    return recipe.render(
+        rattler_build.VariantConfig.from_file(str(path)),
+        rattler_build.RenderConfig(platform=platform),
+    )
+
+
+def test_the_v1_recipe_renders_the_same_314t_pytorch_as_meta_yaml(migrated) -> None:
+    from fixtures.recipe_equivalence import allowed_differences, differences, from_meta, from_v1
+
+    root, _ = migrated
+    rows = allowed_differences(root / "recipe" / "README.md")
+    for config in _one_per_platform(root):
+        meta, skipped = from_meta(render_config(config, root=root))
+        v1 = from_v1(_render_v1(root, config))
+        [key] = [k for k in v1 if k[0] == "pytorch" and FREE in k[1]]
+        assert "python_abi 3.14.* *_cp314t" in v1[key].requirements["run"], config
+        found = differences(config, {key: meta[key]}, skipped, {key: v1[key]})
+        assert [str(d) for d in found if not any(row.allows(d) for row in rows)] == []
+
+
+def test_the_migration_moves_no_existing_package_name(migrated) -> None:
+    # meta.yaml's names for every config, rattler-build's for one config per platform, as
+    # tests/fixtures/default_names.py renders them for tests/test_default_names.py
+    from tools.render import build_platform_for
+    from tools.render_v1 import render_v1_config
+
+    root, _ = migrated
+    golden = json.loads(GOLDEN.read_text())
+    first = next(iter(golden.values()))["meta.yaml"][0]
+    if first.rsplit("-", 2)[1] != current().version:
+        pytest.skip(f"{GOLDEN.name} holds another release's names")
+    forge = load_forge_yml(root)
+    for config in list_configs(root):
+        meta = [o for o in render_config(config, root=root) if not o.skip]
+        names = {"meta.yaml": [f"{o.name}-{o.version}-{o.build_string}" for o in meta]}
+        if config in _one_per_platform(root):
+            v1 = render_v1_config(
+                root / "recipe" / "recipe-v1.yaml",
+                root / ".ci_support" / f"{config}.yaml",
+                cbc=root / "recipe" / "conda_build_config.yaml",
+                name=config,
+                subdir=meta[0].subdir,
+                build_subdir=build_platform_for(forge, meta[0].subdir),
+            )
+            names["recipe-v1.yaml"] = [f"{o.name}-{o.version}-{o.build_string}" for o in v1]
+        for recipe, found in names.items():
+            added = sorted(set(found) - set(golden[config][recipe]))
+            assert set(golden[config][recipe]) <= set(found), (config, recipe)
+            assert len(added) == 1 and added[0].startswith("pytorch-"), (config, recipe, added)
+            assert "_py314_h" in added[0]
+
+
+BOT = """\
+bot:
+  # conda-forge's python314t rebuilds of the release branches (pytorch-cpu-feedstock#533, #534)
+  abi_migration_branches:
+  - v2.11.x
+  - v2.10.x
+  {key}: {value}
+"""
+
+
+def test_bot_settings_for_the_migration_validate(tmp_path) -> None:
+    text = (REPO / "conda-forge.yml").read_text()
+    (tmp_path / "conda-forge.yml").write_text(text + BOT.format(key="automerge", value="false"))
+    assert load_forge_yml(tmp_path)["bot"]["abi_migration_branches"] == ["v2.11.x", "v2.10.x"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "problem"),
+    [
+        ("abi_migration_branch", "[v2.9.x]", "did you mean 'abi_migration_branches'?"),
+        ("check_solvable", "[true]", "expected true or false"),
+    ],
+)
+def test_a_bot_setting_the_bot_would_refuse_is_one_line(tmp_path, key, value, problem) -> None:
+    text = (REPO / "conda-forge.yml").read_text()
+    (tmp_path / "conda-forge.yml").write_text(text + BOT.format(key=key, value=value))
+    with pytest.raises(UserError) as raised:
+        load_forge_yml(tmp_path)
+    message = str(raised.value)
+    assert "\n" not in message and problem in message
+    line = len(text.splitlines()) + 6
+    assert message.startswith(f"{tmp_path / 'conda-forge.yml'}:{line}: bot")
