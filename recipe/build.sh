@@ -447,9 +447,10 @@ megabuild_wheel_for() {
     # The compile stage's wheel when it was built for Python $1 (X.Y, or X.Yt for a
     # free-threaded one), else nothing. Its interpreter and ABI tags both: 3.14's is
     # cp314-cp314, 3.14t's cp314-cp314t, and neither output may take the other's.
-    local version="${1%t}" flag=""
+    local version="${1%t}" flag="" tags
     [[ "$1" == *t ]] && flag=t
-    local wheels=("${MEGABUILD_WHEELS}"/torch-*-cp"${version/./}"-cp"${version/./}${flag}"-*.whl)
+    tags="cp${version/./}-cp${version/./}${flag}"
+    local wheels=("${MEGABUILD_WHEELS}"/torch-*-"${tags}"-*.whl)
     [[ -f "${wheels[0]}" ]] && echo "${wheels[0]}"
     return 0
 }
