@@ -313,7 +313,8 @@ def test_layout_names_both_abis_of_a_gil_extension_in_a_cp314t_wheel(
 
 
 def _check(wheel: Path, root: Path) -> list[dict]:
-    """python.abi's findings on ``wheel`` against a linux-64 config of ``root``."""
+    """python.abi's findings on ``wheel`` against a linux-64 config of ``root``, as
+    ``python -m tools check --only python.abi --json --config CONFIG WHEEL`` prints them."""
     from tools.commands.layout import default_config
     from tools.layout.wheel import read_wheel
 
@@ -323,6 +324,18 @@ def _check(wheel: Path, root: Path) -> list[dict]:
     )
     assert result.returncode in (0, 1), result.stderr
     return json.loads(result.stdout)
+
+
+def _check_here(wheel: Path, root: Path) -> list[dict]:
+    """The same in this process (a command's start and imports cost about a second)."""
+    from tools.check import load, run_checks
+    from tools.check.expectations import from_rendered
+    from tools.commands.layout import default_config
+    from tools.layout.wheel import read_wheel
+
+    config = default_config(root, read_wheel(wheel))
+    expect = from_rendered(render_config(config, root=root), config)
+    return [f.to_json() for f in run_checks(load([wheel]), expect, only={"python.abi"})]
 
 
 def test_check_of_the_cp314t_wheel_agrees_with_a_config_that_builds_314t(
@@ -353,7 +366,7 @@ def test_free_threaded_code_in_a_gil_tagged_wheel_fails_naming_both(
     members[_C_314] = members.pop(_C_314T)
     gil = _write_wheel(tmp_path / "torch-2.15.0-cp314-cp314-manylinux_2_28_x86_64.whl", members)
     root, _ = migrated
-    failed = [f for f in _check(gil, root) if f["status"] == "fail"]
+    failed = [f for f in _check_here(gil, root) if f["status"] == "fail"]
     assert [f["path"] for f in failed] == [f"{gil.name}:{_TORCH_PYTHON}"]
     assert failed[0]["detail"] == (
         "compiled for a Python free-threaded (Py_GIL_DISABLED), in a package for "
@@ -371,7 +384,7 @@ def test_gil_code_in_a_cp314t_wheel_fails_naming_both(
         members[_TORCH_PYTHON] = gil_wheel.read(_TORCH_PYTHON)
     mixed = _write_wheel(tmp_path / python_part.name, members)
     root, _ = migrated
-    [failed] = [f for f in _check(mixed, root) if f["status"] == "fail"]
+    [failed] = [f for f in _check_here(mixed, root) if f["status"] == "fail"]
     assert failed["path"] == f"{mixed.name}:{_TORCH_PYTHON}"
     assert failed["detail"] == (
         "compiled for a Python with the GIL, in a package for 3.14t (free-threaded) "
