@@ -369,7 +369,7 @@ def test_free_threaded_code_in_a_gil_tagged_wheel_fails_naming_both(
     failed = [f for f in _check_here(gil, root) if f["status"] == "fail"]
     assert [f["path"] for f in failed] == [f"{gil.name}:{_TORCH_PYTHON}"]
     assert failed[0]["detail"] == (
-        "compiled for a Python free-threaded (Py_GIL_DISABLED), in a package for "
+        "compiled for a free-threaded Python (Py_GIL_DISABLED), in a package for "
         "3.14 (with the GIL) (wheel tag cp314-cp314)"
     )
 

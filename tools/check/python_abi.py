@@ -112,12 +112,12 @@ def _check(package: Package, ctx: Context) -> list[Finding]:
     for member in sorted({*package.elves, *package.pes}):
         free = compiled_threading(package, member)
         if free is not None and free != abi.endswith("t"):
-            code = "free-threaded (Py_GIL_DISABLED)" if free else "with the GIL"
+            code = "a free-threaded Python (Py_GIL_DISABLED)" if free else "a Python with the GIL"
             found.append(
                 failed(
                     CHECK,
                     f"{package.label}:{member}",
-                    f"compiled for a Python {code}, in a package for {describe(abi)} "
+                    f"compiled for {code}, in a package for {describe(abi)} "
                     f"({tag_source or 'its extension suffix'})",
                 )
             )
