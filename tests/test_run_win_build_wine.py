@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.feedstock_matrix import need
-from fixtures.wine.harness import FEEDSTOCK, run_win_build
+from fixtures.wine.harness import FEEDSTOCK, run_win_build, windows
 
 pytestmark = pytest.mark.slow
 
@@ -142,3 +142,24 @@ def test_the_programs_run_in_the_order_of_conda_smithys_template(ci_job) -> None
     assert [r["tool"] for r in records] == ["micromamba", "conda", "conda-build", "upload_package"]
     # Everything after the provisioning runs in the activated base environment.
     assert {r["env"]["CONDA_PREFIX"] for r in records[1:]} == {str(root / "Miniforge3")}
+
+
+def test_a_crash_of_a_program_the_script_runs_stops_the_job_there(tmp_path: Path) -> None:
+    # A crash exits with a negative status (-1073741819), for which `if errorlevel 1` is
+    # false: tests/fixtures/wine/launcher.c crashes the Nth program after it ran.
+    calls = tmp_path / "calls.txt"
+    status, log, _ = run_win_build(tmp_path / "plain", _config(), WINE_STANDIN_CALLS=windows(calls))
+    assert status == 0, log[-3000:]
+    names = [line.split("\t", 1)[0] for line in calls.read_text().splitlines()]
+    went_on = []
+    for tool in ("micromamba", "conda-build", "upload_package"):
+        number = names.index(tool) + 1
+        calls.unlink()
+        root = tmp_path / tool
+        status, _, _ = run_win_build(
+            root, _config(), WINE_STANDIN_CALLS=windows(calls), WINE_STANDIN_CRASH_AT=str(number)
+        )
+        done = list((root / FEEDSTOCK / "build_artifacts").glob("*done*"))
+        if status == 0 or done or len(calls.read_text().splitlines()) > number:
+            went_on.append(tool)
+    assert went_on == []
