@@ -18,7 +18,16 @@ from pathlib import Path
 
 import pytest
 from fixtures.macos.cross_build import MacCondaBuild
-from fixtures.macos.flows import FLOWS, Built, pack_flow, run_flow, stage, tools_check, variant
+from fixtures.macos.flows import (
+    FLOWS,
+    LIBTORCH_DEPENDS,
+    Built,
+    pack_flow,
+    run_flow,
+    stage,
+    tools_check,
+    variant,
+)
 from fixtures.macos.relocate import is_macho, read
 from fixtures.minitorch.fake_conda_build import Package, site_packages_of
 from fixtures.minitorch.support import (
@@ -44,9 +53,19 @@ MACHO_RULES = (
 )
 
 
+_RUNS: dict[str, Built] = {}
+
+
+def _run(name: str, tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """Each flow once per module, whichever fixture asks first."""
+    if name not in _RUNS:
+        _RUNS[name] = run_flow(FLOWS[name], tmp_path_factory.mktemp(name))
+    return _RUNS[name]
+
+
 @pytest.fixture(scope="module", params=sorted(FLOWS))
 def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    return run_flow(FLOWS[request.param], tmp_path_factory.mktemp(request.param))
+    return _run(request.param, tmp_path_factory)
 
 
 def _machos(package: Package) -> dict[str, Path]:
@@ -102,9 +121,7 @@ def test_every_mach_o_file_is_for_the_target(built: Built) -> None:
     for package in (built.libtorch, *built.pytorch.values()):
         machos = _machos(package)
         assert machos, package.name
-        assert {rel: read(path).arch for rel, path in machos.items()} == dict.fromkeys(
-            machos, arch
-        )
+        assert {rel: read(path).arch for rel, path in machos.items()} == dict.fromkeys(machos, arch)
 
 
 def test_libtorch_cpu_links_openmp_and_the_blas_interfaces_by_rpath(built: Built) -> None:
@@ -185,3 +202,137 @@ def test_mkl_on_osx_arm64_is_refused_before_anything_compiles(
     line = build_sh_error(result.stderr)
     assert "blas_impl='mkl' on target_platform='osx-arm64'" in line
     assert not (build.src_dir / "build").exists()
+
+
+# ---------------------------------------------------------------- each macho rule, broken once
+
+
+def _tool(built: Built, name: str) -> Path:
+    return built.build.toolchain.tool(built.flow.target_platform, name)
+
+
+def _broken(built: Built, tmp_path: Path, change) -> Package:
+    """A copy of the flow's libtorch package with ``change(root)`` applied."""
+    root = tmp_path / "libtorch"
+    shutil.copytree(built.libtorch.root, root, symlinks=True)
+    change(root)
+    return Package("libtorch", root, built.libtorch.files)
+
+
+def _absolute_rpath(built: Built) -> object:
+    prefix_lib = f"{built.build.prefix}/lib"
+    return lambda root: subprocess.run(
+        [
+            _tool(built, "install_name_tool"),
+            "-add_rpath",
+            prefix_lib,
+            root / "lib" / "libtorch_cpu.dylib",
+        ],
+        check=True,
+    )
+
+
+def _absolute_install_name(built: Built) -> object:
+    name = f"{built.build.prefix}/lib/libc10.dylib"
+    return lambda root: subprocess.run(
+        [_tool(built, "install_name_tool"), "-id", name, root / "lib" / "libc10.dylib"],
+        check=True,
+    )
+
+
+def _build_machine_library(built: Built) -> object:
+    return lambda root: subprocess.run(
+        [
+            _tool(built, "install_name_tool"),
+            "-change",
+            "@rpath/libc10.dylib",
+            "/opt/homebrew/lib/libc10.dylib",
+            root / "lib" / "libtorch.dylib",
+        ],
+        check=True,
+    )
+
+
+def _header_page_edited(root: Path) -> None:
+    """One byte of the first page changed after signing, past the load commands (the
+    headerpad): the loader's page hash no longer matches."""
+    path = root / "lib" / "libtorch_cpu.dylib"
+    data = bytearray(path.read_bytes())
+    sizeofcmds = int.from_bytes(data[20:24], "little")
+    at = 32 + sizeofcmds + 16  # a 64-bit header is 32 bytes
+    assert data[at] == 0
+    data[at] = 1
+    path.write_bytes(bytes(data))
+
+
+def _minos_raised(root: Path, version: int = 0x000F0000) -> None:
+    """LC_BUILD_VERSION's minos set to macOS 15.0 in libtorch_cpu, as a too new
+    MACOSX_DEPLOYMENT_TARGET (or an SDK default) would record it."""
+    path = root / "lib" / "libtorch_cpu.dylib"
+    data = bytearray(path.read_bytes())
+    ncmds = int.from_bytes(data[16:20], "little")
+    at = 32
+    for _ in range(ncmds):
+        cmd, size = (int.from_bytes(data[at + i : at + i + 4], "little") for i in (0, 4))
+        if cmd == 0x32:  # LC_BUILD_VERSION: cmd, cmdsize, platform, minos, sdk, ntools
+            data[at + 12 : at + 16] = version.to_bytes(4, "little")
+            break
+        at += size
+    else:
+        raise AssertionError("no LC_BUILD_VERSION")
+    path.write_bytes(bytes(data))
+
+
+BREAKS = {
+    # rule: (flow, the change, the failing file)
+    "macho.rpath": ("osx-arm64-setuptools", _absolute_rpath, "lib/libtorch_cpu.dylib"),
+    "macho.install-name": ("osx-arm64-setuptools", _absolute_install_name, "lib/libc10.dylib"),
+    "macho.load-dylib": ("osx-arm64-setuptools", _build_machine_library, "lib/libtorch.dylib"),
+    "macho.signature": (
+        "osx-arm64-setuptools",
+        lambda built: _header_page_edited,
+        "lib/libtorch_cpu.dylib",
+    ),
+    "macho.minos": ("osx-64-generic", lambda built: _minos_raised, "lib/libtorch_cpu.dylib"),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(BREAKS))
+def test_tools_check_fails_the_rule_a_broken_libtorch_breaks(
+    rule: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    flow, change, member = BREAKS[rule]
+    built = _run(flow, tmp_path_factory)
+    broken = _broken(built, tmp_path, change(built))
+    by_check = tools_check(
+        pack_flow(built, tmp_path / "packages", {"libtorch": broken}), built.flow.config
+    )
+    failing = {
+        (f["check"], f["path"].split(":", 1)[-1])
+        for fs in by_check.values()
+        for f in fs
+        if f["status"] == "fail"
+    }
+    assert (rule, member) in failing, by_check.get(rule)
+    # The break is the only thing wrong (an edit of an arm64 file also voids its signature).
+    assert {c for c, _ in failing} <= {rule, "macho.signature"}, failing
+
+
+def test_tools_check_fails_openmp_without_llvm_openmp_among_the_run_dependencies(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    built = _run("osx-arm64-setuptools", tmp_path_factory)
+    depends = [d for d in LIBTORCH_DEPENDS if not d.startswith("llvm-openmp")]
+    by_check = tools_check(pack_flow(built, tmp_path, libtorch_depends=depends), built.flow.config)
+    failing = [f for f in by_check["macho.openmp"] if f["status"] == "fail"]
+    assert [f["path"].split(":", 1)[-1] for f in failing] == ["lib/libtorch_cpu.dylib"]
+    assert "llvm-openmp is not a run dependency" in failing[0]["detail"]
+
+
+def test_tools_check_fails_arch_for_x86_64_files_in_an_arm64_package(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    built = _run("osx-64-generic", tmp_path_factory)
+    by_check = tools_check(pack_flow(built, tmp_path, subdir="osx-arm64"), "osx_arm64")
+    failing = {f["path"].split(":", 1)[-1] for f in by_check["macho.arch"] if f["status"] == "fail"}
+    assert {f"lib/{name}.dylib" for name in LIBTORCH_DYLIBS} <= failing
