@@ -333,6 +333,7 @@ def test_tools_check_fails_arch_for_x86_64_files_in_an_arm64_package(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
     built = _run("osx-64-generic", tmp_path_factory)
-    by_check = tools_check(pack_flow(built, tmp_path, subdir="osx-arm64"), "osx_arm64")
+    arm64 = FLOWS["osx-arm64-setuptools"].config
+    by_check = tools_check(pack_flow(built, tmp_path, subdir="osx-arm64"), arm64)
     failing = {f["path"].split(":", 1)[-1] for f in by_check["macho.arch"] if f["status"] == "fail"}
     assert {f"lib/{name}.dylib" for name in LIBTORCH_DYLIBS} <= failing
