@@ -162,6 +162,12 @@ def test_arm64_builds_without_mkldnn_and_blas_follows_the_variant(built: Built) 
     assert _cache_value(built, "BLAS") == blas
 
 
+def test_libtorchs_python_link_check_lists_every_dylib_with_otool(built: Built) -> None:
+    listed = {Path(call.split()[-1]).name for call in built.otool_for_libtorch}
+    assert {f"{name}.dylib" for name in LIBTORCH_DYLIBS} <= listed, built.otool_for_libtorch
+    assert all(call.split()[0] == "-L" for call in built.otool_for_libtorch)
+
+
 def test_the_core_compiles_once_and_the_bindings_once_per_python(built: Built) -> None:
     launched = built.launched
     assert {o: launched[o] for o in CORE_OBJECTS} == dict.fromkeys(CORE_OBJECTS, 1), launched
