@@ -22,8 +22,8 @@ from fixtures.macos.flows import (
     FLOWS,
     LIBTORCH_DEPENDS,
     Built,
+    built_flow,
     pack_flow,
-    run_flow,
     stage,
     tools_check,
     variant,
@@ -59,7 +59,7 @@ _RUNS: dict[str, Built] = {}
 def _run(name: str, tmp_path_factory: pytest.TempPathFactory) -> Built:
     """Each flow once per module, whichever fixture asks first."""
     if name not in _RUNS:
-        _RUNS[name] = run_flow(FLOWS[name], tmp_path_factory.mktemp(name))
+        _RUNS[name] = built_flow(name, tmp_path_factory.mktemp(name))
     return _RUNS[name]
 
 
@@ -136,7 +136,7 @@ def test_libtorch_cpu_links_openmp_and_the_blas_interfaces_by_rpath(built: Built
 
 
 def _cache_value(built: Built, name: str) -> str | None:
-    for line in built.cache.splitlines():
+    for line in built.cmake_cache.splitlines():
         if line.startswith(f"{name}:"):
             return line.split("=", 1)[1]
     return None
@@ -214,7 +214,7 @@ def test_mkl_on_osx_arm64_is_refused_before_anything_compiles(
 
 
 def _tool(built: Built, name: str) -> Path:
-    return built.build.toolchain.tool(built.flow.target_platform, name)
+    return built.toolchain.tool(built.flow.target_platform, name)
 
 
 def _broken(built: Built, tmp_path: Path, change) -> Package:
@@ -226,7 +226,7 @@ def _broken(built: Built, tmp_path: Path, change) -> Package:
 
 
 def _absolute_rpath(built: Built) -> object:
-    prefix_lib = f"{built.build.prefix}/lib"
+    prefix_lib = f"{built.prefix}/lib"
     return lambda root: subprocess.run(
         [
             _tool(built, "install_name_tool"),
@@ -239,7 +239,7 @@ def _absolute_rpath(built: Built) -> object:
 
 
 def _absolute_install_name(built: Built) -> object:
-    name = f"{built.build.prefix}/lib/libc10.dylib"
+    name = f"{built.prefix}/lib/libc10.dylib"
     return lambda root: subprocess.run(
         [_tool(built, "install_name_tool"), "-id", name, root / "lib" / "libc10.dylib"],
         check=True,
