@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,7 @@ def test_each_pytorch_output_ships_its_pythons_bundle_and_links_to_libtorch(
             for name in (*LIBTORCH_DYLIBS, "libtorch_python")
         }
         # The wheel bundles the OpenMP runtime; the package leaves it to llvm-openmp.
+        assert "torch/lib/libomp.dylib" in built.wheel
         assert not any(f.endswith("libomp.dylib") for f in package.files)
         # drop_direct_url's `sed -i.bak` edited RECORD and left no backup.
         info = {f for f in package.files if ".dist-info/" in f}
@@ -217,7 +219,10 @@ def _tool(built: Built, name: str) -> Path:
     return built.toolchain.tool(built.flow.target_platform, name)
 
 
-def _broken(built: Built, tmp_path: Path, change) -> Package:
+Change = Callable[[Path], object]
+
+
+def _broken(built: Built, tmp_path: Path, change: Change) -> Package:
     """A copy of the flow's libtorch package with ``change(root)`` applied."""
     root = tmp_path / "libtorch"
     shutil.copytree(built.libtorch.root, root, symlinks=True)
@@ -225,7 +230,7 @@ def _broken(built: Built, tmp_path: Path, change) -> Package:
     return Package("libtorch", root, built.libtorch.files)
 
 
-def _absolute_rpath(built: Built) -> object:
+def _absolute_rpath(built: Built) -> Change:
     prefix_lib = f"{built.prefix}/lib"
     return lambda root: subprocess.run(
         [
@@ -238,7 +243,7 @@ def _absolute_rpath(built: Built) -> object:
     )
 
 
-def _absolute_install_name(built: Built) -> object:
+def _absolute_install_name(built: Built) -> Change:
     name = f"{built.prefix}/lib/libc10.dylib"
     return lambda root: subprocess.run(
         [_tool(built, "install_name_tool"), "-id", name, root / "lib" / "libc10.dylib"],
@@ -246,7 +251,7 @@ def _absolute_install_name(built: Built) -> object:
     )
 
 
-def _build_machine_library(built: Built) -> object:
+def _build_machine_library(built: Built) -> Change:
     return lambda root: subprocess.run(
         [
             _tool(built, "install_name_tool"),
