@@ -59,6 +59,7 @@ std::string root_of(int n) { return std::to_string(std::sqrt(static_cast<double>
 """
 
 
+@pytest.mark.slow  # the first use builds the toolchain (the 101 MB ziglang wheel)
 @pytest.mark.parametrize(("platform", "arch"), [("osx-arm64", "arm64"), ("osx-64", "x86_64")])
 def test_the_toolchain_links_a_mach_o_dylib_for_each_target(
     tmp_path: Path, platform: str, arch: str
