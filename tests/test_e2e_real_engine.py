@@ -197,7 +197,7 @@ def test_verify_says_the_embedded_engines_packages_carry_no_commit_not_that_they
     cpu,
 ) -> None:
     # Before: each package "from another commit: it embeds none".
-    result = cpu.run("--verify", "build_artifacts", timeout=600)
+    result = cpu.review("verify", "build_artifacts", timeout=600)
     assert result.returncode == 1, result.stdout + result.stderr
     packages = [line for line in result.stdout.splitlines() if ".conda" in line]
     assert packages and all("embeds no commit, as its record says" in p for p in packages), (

@@ -1,5 +1,5 @@
 """Where a batch's packages came from, recorded once per config (summary.json, the log's
-head, report.md, --cfep3-request) so a CFEP-03 reviewer can tie each package to a commit.
+head, report.md, review request) so a CFEP-03 reviewer can tie each package to a commit.
 
 The git facts are asked once per batch; a tree with uncommitted changes is ``dirty``, and
 the digest of those changes (the diff against HEAD plus every untracked, unignored file)
@@ -21,7 +21,7 @@ from tools.errors import CommandError, UserError
 from tools.proc import call
 
 DIRTY_WARNING = "WARNING: built from a dirty tree (uncommitted changes)"
-# The embedded engine's limit, in the words its records carry and --verify reads back.
+# The embedded engine's limit, in the words its records carry and review verify reads back.
 NO_PACKAGE_COMMIT = (
     "packages carry no commit: py-rattler-build records no --extra-meta, so their "
     "info/about.json has no extra.sha"
@@ -58,7 +58,7 @@ class Provenance:
         """A record's provenance, or None for one written before provenance existed."""
         if not isinstance(data, Mapping) or not isinstance(data.get("machine"), str):
             return None
-        # A file someone handed over (--merge, --report, --verify): text fields are text.
+        # A file someone handed over (the review commands): text fields are text.
         fields = {
             k: v if isinstance(v := data.get(k), str) else None for k in cls.__dataclass_fields__
         }

@@ -146,7 +146,7 @@ def build_one(
             sink.note(f"package {package.path} sha256 {package.sha256} ({package.size} bytes)")
         if stats is not None:
             sink.note(f"ccache: {stats.hits} hits, {stats.misses} misses ({stats.describe()})")
-        # The last line, always: --verify reads a log that does not end so as cut short.
+        # The last line, always: review verify reads a log that does not end so as cut short.
         sink.note(end_line(status, plan.marker.exists()))
     finally:
         sink.close()

@@ -1,8 +1,8 @@
 """The batch, as a pipeline: select -> plan -> run -> record -> report.
 
 Each stage is its own module (choose, preflight, loop, record, summary); this one only
-sequences them.  The commands that read earlier batches (--why, --report, --verify,
---merge, --cfep3-request) are the reviewer's side, ``tools.localbuild.review``.
+sequences them.  The commands that read earlier batches (``python -m tools
+review``) are the reviewer's side, ``tools.localbuild.review``.
 """
 
 from __future__ import annotations

@@ -221,7 +221,7 @@ def _build(rattler_build, args: argparse.Namespace, recipe: Path, variants: list
             )
         except rattler_build.RattlerBuildError as error:
             show_script_log(Path(args.output_dir))
-            # The line naming what could not be reached comes first: it is what `--why`
+            # The line naming what could not be reached comes first: it is what `review why`
             # shows as the error (rattler-build's own line names no URL).
             # A new line first: rattler-build's progress bars end in a carriage return.
             hint = network_hint(str(error), args)

@@ -1,4 +1,4 @@
-"""``build-locally.py --verify DIR [--commit SHA]``: the CFEP-03 reviewer's check of an upload.
+"""``python -m tools review verify DIR [--commit SHA]``: the CFEP-03 reviewer's check of an upload.
 
 CFEP-03 trusts the core member who approves a delegate's local builds; the admin bot later
 checks only that each file's sha256 matches.  This command checks what that person must:
@@ -21,16 +21,12 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import sys
-import tempfile
-import zipfile
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import CommandError, ProblemsFound, UserError
+from tools.errors import CommandError, ProblemsFound
 from tools.localbuild import artifacts as art
 from tools.localbuild import ci_engine
 from tools.localbuild.batch.loop import end_line
@@ -39,6 +35,7 @@ from tools.localbuild.configs import discover, labels
 from tools.localbuild.provenance import NO_PACKAGE_COMMIT, Provenance
 from tools.localbuild.review.cfep3 import read_sums
 from tools.localbuild.review.embedded import read_embedded
+from tools.localbuild.review.upload import open_batch
 from tools.proc import call
 
 # SHA256SUMS' own rule for a package's path (cfep3.read_sums): a channel subdir and a file.
@@ -55,63 +52,6 @@ class Finding:
         return f"FAIL {self.subject}: {self.problem}"
 
 
-@dataclass(frozen=True)
-class Upload:
-    """The delegate's files, wherever each came from (DIR itself, or its log_files.zip)."""
-
-    packages_dir: Path
-    summary: Path
-    sums: Path
-    logs: Path  # the folder holding <config>-log.txt
-
-
-def _safe_member(info: zipfile.ZipInfo, archive: Path) -> str:
-    name = info.filename
-    mode = info.external_attr >> 16
-    plain = name and "/" not in name and "\\" not in name and name not in (".", "..")
-    if not plain or ":" in name or stat.S_ISLNK(mode) or info.is_dir():
-        raise UserError(
-            f"{archive}: member {name!r} is not a plain file name (a path, '..', a folder or "
-            "a link); refusing to extract anything from it"
-        )
-    return name
-
-
-@contextmanager
-def open_upload(directory: Path) -> Iterator[Upload]:
-    """DIR's files, with log_files.zip filling in what DIR lacks (extracted into a temporary
-    folder only, after every member name was checked)."""
-    if not directory.is_dir():
-        raise UserError(f"--verify {directory}: not a directory")
-    base = directory / "build_artifacts" if (directory / "build_artifacts").is_dir() else directory
-    with tempfile.TemporaryDirectory(prefix="verify-") as tmp:
-        unpacked = Path(tmp)
-        archive = base / "log_files.zip"
-        if archive.is_file():
-            try:
-                with zipfile.ZipFile(archive) as zipped:
-                    members = [(_safe_member(i, archive), i) for i in zipped.infolist()]
-                    for name, info in members:
-                        with zipped.open(info) as source, (unpacked / name).open("xb") as target:
-                            target.write(source.read())
-            except (zipfile.BadZipFile, FileExistsError) as exc:
-                raise UserError(f"{archive}: not a readable zip ({exc})") from None
-
-        def pick(name: str) -> Path:
-            own = base / name
-            return own if own.is_file() else unpacked / name
-
-        summary, sums = pick("summary.json"), pick("SHA256SUMS")
-        for what, path in (("summary.json", summary), ("SHA256SUMS", sums)):
-            if not path.is_file():
-                raise UserError(
-                    f"--verify {directory}: no {what}, neither there nor in log_files.zip; "
-                    "ask the delegate for the whole build_artifacts upload"
-                )
-        logs = base if art.log_files(base) else unpacked
-        yield Upload(base, summary, sums, logs)
-
-
 def verify(
     root: Path,
     directory: Path,
@@ -122,7 +62,7 @@ def verify(
     allow_other_engine: bool = False,
 ) -> int:
     check = check or tools_check(root)
-    with open_upload(directory) as upload:
+    with open_batch(directory, command="review verify") as upload:
         document = art.load_summary(
             upload.summary, named=str(upload.summary), hint="ask the delegate for the original"
         )
@@ -177,11 +117,11 @@ def check_engine(
     found = ci_engine.foreign(records, ci)
     if not found:
         return []
-    line = ci_engine.refusal("--verify", found, ci, label_of)
+    line = ci_engine.refusal("review verify", found, ci, label_of)
     if allowed:
         say(f"NOTE {ci_engine.OVERRIDE}: {line.split(': ', 1)[1].split('; rebuild')[0]}")
         return []
-    return [Finding("engine", line.removeprefix("--verify: "))]
+    return [Finding("engine", line.removeprefix("review verify: "))]
 
 
 @dataclass(frozen=True)
