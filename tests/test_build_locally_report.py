@@ -61,7 +61,8 @@ def test_the_report_lists_every_config_by_label_with_status_packages_and_machine
         assert status.endswith(record["status"])
         assert reason == "-"  # every config was attempted somewhere
         # not a git checkout: neither the record nor the packages name a commit
-        assert commit == ("✅ (none recorded)" if record["status"] == "done" else "-")
+        files = ", ".join(p["path"].rsplit("/", 1)[-1] for p in record["packages"])
+        assert commit == (f"✅ (none recorded): {files}" if record["status"] == "done" else "-")
         assert packages == str(len(record["packages"]))
         assert machine == record["machine"] and machine in ("alpha", "beta")
         assert duration.count(":") == 2

@@ -102,7 +102,8 @@ def test_verify_names_a_tampered_package(upload, tmp_path: Path) -> None:
     run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 1
     name = f"linux-64/{package.name}"
-    assert f"FAIL {name}: tampered: its sha256 is not the one SHA256SUMS lists" in run.stdout
+    assert f"FAIL {name}: tampered: its sha256 is " in run.stdout
+    assert "; SHA256SUMS says " in run.stdout and ", summary.json says " in run.stdout
     [problems] = run.stderr.splitlines()
     assert problems.startswith("problems: NOT verified: ") and name in problems
 
@@ -218,7 +219,10 @@ def test_summary_log_and_report_name_the_commit_and_the_recipe(upload) -> None:
     assert "### build-locally: tree: clean\n" in log
     report = fs.review("report").stdout
     assert f"**Provenance:** commit `{head}`, tree clean; recipe version `2.13.0`" in report
-    assert "| linux-64 cpu | ✅ done | " in report and f"| ✅ {head[:12]} | - |" in report
+    [package] = (fs.artifacts / "linux-64").glob("libfoo-*versionNone*.conda")
+    assert "| linux-64 cpu | ✅ done | " in report
+    assert f"| ✅ {head[:12]}: {package.name} | - |" in report  # each package, with its commit
+    assert "; image `quay.io/condaforge/linux-anvil-x86_64:alma10`." in report
     assert "| win-64 cpu | ☑️ skipped | - | 0 | - | - | - | cannot build here (Windows) |" in report
     assert "on 1 machine(s)" in report  # the skipped Windows row is no machine
 

@@ -107,7 +107,8 @@ def row_of(
 def commit_check(
     record: Mapping[str, object], source: Provenance | None, folders: Sequence[Path]
 ) -> str:
-    """The commit every package of ``record`` embeds, against the one the record names."""
+    """Each package of ``record`` and the commit it embeds, grouped by commit, against the one
+    the record names: ``✅ 0123456789ab: a.conda, b.conda``."""
     expected = source.commit if source is not None else None
     entries = record.get("packages")
     found: dict[str, str | None] = {}
@@ -122,14 +123,20 @@ def commit_check(
         found[name] = embedded.commit if not embedded.error else f"unreadable: {embedded.error}"
     if not found:
         return "not checked (no package here)"
-    wrong = {name: sha for name, sha in found.items() if sha != expected}
-    if not wrong:
-        return f"✅ {expected[:12]}" if expected else "✅ (none recorded)"
-    name, sha = next(iter(wrong.items()))
-    return (
-        f"❌ {name.rsplit('/', 1)[-1]} embeds {sha[:12] if sha else 'no commit'}, "
-        f"the record {expected[:12] if expected else 'none'}"
-    )
+    groups: dict[str | None, list[str]] = {}
+    for name, sha in found.items():
+        groups.setdefault(sha, []).append(name.rsplit("/", 1)[-1])
+    cells = []
+    for sha, names in groups.items():
+        files = ", ".join(names)
+        if sha == expected:
+            cells.append(f"✅ {sha[:12] if sha else '(none recorded)'}: {files}")
+        elif sha is None and source is not None and source.packages_carry_no_commit:
+            cells.append(f"⚠️ none (its engine embeds none, as the record says): {files}")
+        else:
+            what = sha[:12] if sha else "no commit"
+            cells.append(f"❌ {what}, the record {expected[:12] if expected else 'none'}: {files}")
+    return "<br>".join(cells)
 
 
 def _machine_of(folder: Path, several: bool) -> str:
@@ -217,8 +224,19 @@ def _provenance_lines(rows: Sequence[Row]) -> list[str]:
         f"recipe version {values(lambda p: p.recipe_version)}, build number "
         f"{values(lambda p: p.recipe_build_number)} (per config, offsets included: "
         f"{numbers(lambda p: p.build_number)}); toolkit {values(lambda p: p.toolkit)}; "
-        f"engine {values(lambda p: p.engine)}; image {values(lambda p: p.image)}.",
+        f"engine {values(lambda p: p.engine)}; image {_images(known)}.",
     ]
+
+
+def _images(known: Sequence[Provenance]) -> str:
+    """The container images used; a build outside a container used none, which is no
+    unknown."""
+    images = sorted({p.image for p in known if p.image})
+    outside = sum(1 for p in known if not p.image)
+    parts = [f"`{i}`" for i in images]
+    if outside:
+        parts.append(f"none for {outside} config(s) built outside a container")
+    return ", ".join(parts)
 
 
 def _status_cell(r: Row) -> str:
