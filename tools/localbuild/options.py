@@ -69,7 +69,8 @@ done|failed|interrupted|skipped|pending, "reason" (why a skipped config was not 
 "ccache": {{"hits", "misses", "hit_rate"}} or null, "note", "provenance": {{"commit",
 "dirty", "diff_sha256", "recipe_version", "recipe_build_number" (the recipe's), "build_number"
 (this config's, variant offsets included), "ci_support_sha256", "toolkit", "engine", "image",
-"machine", "recipe_file", "ci_engine" (built as conda-forge's CI builds it)}}}}}}, ...}};
+"machine", "recipe_file", "ci_engine" (built as conda-forge's CI builds it), "channels",
+"tests" (run, or skipped: why)}}}}}}, ...}};
 every config of the matrix has a record),
 SHA256SUMS (`sha256sum -c` format, every package in the channel folders) and log_files.zip
 (the logs, summary.json and SHA256SUMS).
