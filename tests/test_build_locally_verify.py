@@ -279,3 +279,25 @@ def test_merging_builds_of_two_commits_names_the_configs_machines_and_field(
     [line] = run.stderr.splitlines()
     assert line.startswith(f"error: review merge: {CPU} (built on alpha) and {CUDA} (built on")
     assert "have a different commit (" in line
+
+
+def test_report_request_and_why_read_a_posted_upload_as_they_read_build_artifacts(
+    upload, tmp_path: Path
+) -> None:
+    """A reviewer has the packages beside log_files.zip, or the zip alone: each review command
+    reads them as it reads the delegate's build_artifacts/."""
+    # Before: --report DIR found no summary.json in a folder holding log_files.zip.
+    fs, _, posted = upload
+    here = fs.review("request", "jdoe/label/cfep03")
+    assert here.returncode == 0, here.stderr
+    for given in (posted, posted / "log_files.zip"):
+        request = fs.review("request", "jdoe/label/cfep03", str(given))
+        assert request.returncode == 0, request.stderr
+        assert request.stdout == here.stdout
+        why = fs.review("why", CPU, str(given))
+        assert why.returncode == 0, why.stderr
+        assert why.stdout.startswith("linux-64 cpu (done): built; nothing failed. log: ")
+    report = fs.review("report", str(posted))
+    assert report.returncode == 0, report.stderr
+    [package] = (posted / "linux-64").glob("libfoo-*versionNone*.conda")
+    assert f": {package.name} |" in report.stdout  # its embedded commit, read from the upload
