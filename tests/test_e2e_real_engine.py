@@ -218,6 +218,17 @@ def test_the_embedded_engines_log_holds_the_build_scripts_whole_output(cpu) -> N
     assert record["provenance"]["tests"] == "skipped: --no-test in EXTRA_CB_OPTIONS"
 
 
+def test_the_report_names_each_package_without_a_commit_and_no_unknown_image(cpu) -> None:
+    # Before: the commit cell named the first package only, and "image unknown".
+    report = cpu.review("report", timeout=600)
+    assert report.returncode == 0, report.stderr
+    assert "image none for 1 config(s) built outside a container." in report.stdout
+    [row] = [line for line in report.stdout.splitlines() if line.startswith("| linux-64 ")]
+    cell = "⚠️ none (its engine embeds none, as the record says): "
+    names = sorted(p.name for p in cpu.artifacts.glob("linux-64/*.conda"))
+    assert cell in row and all(name in row for name in names), row
+
+
 def test_an_embedded_batch_passes_verify_with_allow_other_engine_and_says_so(cpu) -> None:
     """The review's own checks all pass on an untouched embedded batch; `tools check` is the
     real one, its findings on the miniature's stand-ins (STAND_IN_FINDINGS) explained."""
