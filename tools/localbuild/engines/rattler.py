@@ -161,7 +161,7 @@ def _normalise(args: argparse.Namespace, staged_recipe: Path, packages: list[Pat
     """Each built package repacked at ``--timestamp`` (repack.py), with no path of this
     machine left in info/: the recipe as committed, and the source archive's URL the
     recipe's own."""
-    from tools.localbuild.engines.repack import repack, zstd_level
+    from tools.localbuild.engines.repack import Rewrites, repack_all, zstd_level
 
     restore, replace = {}, []
     if args.source_archive:
@@ -171,9 +171,8 @@ def _normalise(args: argparse.Namespace, staged_recipe: Path, packages: list[Pat
         restore["info/recipe/recipe.yaml"] = original.read_bytes()
         staged_url = staged_recipe.parent.parent / "sources" / args.source_archive.name
         replace.append((staged_url.resolve().as_uri(), source_of(original).url))
-    for package in packages:
-        repack(package, epoch=args.timestamp, level=zstd_level(args.package_format),
-               restore=restore, replace=replace)  # fmt: skip
+    rewrites = Rewrites(args.timestamp, restore, tuple(replace))
+    repack_all(packages, rewrites, zstd_level(args.package_format))
 
 
 def _usage_error(args: argparse.Namespace) -> str | None:

@@ -24,6 +24,7 @@ paths.json hashes the payload only, so rewriting info/ members keeps the package
 from __future__ import annotations
 
 import datetime
+import hashlib
 import io
 import json
 import os
@@ -33,6 +34,7 @@ import tarfile
 import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.files import atomic_replace
@@ -44,6 +46,18 @@ DEFAULT_ZSTD_LEVEL = 16
 _CHUNK = 1 << 20
 #: The build timestamp rattler-build writes under build_configuration (RFC 3339, nanoseconds).
 _RENDERED_TIMESTAMP = re.compile(rb"^(  timestamp: )\d{4}-\d\d-\d\dT\S+$", re.M)
+
+
+@dataclass(frozen=True)
+class Rewrites:
+    """What the repack changes besides times and owners (module docstring); ``siblings``:
+    the final records (md5, sha256, size, timestamp) of the packages built with this one, by
+    file name, for the records of them that rendered_recipe.yaml holds."""
+
+    epoch: int
+    restore: Mapping[str, bytes] = field(default_factory=dict)
+    replace: Sequence[tuple[str, str]] = ()
+    siblings: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
 
 
 def iso(epoch: int) -> str:
@@ -63,10 +77,15 @@ def normalised_index(data: bytes, epoch: int) -> bytes:
     return (json.dumps(index, indent=2, sort_keys=True) + "\n").encode()
 
 
-def normalised_rendered(data: bytes, epoch: int) -> bytes:
-    """rendered_recipe.yaml with the build's time at ``epoch`` and, in the order of the
-    engine's hash maps, the run requirements (and run exports) of each dependency section and
-    the library-to-package map sorted. Read and written round trip, so nothing else moves."""
+def normalised_rendered(
+    data: bytes, epoch: int, siblings: Mapping[str, Mapping[str, object]] | None = None
+) -> bytes:
+    """rendered_recipe.yaml with the build's time at ``epoch``; in the order of the engine's
+    hash maps, the run requirements (and run exports) of each dependency section and the
+    library-to-package map sorted; and the records of packages of the same build (a pytorch
+    output's host environment holds libtorch) given their repacked facts (``siblings``), as
+    rattler-build recorded them before the repack. Read and written round trip, so nothing
+    else moves."""
     from ruamel.yaml import YAML
 
     yaml = YAML()
@@ -84,6 +103,7 @@ def normalised_rendered(data: bytes, epoch: int) -> bytes:
         run = (document.get(section) or {}).get("run")
         if isinstance(run, dict):
             _sort_lists(run)
+    _update_siblings(document, siblings or {})
     names = (document.get("staging_library_name_map") or {}).get("library_to_package")
     if isinstance(names, dict):
         for key in sorted(names):
@@ -91,6 +111,20 @@ def normalised_rendered(data: bytes, epoch: int) -> bytes:
     out = io.StringIO()
     yaml.dump(document, out)
     return out.getvalue().encode()
+
+
+def _update_siblings(node: object, siblings: Mapping[str, Mapping[str, object]]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _update_siblings(item, siblings)
+    elif isinstance(node, dict):
+        if node.get("fn") in siblings:
+            node.update(siblings[node["fn"]])
+            for key in ("depends", "constrains"):
+                if isinstance(node.get(key), list):
+                    node[key].sort()
+        for value in node.values():
+            _update_siblings(value, siblings)
 
 
 def _sort_lists(node: dict) -> None:
@@ -101,46 +135,34 @@ def _sort_lists(node: dict) -> None:
             _sort_lists(value)
 
 
-def _member_bytes(
-    name: str,
-    data: bytes,
-    epoch: int,
-    restore: Mapping[str, bytes],
-    replace: Sequence[tuple[str, str]],
-) -> bytes:
-    if name in restore:
-        data = restore[name]
+def _member_bytes(name: str, data: bytes, rewrites: Rewrites) -> bytes:
+    if name in rewrites.restore:
+        data = rewrites.restore[name]
     elif name.startswith("info/recipe/"):
-        for old, new in replace:
+        for old, new in rewrites.replace:
             data = data.replace(old.encode(), new.encode())
     if name == INDEX:
-        return normalised_index(data, epoch)
+        return normalised_index(data, rewrites.epoch)
     if name == RENDERED:
-        return normalised_rendered(data, epoch)
+        return normalised_rendered(data, rewrites.epoch, rewrites.siblings)
     return data
 
 
-def _normalised_tar(
-    source: tarfile.TarFile,
-    out: io.BufferedIOBase,
-    epoch: int,
-    restore: Mapping[str, bytes],
-    replace: Sequence[tuple[str, str]],
-) -> None:
+def _normalised_tar(source: tarfile.TarFile, out: io.BufferedIOBase, rewrites: Rewrites) -> None:
     """``source``'s members, in its order, written to ``out`` normalised (module docstring)."""
     with tarfile.open(fileobj=out, mode="w|", format=tarfile.GNU_FORMAT) as target:
         for member in source:
             info = tarfile.TarInfo(member.name)
             info.type, info.mode, info.linkname = member.type, member.mode, member.linkname
-            info.mtime, info.uid, info.gid, info.uname, info.gname = epoch, 0, 0, "", ""
+            info.mtime, info.uid, info.gid, info.uname, info.gname = rewrites.epoch, 0, 0, "", ""
             if not member.isfile():
                 target.addfile(info)
                 continue
             stream = source.extractfile(member)
             assert stream is not None  # a regular file always has a stream
-            rewrites = member.name in (INDEX, RENDERED) or member.name in restore
-            if rewrites or (replace and member.name.startswith("info/recipe/")):
-                data = _member_bytes(member.name, stream.read(), epoch, restore, replace)
+            changed = member.name in (INDEX, RENDERED) or member.name in rewrites.restore
+            if changed or (rewrites.replace and member.name.startswith("info/recipe/")):
+                data = _member_bytes(member.name, stream.read(), rewrites)
                 info.size = len(data)
                 target.addfile(info, io.BytesIO(data))
             else:
@@ -171,19 +193,13 @@ def _zip_time(epoch: int) -> tuple[int, int, int, int, int, int]:
 
 
 def _repack_conda(
-    package: Path,
-    target: Path,
-    scratch: Path,
-    epoch: int,
-    level: int,
-    restore: Mapping[str, bytes],
-    replace: Sequence[tuple[str, str]],
+    package: Path, target: Path, scratch: Path, level: int, rewrites: Rewrites
 ) -> None:
     from backports.zstd import ZstdFile
 
     with zipfile.ZipFile(package) as source, zipfile.ZipFile(target, "w") as out:
         for member in source.infolist():
-            info = zipfile.ZipInfo(member.filename, date_time=_zip_time(epoch))
+            info = zipfile.ZipInfo(member.filename, date_time=_zip_time(rewrites.epoch))
             info.compress_type = zipfile.ZIP_STORED
             info.create_system = 3
             info.external_attr = 0o100644 << 16
@@ -197,26 +213,19 @@ def _repack_conda(
                 tar.open("wb") as tar_out,
                 tarfile.open(fileobj=plain, mode="r|") as inner,
             ):
-                _normalised_tar(inner, tar_out, epoch, restore, replace)
+                _normalised_tar(inner, tar_out, rewrites)
             _compress(tar, packed, level)
             size = packed.stat().st_size
             with packed.open("rb") as data, out.open(info, "w", force_zip64=size > 1 << 31) as dst:
                 shutil.copyfileobj(data, dst, _CHUNK)
 
 
-def _repack_bz2(
-    package: Path,
-    target: Path,
-    scratch: Path,
-    epoch: int,
-    restore: Mapping[str, bytes],
-    replace: Sequence[tuple[str, str]],
-) -> None:
+def _repack_bz2(package: Path, target: Path, scratch: Path, rewrites: Rewrites) -> None:
     import bz2
 
     tar = scratch / "package.tar"
     with tarfile.open(package, "r|bz2") as inner, tar.open("wb") as tar_out:
-        _normalised_tar(inner, tar_out, epoch, restore, replace)
+        _normalised_tar(inner, tar_out, rewrites)
     compressor = bz2.BZ2Compressor(9)
     with tar.open("rb") as source, target.open("wb") as out:
         while chunk := source.read(_CHUNK):
@@ -224,27 +233,56 @@ def _repack_bz2(
         out.write(compressor.flush())
 
 
-def repack(
-    package: Path,
-    *,
-    epoch: int,
-    level: int = DEFAULT_ZSTD_LEVEL,
-    restore: Mapping[str, bytes] | None = None,
-    replace: Sequence[tuple[str, str]] = (),
-) -> None:
+def repack(package: Path, rewrites: Rewrites, level: int = DEFAULT_ZSTD_LEVEL) -> None:
     """Rewrite ``package`` (.conda or .tar.bz2) in place, normalised (module docstring); the
     new file replaces the old in one rename."""
-    restore = restore or {}
     with (
         tempfile.TemporaryDirectory(prefix="repack-", dir=package.parent) as scratch,
         atomic_replace(package) as partial,
     ):
         if package.name.endswith(".conda"):
-            _repack_conda(package, partial, Path(scratch), epoch, level, restore, replace)
+            _repack_conda(package, partial, Path(scratch), level, rewrites)
         elif package.name.endswith(".tar.bz2"):
-            _repack_bz2(package, partial, Path(scratch), epoch, restore, replace)
+            _repack_bz2(package, partial, Path(scratch), rewrites)
         else:
             raise ValueError(f"{package}: not a .conda or .tar.bz2 package")
+
+
+def repack_all(packages: Sequence[Path], rewrites: Rewrites, level: int) -> None:
+    """Every package of one build repacked, each after the packages its rendered recipe
+    records (its build and host environments hold them), so their records carry the
+    repacked facts."""
+    pending = {p.name: p for p in packages}
+    needs = {name: _recorded(path, set(pending) - {name}) for name, path in pending.items()}
+    done: dict[str, Mapping[str, object]] = {}
+    while pending:
+        ready = [n for n in sorted(pending) if needs[n] <= set(done)] or sorted(pending)[:1]
+        for name in ready:
+            package = pending.pop(name)
+            repack(package, Rewrites(**{**rewrites.__dict__, "siblings": dict(done)}), level)
+            done[name] = _facts(package, rewrites.epoch)
+
+
+def _recorded(package: Path, names: set[str]) -> set[str]:
+    """Which of ``names`` the package's rendered_recipe.yaml records."""
+    from conda_package_streaming.package_streaming import CondaComponent, stream_conda_component
+
+    with package.open("rb") as stream:
+        for tar, member in stream_conda_component(package.name, stream, CondaComponent.info):
+            if member.name == RENDERED:
+                text = tar.extractfile(member).read().decode(errors="replace")
+                return {n for n in names if f"fn: {n}" in text}
+    return set()
+
+
+def _facts(package: Path, epoch: int) -> dict[str, object]:
+    data = package.read_bytes()
+    return {
+        "md5": hashlib.md5(data).hexdigest(),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+        "timestamp": epoch * 1000,
+    }
 
 
 def zstd_level(package_format: str | None) -> int:
