@@ -11,7 +11,8 @@ file of the pytorch package edited, paths.json updated, the package repacked, an
 SHA256SUMS, summary.json, the log and log_files.zip re-hashed to match) goes through the
 same rebuild, which names the package and the file.
 
-Three embedded builds of the miniature (the upload, and two rebuilds).
+Two embedded builds of the miniature: the upload and its rebuild, whose packages (kept with
+`--keep`) the forgery is compared with (`--rebuilt`).
 """
 
 from __future__ import annotations
@@ -180,7 +181,8 @@ def test_a_consistent_forgery_is_caught_by_the_rebuild_naming_the_package(
     package, edited = _forged(upload, tmp_path / "forged")
     sums = (tmp_path / "forged" / "SHA256SUMS").read_text()
     assert f"{_sha256(package)}  linux-64/{package.name}" in sums  # the forgery is consistent
-    result = _rebuild(reviewer, upload, tmp_path / "forged")
+    # Against the packages the untampered upload's rebuild kept: the same commit's rebuild.
+    result = _rebuild(reviewer, upload, tmp_path / "forged", "--rebuilt", str(rebuilt[1]))
     assert result.returncode == 1, result.stdout + result.stderr[-3000:]
     fails = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
     assert len(fails) == 1, fails

@@ -1,7 +1,7 @@
 """A core member's rebuild of one config of an upload: the same bytes, or what differs.
 
     python -m tools.localbuild.review.rebuild DIR CONFIG [--commit SHA] [--engine E]
-        [--channel URL_OR_DIR]... [--source-cache DIR] [--ccache DIR] [--keep DIR]
+        [--channel URL_OR_DIR]... [--source-cache DIR] [--ccache DIR] [--keep DIR | --rebuilt DIR]
 
 (``review verify DIR --rebuild CONFIG`` runs :func:`rebuild_and_compare`; this module's own
 command line is the same check alone.) The checkout is cloned at the recorded commit (or
@@ -126,60 +126,70 @@ def rebuild_and_compare(
     say: Callable[[str], None] = print,
     env: dict[str, str] | None = None,
     keep: Path | None = None,
+    rebuilt: Path | None = None,
 ) -> Rebuilt:
     """Rebuild ``config_text`` from ``root``'s repository at the upload's commit (``commit``
     if given) and compare each of the record's packages with the upload's; ``keep``: a
-    folder that gets the rebuilt packages (in their subdir folders) to inspect."""
+    folder that gets the rebuilt packages (in their subdir folders) to inspect; ``rebuilt``:
+    such a folder from an earlier rebuild of the same commit, compared with instead of
+    building again (a delegate's second upload of one commit)."""
     names = discover(root)
     config = select_one(names, config_text, labels=labels(root, names))
     result = Rebuilt()
     with open_upload(upload) as files, tempfile.TemporaryDirectory(prefix="rebuild-") as tmp:
         record = _record(files.summary, config)
         sha = _commit_of(record, commit)
-        clone = _clone(root, sha, Path(tmp))
-        say(f"rebuild: {config} at {sha[:12]} in {clone}")
-        start = time.monotonic()
-        # Its output goes where ours does: a rebuild takes as long as the build did.
-        built = call(
-            sys.executable, "build-locally.py", config, *options.argv(),
-            cwd=clone, env=dict(os.environ if env is None else env), check=False,
-            quiet=True, timeout=REBUILD_TIMEOUT_S,
-        )  # fmt: skip
-        result.seconds = time.monotonic() - start
-        if built.returncode != 0:
-            result.findings.append(
-                Finding(
-                    config, f"the rebuild failed (exit {built.returncode}); its output says why"
-                )
-            )
-            return result
-        if keep is not None:
-            _keep(clone / "build_artifacts", keep)
+        against = f"the earlier rebuild in {rebuilt}"
+        if rebuilt is None:
+            clone = _clone(root, sha, Path(tmp))
+            say(f"rebuild: {config} at {sha[:12]} in {clone}")
+            start = time.monotonic()
+            # Its output goes where ours does: a rebuild takes as long as the build did.
+            built = call(
+                sys.executable, "build-locally.py", config, *options.argv(),
+                cwd=clone, env=dict(os.environ if env is None else env), check=False,
+                quiet=True, timeout=REBUILD_TIMEOUT_S,
+            )  # fmt: skip
+            result.seconds = time.monotonic() - start
+            if built.returncode != 0:
+                problem = f"the rebuild failed (exit {built.returncode}); its output says why"
+                result.findings.append(Finding(config, problem))
+                return result
+            rebuilt = clone / "build_artifacts"
+            against = f"rebuilt in {result.seconds:.0f} s"
+            if keep is not None:
+                _keep(rebuilt, keep)
+        elif not rebuilt.is_dir():
+            raise UserError(f"--rebuilt {rebuilt}: not a folder (one that --keep filled)")
         paths = [str(p["path"]) for p in record["packages"]]
-        for path in paths:
-            ours, theirs = files.packages_dir / path, clone / "build_artifacts" / path
-            if not ours.is_file():
-                result.findings.append(Finding(path, "listed in the record, not in the upload"))
-            elif not theirs.is_file():
-                made = sorted(
-                    str(p.relative_to(clone / "build_artifacts"))
-                    for p in (clone / "build_artifacts").glob("*/*")
-                    if p.name.endswith((".conda", ".tar.bz2"))
-                )
-                result.findings.append(
-                    Finding(path, f"the rebuild made no such package (it made {', '.join(made)})")
-                )
-            else:
-                found = differences(ours, theirs)
-                if found:
-                    problem = "differs from the rebuild: " + "; ".join(found)
-                    result.findings.append(Finding(path, problem))
+        result.findings += _compared(files.packages_dir, rebuilt, paths)
     if not result.findings:
         result.verified = (
             f"verified by rebuild: {config} at commit {sha[:12]}: {len(paths)} package(s) "
-            f"identical byte for byte (rebuilt in {result.seconds:.0f} s)"
+            f"identical byte for byte ({against})"
         )
     return result
+
+
+def _compared(upload: Path, rebuilt: Path, paths: Sequence[str]) -> list[Finding]:
+    """A finding for each of ``paths`` that is not the same file in both folders."""
+    findings = []
+    for path in paths:
+        ours, theirs = upload / path, rebuilt / path
+        if not ours.is_file():
+            findings.append(Finding(path, "listed in the record, not in the upload"))
+        elif not theirs.is_file():
+            made = sorted(
+                str(p.relative_to(rebuilt))
+                for p in rebuilt.glob("*/*")
+                if p.name.endswith((".conda", ".tar.bz2"))
+            )
+            findings.append(
+                Finding(path, f"the rebuild made no such package (it made {', '.join(made)})")
+            )
+        elif found := differences(ours, theirs):
+            findings.append(Finding(path, "differs from the rebuild: " + "; ".join(found)))
+    return findings
 
 
 def _keep(artifacts: Path, keep: Path) -> None:
@@ -201,6 +211,13 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("config", metavar="CONFIG", help="the config to rebuild (name or label)")
     top.add_argument("--commit", metavar="SHA", help="the PR's head (default: the record's)")
     top.add_argument("--keep", type=Path, metavar="DIR", help="keep the rebuilt packages in DIR")
+    top.add_argument(
+        "--rebuilt",
+        type=Path,
+        metavar="DIR",
+        help="compare with the packages an earlier rebuild of the same commit kept in DIR "
+        "(--keep) instead of building again",
+    )
     add_build_options(top)
     return top
 
@@ -241,7 +258,7 @@ def main(argv: Sequence[str]) -> int:
         root = find_root(Path.cwd())
         result = rebuild_and_compare(
             root, args.dir, args.config, commit=args.commit, options=options_of(args),
-            keep=args.keep,
+            keep=args.keep, rebuilt=args.rebuilt,
         )  # fmt: skip
         return report(result)
 
