@@ -189,3 +189,26 @@ def test_a_consistent_forgery_is_caught_by_the_rebuild_naming_the_package(
     assert fails[0].startswith(f"FAIL linux-64/{package.name}: differs from the rebuild")
     assert f"payload {edited}: content differs" in fails[0]
     assert "NOT verified by rebuild" in result.stderr
+
+
+def test_the_repacked_packages_read_with_py_rattler_and_conda_package_handling(
+    upload, tmp_path
+) -> None:
+    from conda_package_handling.api import extract
+    from rattler.package import IndexJson, PathsJson
+
+    for package in sorted(upload.artifacts.glob("*/*.conda")):
+        index = IndexJson.from_package_archive(package)
+        assert list(index.depends) == sorted(index.depends), package.name
+        target = tmp_path / package.name
+        extract(str(package), dest_dir=str(target))
+        paths = PathsJson.from_path(target / "info" / "paths.json")
+        for entry in (e for e in paths.paths if e.sha256 is not None):
+            data = (target / entry.relative_path).read_bytes()
+            assert hashlib.sha256(data).hexdigest() == entry.sha256.hex(), entry.relative_path
+        recipe = (target / "info" / "recipe" / "recipe.yaml").read_text()
+        assert recipe == (upload.root / "recipe" / "recipe-v1.yaml").read_text()
+        assert (
+            str(upload.root.parent)
+            not in (target / "info").joinpath("recipe", "rendered_recipe.yaml").read_text()
+        )
