@@ -220,6 +220,7 @@ def main(argv: list[str]) -> int:
             wrapper = ccache_wrapper(root / "bin", real, args.ccache, root)
             os.environ["PATH"] = f"{wrapper.parent}{os.pathsep}{os.environ.get('PATH', '')}"
             subprocess.run([str(wrapper), "--zero-stats"], stdout=subprocess.DEVNULL, check=False)
+        status = 1
         try:
             status = _build(rattler_build, args, recipe, variants, root)
             if status == 0 and args.timestamp is not None:
@@ -231,7 +232,12 @@ def main(argv: list[str]) -> int:
                     [str(wrapper), "--print-stats"], capture_output=True, text=True, check=False
                 )
                 args.ccache_stats.write_text(stats.stdout)
-            workroot.deliver(root, Path(args.output_dir))
+            workroot.deliver(root, Path(args.output_dir), keep_build=args.keep_build)
+            if status == 0:
+                workroot.clear(root)
+            elif (root / "bld").is_dir():
+                print(f"note: the work folders stay in {root / 'bld'} until the next build",
+                      file=sys.stderr)  # fmt: skip
 
 
 def _build(

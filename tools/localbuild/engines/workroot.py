@@ -10,8 +10,11 @@ container builds at fixed paths (/home/conda/feedstock_root); the embedded engin
 output folder afterwards (rattler-build resolves a symlink to its real path, so a link
 would not do). A lock beside it keeps two builds from sharing it: the second waits.
 
-The folder is the engine's alone: it is emptied before each build, and what a user asked to
-keep (``--keep-build``'s work folders, or a failed build's) is moved to the output folder.
+The folder is the engine's alone: it is emptied before each build and after a successful
+one; the work folders a user asked to keep (``--keep-build``: ``bld/`` and the staging
+output's ``build_cache/``) move to the output folder, and a failed build's stay where they
+are until the next build (moving tens of GB across file systems to show a log would not do).
+It is under /var/tmp, which is on disk (a /tmp of tmpfs would hold a PyTorch build in RAM).
 """
 
 from __future__ import annotations
@@ -24,11 +27,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 #: Short, and fixed per OS (a per-user or $TMPDIR path would differ between machines).
-WORK_ROOT = Path("C:/" if os.name == "nt" else "/tmp") / "pytorch-feedstock-build"
+WORK_ROOT = Path("C:/" if os.name == "nt" else "/var/tmp") / "pytorch-feedstock-build"
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
-#: What rattler-build leaves that the output folder gets, beside the packages: the work
-#: folders (kept or failed) and its log of them.
-KEPT = ("bld", "rattler-build-log.txt")
+#: The work folders ``--keep-build`` keeps: every output's, and the staging output's.
+KEPT = ("bld", "build_cache")
 
 
 @contextlib.contextmanager
@@ -60,15 +62,13 @@ def _locked(lock: Path, say: Callable[[str], None]) -> Iterator[None]:
 
 @contextlib.contextmanager
 def held(root: Path = WORK_ROOT, say: Callable[[str], None] = print) -> Iterator[Path]:
-    """``root``, empty and this build's alone until the block ends."""
+    """``root``, empty and this build's alone until the block ends (the caller clears it
+    after a success: :func:`clear`)."""
     root.parent.mkdir(parents=True, exist_ok=True)
     with _locked(root.with_name(root.name + ".lock"), say):
         clear(root)
         root.mkdir()
-        try:
-            yield root
-        finally:
-            clear(root)
+        yield root
 
 
 def clear(root: Path) -> None:
@@ -96,19 +96,28 @@ def _move(source: Path, target: Path) -> None:
     shutil.move(str(source), str(target))
 
 
-def deliver(root: Path, output: Path) -> list[Path]:
-    """The packages, work folders and log of ``root`` moved into ``output``; the packages'
-    new paths."""
+def deliver(root: Path, output: Path, *, keep_build: bool) -> list[Path]:
+    """The packages of ``root`` (and with ``keep_build`` its work folders) moved into
+    ``output``, whose subdir folders are indexed as rattler-build indexed its output folder (a
+    channel of the packages); rattler-build's log of its folders appended to ``output``'s.
+    Returns the packages' new paths."""
     delivered = []
     for package in built_packages(root):
         target = output / package.parent.name / package.name
         _move(package, target)
         delivered.append(target)
-    for name in KEPT:
-        if name == "rattler-build-log.txt" and (root / name).is_file():
-            # One line per output, appended across builds as rattler-build does.
-            with (output / name).open("a") as log:
-                log.write((root / name).read_text())
-        elif (root / name).exists():
+    log = root / "rattler-build-log.txt"
+    if log.is_file():
+        with (output / log.name).open("a") as appended:
+            appended.write(log.read_text())
+    for name in KEPT if keep_build else ():
+        if (root / name).exists():
             _move(root / name, output / name)
+    if delivered:
+        import asyncio
+
+        from rattler.index import index_fs
+
+        (output / "noarch").mkdir(parents=True, exist_ok=True)
+        asyncio.run(index_fs(output))
     return delivered
