@@ -122,7 +122,7 @@ def _update_siblings(node: object, siblings: Mapping[str, Mapping[str, object]])
             node.update(siblings[node["fn"]])
             for key in ("depends", "constrains"):
                 if isinstance(node.get(key), list):
-                    node[key].sort()
+                    node[key][:] = sorted(node[key])
         for value in node.values():
             _update_siblings(value, siblings)
 
@@ -130,7 +130,8 @@ def _update_siblings(node: object, siblings: Mapping[str, Mapping[str, object]])
 def _sort_lists(node: dict) -> None:
     for value in node.values():
         if isinstance(value, list):
-            value.sort(key=lambda item: json.dumps(item, sort_keys=True, default=str))
+            # Items move, comments (a trailing blank line) stay at their places.
+            value[:] = sorted(value, key=lambda item: json.dumps(item, sort_keys=True, default=str))
         elif isinstance(value, dict):
             _sort_lists(value)
 
