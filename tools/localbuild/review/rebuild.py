@@ -3,10 +3,10 @@
     python -m tools.localbuild.review.rebuild DIR CONFIG [--commit SHA] [--engine E]
         [--channel URL_OR_DIR]... [--source-cache DIR] [--ccache DIR] [--keep DIR | --rebuilt DIR]
 
-(``review verify DIR --rebuild CONFIG`` runs :func:`rebuild_and_compare`; this module's own
-command line is the same check alone.) The checkout is cloned at the recorded commit (or
-``--commit``, the PR's head) into a temporary folder, ``build-locally.py CONFIG`` builds it
-there with the build options given (as build-locally.py takes them), and each package the
+(``python -m tools review verify DIR --rebuild CONFIG`` runs :func:`rebuild_and_compare` after
+its cross-checks; this module's own command line is the rebuild alone.) The checkout is
+cloned at the recorded commit (or ``--commit``, the PR's head) into a temporary folder,
+``build-locally.py CONFIG`` builds it there with the build options given (as build-locally.py takes them), and each package the
 record lists is compared byte for byte with the upload's (compare.py names what differs).
 The embedded engine builds in one fixed folder and stamps every time with the commit's
 (engines/workroot.py, engines/repack.py), so the clone's own path does not matter.
@@ -34,7 +34,8 @@ from pathlib import Path
 from tools.errors import ProblemsFound, UserError, exit_code_of
 from tools.localbuild.configs import discover, labels
 from tools.localbuild.review.compare import differences
-from tools.localbuild.review.verify import Finding, open_upload
+from tools.localbuild.review.crosscheck import Finding
+from tools.localbuild.review.upload import open_batch
 from tools.proc import call
 from tools.selection import select_one
 
@@ -136,7 +137,10 @@ def rebuild_and_compare(
     names = discover(root)
     config = select_one(names, config_text, labels=labels(root, names))
     result = Rebuilt()
-    with open_upload(upload) as files, tempfile.TemporaryDirectory(prefix="rebuild-") as tmp:
+    with (
+        open_batch(upload, command="review verify --rebuild") as files,
+        tempfile.TemporaryDirectory(prefix="rebuild-") as tmp,
+    ):
         record = _record(files.summary, config)
         sha = _commit_of(record, commit)
         against = f"the earlier rebuild in {rebuilt}"
