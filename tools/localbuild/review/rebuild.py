@@ -1,15 +1,17 @@
 """A core member's rebuild of one config of an upload: the same bytes, or what differs.
 
     python -m tools.localbuild.review.rebuild DIR CONFIG [--commit SHA] [--engine E]
-        [--channel URL_OR_DIR]... [--source-cache DIR] [--ccache DIR] [--keep DIR | --rebuilt DIR]
+        [--channel URL_OR_DIR]... [--source-cache DIR] [--ccache DIR]
+        [--keep DIR | --rebuilt DIR]
 
-(``python -m tools review verify DIR --rebuild CONFIG`` runs :func:`rebuild_and_compare` after
-its cross-checks; this module's own command line is the rebuild alone.) The checkout is
-cloned at the recorded commit (or ``--commit``, the PR's head) into a temporary folder,
-``build-locally.py CONFIG`` builds it there with the build options given (as build-locally.py takes them), and each package the
-record lists is compared byte for byte with the upload's (compare.py names what differs).
-The embedded engine builds in one fixed folder and stamps every time with the commit's
-(engines/workroot.py, engines/repack.py), so the clone's own path does not matter.
+(``python -m tools review verify DIR --rebuild CONFIG`` runs :func:`rebuild_and_compare`
+after its cross-checks; this module's own command line is the rebuild alone.) The checkout
+is cloned at the recorded commit (or ``--commit``, the PR's head) into a temporary folder,
+``build-locally.py CONFIG`` builds it there with the build options given (as build-locally.py
+takes them), and each package the record lists is compared byte for byte with the upload's
+(compare.py names what differs). The embedded engine builds in one fixed folder and stamps
+every time with the commit's (engines/workroot.py, engines/repack.py), so the clone's own
+path does not matter.
 
 What a rebuild cannot catch is what both sides share: the engine (the same py-rattler-build
 from requirements.txt) and the channels the builds solve against (docs/cfep03.md).
