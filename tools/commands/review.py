@@ -149,12 +149,10 @@ def _verify(args: argparse.Namespace) -> int:
     root, say = _root(), Console().say
     rebuild = None
     if args.rebuild:
-        from tools.localbuild.review.rebuild import options_of, rebuild_and_compare
+        from tools.localbuild.review.rebuild import run_rebuild
 
         def rebuild():
-            return rebuild_and_compare(
-                root, args.dir, args.rebuild, commit=args.commit, options=options_of(args), say=say
-            )
+            return run_rebuild(root, args, say)
 
     return verify(
         root, args.dir, args.commit, say=say, allow_other_engine=args.allow_other_engine,

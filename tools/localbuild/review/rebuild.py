@@ -214,28 +214,30 @@ def parser() -> argparse.ArgumentParser:
         "rebuilt; 2 bad input",
     )
     top.add_argument("dir", type=Path, metavar="DIR", help="the upload (as review verify)")
-    top.add_argument("config", metavar="CONFIG", help="the config to rebuild (name or label)")
+    top.add_argument("rebuild", metavar="CONFIG", help="the config to rebuild (name or label)")
     top.add_argument("--commit", metavar="SHA", help="the PR's head (default: the record's)")
-    top.add_argument("--keep", type=Path, metavar="DIR", help="keep the rebuilt packages in DIR")
-    top.add_argument(
-        "--rebuilt",
-        type=Path,
-        metavar="DIR",
-        help="compare with the packages an earlier rebuild of the same commit kept in DIR "
-        "(--keep) instead of building again",
-    )
     add_build_options(top)
     return top
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:
-    """The build options of the rebuild, as build-locally.py names them."""
+    """The rebuild's options: how it builds, as build-locally.py names them, and where its
+    packages go or come from."""
     parser.add_argument("--engine", help="as build-locally.py --engine")
     parser.add_argument("--channel", dest="channels", action="append", default=[],
                         metavar="URL_OR_DIR", help="as build-locally.py --channel")  # fmt: skip
     parser.add_argument("--source-cache", type=Path, metavar="DIR",
                         help="as build-locally.py --source-cache")  # fmt: skip
     parser.add_argument("--ccache", type=Path, metavar="DIR", help="as build-locally.py --ccache")
+    kept = parser.add_mutually_exclusive_group()
+    kept.add_argument("--keep", type=Path, metavar="DIR", help="keep the rebuilt packages in DIR")
+    kept.add_argument(
+        "--rebuilt",
+        type=Path,
+        metavar="DIR",
+        help="compare with the packages an earlier rebuild of the same commit kept in DIR "
+        "(--keep) instead of building again",
+    )
 
 
 def options_of(args: argparse.Namespace) -> BuildOptions:
@@ -255,6 +257,15 @@ def report(result: Rebuilt, say: Callable[[str], None] = print) -> int:
     return 0
 
 
+def run_rebuild(root: Path, args: argparse.Namespace, say: Callable[[str], None]) -> Rebuilt:
+    """:func:`rebuild_and_compare` with the options :func:`add_build_options` read."""
+    options = options_of(args)
+    return rebuild_and_compare(
+        root, args.dir, args.rebuild, commit=args.commit, options=options, say=say,
+        keep=args.keep, rebuilt=args.rebuilt,
+    )  # fmt: skip
+
+
 def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
 
@@ -262,11 +273,7 @@ def main(argv: Sequence[str]) -> int:
         from tools.repo import find_root
 
         root = find_root(Path.cwd())
-        result = rebuild_and_compare(
-            root, args.dir, args.config, commit=args.commit, options=options_of(args),
-            keep=args.keep, rebuilt=args.rebuilt,
-        )  # fmt: skip
-        return report(result)
+        return report(run_rebuild(root, args, print))
 
     return exit_code_of(run)
 
