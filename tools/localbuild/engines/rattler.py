@@ -165,7 +165,10 @@ def _staged(args: argparse.Namespace, root: Path) -> tuple[Path, list[str]]:
         # info/recipe/ until the repack gives the recipe's own back).
         local = root / "sources" / args.source_archive.name
         local.parent.mkdir()
-        shutil.copyfile(args.source_archive, local)
+        try:
+            os.link(args.source_archive.resolve(), local)  # PyTorch's is hundreds of MB
+        except OSError:  # another file system
+            shutil.copyfile(args.source_archive, local)
         copy.write_text(with_source_archive(copy.read_text(), local))
     if args.feedstock_license:
         shutil.copyfile(args.feedstock_license, folder / LICENSE_COPY)
