@@ -6,8 +6,7 @@ channel of tests/test_e2e_real_engine.py), with the machine's ccache on PATH as 
 launcher; then once more from a second copy in another folder, with the same DIR, as a
 second checkout (or a rebuild after the work folder went) does. The engine writes
 `ccache --print-stats` to build_artifacts/ccache-stats-<config>.txt, read here with the
-toolkit's own parser: the first build compiles everything, the second nothing (its work
-folder has another absolute path, so what makes the hits is the engine's CCACHE_BASEDIR).
+toolkit's own parser: the first build compiles everything, the second nothing.
 """
 
 from __future__ import annotations
@@ -76,12 +75,12 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Build, Build]:
     channel = e2e_channel(tmp_path_factory)
     ccache = real_ccache()
     cache_dir = tmp_path_factory.mktemp("ccache")
-    # Two folders whose paths differ but have one length: rattler-build pads the host prefix
-    # to 255 characters, so its folder's name, which the compile commands hold, follows the
-    # length of build_artifacts' path (docs/build-locally.md, --ccache).
+    # Two folders whose paths differ, in length too: the engine builds in one work folder
+    # whatever the clone's (tools/localbuild/engines/workroot.py), so the compile commands
+    # and the host prefix's padded name are the same for both.
     first = _build(tmp_path_factory.mktemp("copy-a"), channel, ccache, cache_dir)
-    second = _build(tmp_path_factory.mktemp("copy-b"), channel, ccache, cache_dir)
-    assert len(str(first.feedstock.artifacts)) == len(str(second.feedstock.artifacts))
+    second = _build(tmp_path_factory.mktemp("copy-b-longer"), channel, ccache, cache_dir)
+    assert len(str(first.feedstock.artifacts)) != len(str(second.feedstock.artifacts))
     print(
         f"\nccache: first build {first.stats} in {first.seconds:.0f} s, "
         f"second {second.stats} in {second.seconds:.0f} s"

@@ -312,8 +312,9 @@ def _ninja_objects(log: Path) -> dict[str, int]:
 
 def _launched_objects(fs: E2EFeedstock) -> list[str]:
     """The object of every compile the build ran, in every output: the container's ccache
-    is the compiler launcher (tests/fixtures/fake_docker/container_bin/ccache logs it)."""
-    log = fs.artifacts / "fake-ccache-launches.txt"
+    is the compiler launcher (tests/fixtures/fake_docker/container_bin/ccache logs it in the
+    --ccache folder)."""
+    log = Path(fs.args[fs.args.index("--ccache") + 1]) / "fake-ccache-launches.txt"
     objects = []
     for line in log.read_text().splitlines():
         words = line.split()

@@ -59,8 +59,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "the records' own commit is used, and said so",
     )
     verify.add_argument("--allow-other-engine", action="store_true", help=ALLOW_HELP)
+    verify.add_argument(
+        "--rebuild",
+        metavar="CONFIG",
+        help="also rebuild CONFIG from this checkout at the commit and compare each of its "
+        "packages byte for byte with the upload's (docs/cfep03.md), building with the options "
+        "below as build-locally.py does",
+    )
+    from tools.localbuild.review.rebuild import add_build_options
+
+    add_build_options(verify)
     verify.set_defaults(_review=_verify)
-    # `--rebuild CONFIG` and its build options (engine, --channel, --source-cache) join here.
 
     report = sub.add_parser(
         "report",
@@ -137,13 +146,18 @@ def _verify(args: argparse.Namespace) -> int:
     from tools.localbuild.console import Console
     from tools.localbuild.review.verify import verify
 
+    root, say = _root(), Console().say
+    rebuild = None
+    if args.rebuild:
+        from tools.localbuild.review.rebuild import run_rebuild
+
+        def rebuild():
+            return run_rebuild(root, args, say)
+
     return verify(
-        _root(),
-        args.dir,
-        args.commit,
-        say=Console().say,
-        allow_other_engine=args.allow_other_engine,
-    )
+        root, args.dir, args.commit, say=say, allow_other_engine=args.allow_other_engine,
+        rebuild=rebuild,
+    )  # fmt: skip
 
 
 def _report(args: argparse.Namespace) -> int:

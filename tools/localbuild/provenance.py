@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import socket
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -148,6 +149,16 @@ def checkout(root: Path) -> Checkout:
         if path.is_file() and not path.is_symlink():
             digest.update(hashlib.sha256(path.read_bytes()).digest())
     return Checkout(head.strip(), True, digest.hexdigest())
+
+
+def package_time(root: Path, env: Mapping[str, str]) -> int:
+    """The time the embedded engine's packages carry (engines/repack.py): HEAD's commit time,
+    the same for every build of one commit; outside a checkout SOURCE_DATE_EPOCH, else now."""
+    stamp = _git(root, "log", "-1", "--format=%ct", "HEAD")
+    if stamp and stamp.strip().isdigit():
+        return int(stamp.strip())
+    given = env.get("SOURCE_DATE_EPOCH", "")
+    return int(given) if given.isdigit() else int(time.time())
 
 
 def toolkit_version(package: Path | None = None) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tools.errors import UserError
 from tools.localbuild.configs import Config, read_variant
+from tools.localbuild.provenance import package_time
 
 ENGINE_MODULE = "tools.localbuild.engines.rattler"
 #: The EXTRA_CB_OPTIONS words the embedded engine understands (build_steps.sh's mapping).
@@ -173,4 +174,6 @@ def argv(
         if "--no-build-id" not in command:
             command.append("--no-build-id")
     command += ["--feedstock-license", str(root / "LICENSE.txt")]
+    # Every time in the packages is the commit's, so two builds of it agree (repack.py).
+    command += ["--timestamp", str(package_time(root, env))]
     return tuple(command)

@@ -6,6 +6,7 @@ container runs (tests/fixtures/rattler_build/rattler-build execs this module).
         [--test skip|native|native-and-emulated] [--no-build-id] [--keep-build]
         [--package-format FMT] [--extra-meta KEY=VALUE]...
         [--source-archive FILE] [--feedstock-license FILE] [--ccache DIR --ccache-stats FILE]
+        [--timestamp EPOCH]
     python -m tools.localbuild.engines.rattler --version
 
 PyPI ships rattler-build as this Python module, not as the CLI binary; the build is the same
@@ -25,10 +26,15 @@ binary's. Where this differs from the binary:
   scripts PATH but no other variable (and HOME is the work folder), so the settings travel
   in a ``ccache`` wrapper put first on PATH, which build.sh picks as its compiler launcher;
 - ``--extra-meta`` is accepted and said to be dropped: py-rattler-build has no parameter for
-  it, so the packages carry no commit (summary.json's provenance says so).
+  it, so the packages carry no commit (summary.json's provenance says so);
+- it builds in the fixed work root of workroot.py, not under ``--output-dir``, and moves the
+  packages there afterwards, so two clones at different paths build the same bytes;
+- ``--timestamp EPOCH`` (ours; build-locally gives the commit's time) repacks every package
+  at that time (repack.py: what rattler-build takes from the clock or a hash map), with the
+  recipe as committed in info/recipe/ where ``--source-archive`` staged another URL.
 
-The last two and ``--source-archive`` work on a copy of the recipe folder, so the user's
-recipe/ is never written to.
+The recipe folder is always staged as a copy in the work root, so the user's recipe/ is never
+written to and its path never reaches the build.
 """
 
 from __future__ import annotations
@@ -40,10 +46,10 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
+from tools.localbuild.engines import workroot
 from tools.localbuild.provenance import NO_PACKAGE_COMMIT
 
 LICENSE_COPY = "recipe-scripts-license.txt"
@@ -69,6 +75,7 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--feedstock-license", type=Path)
     build.add_argument("--ccache", type=Path)
     build.add_argument("--ccache-stats", type=Path)
+    build.add_argument("--timestamp", type=int, metavar="EPOCH")
     return top
 
 
@@ -142,34 +149,61 @@ def with_source_archive(recipe_text: str, archive: Path) -> str:
     return new
 
 
-def _staged(args: argparse.Namespace, scratch: Path) -> tuple[Path, list[str]]:
-    """The recipe and variant files the engine reads: the caller's, or copies in ``scratch``
+def _recipe_file(args: argparse.Namespace) -> Path:
+    return args.recipe / "recipe.yaml" if args.recipe.is_dir() else args.recipe
+
+
+def _staged(args: argparse.Namespace, root: Path) -> tuple[Path, list[str]]:
+    """Copies, in the work root, of the recipe folder and variant files the engine reads,
     carrying the channel, source and license changes."""
-    recipe = args.recipe / "recipe.yaml" if args.recipe.is_dir() else args.recipe
-    if args.source_archive or args.feedstock_license:
-        folder = scratch / "recipe"
-        shutil.copytree(recipe.parent, folder, ignore=shutil.ignore_patterns(LICENSE_COPY))
-        copy = folder / recipe.name
-        if args.source_archive:
-            copy.write_text(with_source_archive(copy.read_text(), args.source_archive))
-        if args.feedstock_license:
-            shutil.copyfile(args.feedstock_license, folder / LICENSE_COPY)
-        recipe = copy
-    variants = list(args.variant_config)
-    if args.channel:
-        variants = []
-        for index, variant in enumerate(args.variant_config):
-            copy = scratch / f"variant-{index}-{Path(variant).name}"
-            copy.write_text(with_channels(Path(variant).read_text(), args.channel))
-            variants.append(str(copy))
-    return recipe, variants
+    recipe = _recipe_file(args)
+    folder = root / "recipe"
+    shutil.copytree(recipe.parent, folder, ignore=shutil.ignore_patterns(LICENSE_COPY))
+    copy = folder / recipe.name
+    if args.source_archive:
+        # The archive beside the recipe, at a path every machine shares (the URL is in
+        # info/recipe/ until the repack gives the recipe's own back).
+        local = root / "sources" / args.source_archive.name
+        local.parent.mkdir()
+        try:
+            os.link(args.source_archive.resolve(), local)  # PyTorch's is hundreds of MB
+        except OSError:  # another file system
+            shutil.copyfile(args.source_archive, local)
+        copy.write_text(with_source_archive(copy.read_text(), local))
+    if args.feedstock_license:
+        shutil.copyfile(args.feedstock_license, folder / LICENSE_COPY)
+    variants = []
+    for index, variant in enumerate(args.variant_config):
+        staged = root / f"variant-{index}-{Path(variant).name}"
+        text = Path(variant).read_text()
+        staged.write_text(with_channels(text, args.channel) if args.channel else text)
+        variants.append(str(staged))
+    return copy, variants
+
+
+def _normalise(args: argparse.Namespace, staged_recipe: Path, packages: list[Path]) -> None:
+    """Each built package repacked at ``--timestamp`` (repack.py), with no path of this
+    machine left in info/: the recipe as committed, and the source archive's URL the
+    recipe's own."""
+    from tools.localbuild.engines.repack import Rewrites, repack_all, zstd_level
+
+    restore, replace = {}, []
+    if args.source_archive:
+        from tools.localbuild.engines.airgap import source_of
+
+        original = _recipe_file(args)
+        restore["info/recipe/recipe.yaml"] = original.read_bytes()
+        staged_url = staged_recipe.parent.parent / "sources" / args.source_archive.name
+        replace.append((staged_url.resolve().as_uri(), source_of(original).url))
+    rewrites = Rewrites(args.timestamp, restore, tuple(replace))
+    repack_all(packages, rewrites, zstd_level(args.package_format))
 
 
 def _usage_error(args: argparse.Namespace) -> str | None:
     for item in args.extra_meta:
         if "=" not in item:
             return f"--extra-meta {item!r} is not KEY=VALUE"
-    recipe = args.recipe / "recipe.yaml" if args.recipe.is_dir() else args.recipe
+    recipe = _recipe_file(args)
     if not recipe.is_file():
         return f"{args.recipe}: no recipe file (recipe.yaml) there"
     for variant in args.variant_config:
@@ -198,31 +232,42 @@ def main(argv: list[str]) -> int:
         return 2
     if args.extra_meta:
         print(f"note: --extra-meta {args.extra_meta} dropped: {NO_PACKAGE_COMMIT}")
-    with tempfile.TemporaryDirectory(prefix="rattler-build-") as scratch:
-        recipe, variants = _staged(args, Path(scratch))
+    with workroot.held(say=lambda line: print(line, file=sys.stderr)) as root:
+        recipe, variants = _staged(args, root)
         wrapper = None
         if args.ccache is not None:
             real = shutil.which("ccache")
             if real is None:
                 print("error: --ccache: no ccache on PATH", file=sys.stderr)
                 return 2
-            wrapper = ccache_wrapper(
-                Path(scratch) / "bin", real, args.ccache, Path(args.output_dir)
-            )
+            # The work root is the base: compile commands name paths under it alone.
+            wrapper = ccache_wrapper(root / "bin", real, args.ccache, root)
             os.environ["PATH"] = f"{wrapper.parent}{os.pathsep}{os.environ.get('PATH', '')}"
             subprocess.run([str(wrapper), "--zero-stats"], stdout=subprocess.DEVNULL, check=False)
+        status = 1
         try:
-            return _build(rattler_build, args, recipe, variants)
+            status = _build(rattler_build, args, recipe, variants, root)
+            if status == 0 and args.timestamp is not None:
+                _normalise(args, recipe, workroot.built_packages(root))
+            return status
         finally:
             if wrapper is not None and args.ccache_stats is not None:
                 stats = subprocess.run(
                     [str(wrapper), "--print-stats"], capture_output=True, text=True, check=False
                 )
                 args.ccache_stats.write_text(stats.stdout)
+            workroot.deliver(root, Path(args.output_dir), keep_build=args.keep_build)
+            if status == 0:
+                workroot.clear(root)
+            elif (root / "bld").is_dir():
+                print(f"note: the work folders stay in {root / 'bld'} until the next build",
+                      file=sys.stderr)  # fmt: skip
 
 
-def _build(rattler_build, args: argparse.Namespace, recipe: Path, variants: list[str]) -> int:
-    before = _work_folders(Path(args.output_dir))
+def _build(
+    rattler_build, args: argparse.Namespace, recipe: Path, variants: list[str], root: Path
+) -> int:
+    before = _work_folders(root)
     with warnings.catch_warnings():
         # build_recipes is the one call taking the CLI's arguments as they are.
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -233,7 +278,7 @@ def _build(rattler_build, args: argparse.Namespace, recipe: Path, variants: list
                 # -c went into the variant files' channel_sources (rattler-build refuses
                 # both); none: channel_sources, else conda-forge (the binary's default).
                 channel=None if args.variant_config else args.channel or None,
-                output_dir=args.output_dir,
+                output_dir=str(root),
                 target_platform=args.target_platform,
                 build_platform=args.build_platform,
                 test=args.test,
@@ -242,7 +287,7 @@ def _build(rattler_build, args: argparse.Namespace, recipe: Path, variants: list
                 package_format=args.package_format,
             )
         except rattler_build.RattlerBuildError as error:
-            show_script_log(Path(args.output_dir))
+            show_script_log(root)
             # The line naming what could not be reached comes first: it is what `review why`
             # shows as the error (rattler-build's own line names no URL).
             # A new line first: rattler-build's progress bars end in a carriage return.
@@ -251,7 +296,7 @@ def _build(rattler_build, args: argparse.Namespace, recipe: Path, variants: list
                 print(f"\nerror: {hint}", file=sys.stderr)
             print(f"error: {error}", file=sys.stderr)
             return 1
-    show_build_output(Path(args.output_dir), before, keep=args.keep_build)
+    show_build_output(root, before, keep=args.keep_build)
     return 0
 
 

@@ -41,6 +41,7 @@ from tools.localbuild.review import crosscheck
 from tools.localbuild.review.cfep3 import read_sums
 from tools.localbuild.review.crosscheck import Finding
 from tools.localbuild.review.embedded import read_embedded
+from tools.localbuild.review.rebuild import Rebuilt
 from tools.localbuild.review.upload import open_batch
 from tools.proc import call
 
@@ -58,7 +59,10 @@ def verify(
     say: Callable[[str], None],
     check: Checker | None = None,
     allow_other_engine: bool = False,
+    rebuild: Callable[[], Rebuilt] | None = None,
 ) -> int:
+    """The cross-checks of docs/cfep03.md; ``rebuild``: a config's rebuild and comparison
+    (review/rebuild.py), whose findings join the others and whose line the verdict's."""
     check = check or tools_check(root)
     with open_batch(directory, command="review verify") as upload:
         document = art.load_summary(
@@ -94,6 +98,8 @@ def verify(
                 failed = check(config, present)
                 if failed:
                     findings.append(Finding(label_of.get(config, config), *failed))
+    rebuilt = rebuild() if rebuild is not None else None
+    findings += rebuilt.findings if rebuilt is not None else []
     for finding in findings:
         say(finding.line())
         for line in finding.detail:
@@ -120,6 +126,8 @@ def verify(
         f"records and end in success, `tools check` passes; {tests or 'tests ran'}"
         + (f"; {held.explained}" if held.explained else "")
     )
+    if rebuilt is not None:
+        say(str(rebuilt.verified))
     return 0
 
 
