@@ -115,4 +115,5 @@ def test_a_key_repeated_under_other_selectors_keeps_the_readers_green(tmp_path: 
         assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
     result = run_tests(clone, ["-n", "0", *SELECTOR_READERS])
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
-    assert " passed" in result.stdout and " failed" not in result.stdout
+    # every one ran: the arch-set test skips where the feedstock builds for its own channel
+    assert "5 passed, 1 skipped" in result.stdout, result.stdout[-2000:]
