@@ -220,13 +220,14 @@ def test_osx_64_null_on_this_feedstock_matches_a_real_rerender(repo_root, pinnin
         shutil.copytree(repo_root / name, dest / name)
     forge = dest / "conda-forge.yml"
     shutil.copy(repo_root / "conda-forge.yml", forge)
-    # the lines this needs, whatever a fork's file says (it may build no osx at all); on this
-    # feedstock's own file they are there already and the write changes nothing
+    # the lines this needs, whatever a fork's file says (it may build no osx at all); this
+    # feedstock's own file has them, and its committed .ci_support is the one they make
+    before = forge.read_text()
     set_forge_line(forge, "build_platform", "osx_64", "osx_arm64")
     set_forge_line(forge, "provider", "osx_arm64", "github_actions")
-    set_forge_line(forge, "provider", "osx_64", None)
-    written = tools("matrix", "--pinning", str(pinning_dir), "--write", cwd=dest)
-    assert written.returncode == 0, written.stdout + written.stderr
+    if yaml.safe_load(forge.read_text()) != yaml.safe_load(before):
+        written = tools("matrix", "--pinning", str(pinning_dir), "--write", cwd=dest)
+        assert written.returncode == 0, written.stdout + written.stderr
     set_forge_line(forge, "provider", "osx_64", "null")
     result = tools("matrix", "--pinning", str(pinning_dir), "--check", cwd=dest)
     assert result.returncode == 0, result.stdout + result.stderr
