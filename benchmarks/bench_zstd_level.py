@@ -95,7 +95,7 @@ def with_info(prefix: Path, name: str) -> list[str]:
     index = {"name": name, "version": "0", "build": "0", "build_number": 0, "depends": []}
     (info / "index.json").write_text(json.dumps(index, indent=2))
     (info / "files").write_text("\n".join(files) + "\n")
-    return files + ["info/index.json", "info/files"]
+    return [*files, "info/index.json", "info/files"]
 
 
 def pack(prefix: Path, files: list[str], out: Path, level: int, threads: int) -> None:
@@ -166,7 +166,8 @@ def _numbers(text: str, kind=int) -> list:
     try:
         return [kind(part) for part in text.split(",") if part]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected numbers separated by commas")
+        message = f"{text!r}: expected numbers separated by commas"
+        raise argparse.ArgumentTypeError(message) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("wheels", nargs="*", type=Path, help="torch wheels to split and pack")
     parser.add_argument("--tree", type=Path, action="append", default=[],
                         help="a folder packed as one package, as it is")  # fmt: skip
+    parser.add_argument("--packages", type=lambda t: t.split(","), default=["libtorch", "pytorch"],
+                        help="which of a wheel's packages to pack")  # fmt: skip
     parser.add_argument("--levels", type=_numbers, default=[16, 19, 22])
     parser.add_argument("--threads", type=_numbers, default=[1, 2])
     parser.add_argument("--uplinks", type=lambda t: _numbers(t, float),
@@ -204,7 +207,10 @@ def main(argv: list[str] | None = None) -> int:
         for wheel in args.wheels:
             version = wheel.name.split("-")[1]
             for package, prefix in split_wheel(wheel, work / version).items():
-                payloads.append((f"{version} {package}", prefix))
+                if package in args.packages:
+                    payloads.append((f"{version} {package}", prefix))
+                else:
+                    shutil.rmtree(prefix)
         for label, prefix in payloads:
             files = with_info(prefix, label.split()[-1])
             for threads in args.threads:
