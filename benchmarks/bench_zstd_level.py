@@ -4,6 +4,7 @@
     python benchmarks/bench_zstd_level.py WHEEL [WHEEL ...] [--levels 16,19,22]
         [--threads 1,2] [--uplinks 10,50,100,1000] [--json FILE]
     python benchmarks/bench_zstd_level.py --tree DIR ...   (one folder packed as it is)
+    python benchmarks/bench_zstd_level.py --table FILE     (the rows --json wrote, sorted)
 
 A torch wheel is unpacked and split the way the recipe splits it: ``libtorch`` (torch/lib's
 libraries but libtorch_python and libtorch_cuda_linalg, torch/include, torch/share) under
@@ -19,8 +20,9 @@ Each packing runs in a child process of its own: wall seconds, CPU seconds (user
 and peak memory (the child's maximum resident set) are the child's. The machine should be
 otherwise idle; on a shared machine trust the CPU seconds over the wall seconds. The table
 gives, per row, the size, and what it saves against the first level's size in upload time
-at each uplink (Mbit/s), less the extra packing time (wall) it costs: the net seconds a CI
-job that packs and uploads gains. Asserts nothing.
+at each uplink (Mbit/s), less the extra packing time it costs (CPU seconds over zstd
+workers, so that other users' load does not count): the net seconds a CI job that packs and
+uploads gains. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -143,6 +145,13 @@ def upload_s(size: int, mbit_s: float) -> float:
     return size * 8 / (mbit_s * 1e6)
 
 
+def _busy_s(row: Row) -> float:
+    """The packing's seconds on an idle machine with a core per zstd worker: its CPU seconds
+    over its workers (exact for one worker; a lower bound for more). Wall seconds measured
+    on a shared machine hold the other users' load."""
+    return row.cpu_s / row.threads
+
+
 def table(rows: list[Row], uplinks: list[float]) -> list[str]:
     """The rows; "net" is the upload seconds saved against the first level (same payload
     and threads) less the extra packing seconds, per uplink."""
@@ -157,7 +166,7 @@ def table(rows: list[Row], uplinks: list[float]) -> list[str]:
         line += f"{row.size_bytes / 1e6:8.2f} {row.input_bytes / row.size_bytes:6.2f}"
         for uplink in uplinks:
             saved = upload_s(base.size_bytes, uplink) - upload_s(row.size_bytes, uplink)
-            line += f" {saved - (row.wall_s - base.wall_s):9.1f}"
+            line += f" {saved - (_busy_s(row) - _busy_s(base)):9.1f}"
         lines.append(line)
     return lines
 
@@ -183,8 +192,14 @@ def main(argv: list[str] | None = None) -> int:
                         default=[10.0, 50.0, 100.0, 1000.0], help="Mbit/s")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write the rows here, one per line")
     parser.add_argument("--keep", type=Path, help="keep the packages in this folder")
+    parser.add_argument("--table", type=Path, help="print the table of rows --json wrote, only")
     parser.add_argument("--pack", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.table:
+        saved = [Row(**json.loads(line)) for line in args.table.read_text().splitlines()]
+        saved.sort(key=lambda r: (r.payload, r.threads, r.level))
+        print("\n".join(table(saved, args.uplinks)))
+        return 0
     if args.pack:
         prefix, listing, out, level, threads = args.pack
         files = Path(listing).read_text().splitlines()
