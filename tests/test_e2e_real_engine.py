@@ -74,6 +74,8 @@ CPU = _CPU.name if _CPU else ""
 CUDA = _CUDA.name if _CUDA else ""
 CUDA_VERSION = _CUDA.cuda if _CUDA else ""
 VERSION = current().version  # the recipe's: PKG_VERSION reaches torch.__version__
+
+
 @pytest.fixture(scope="module")
 def channel(tmp_path_factory) -> Path:
     return e2e_channel(tmp_path_factory)
