@@ -26,6 +26,27 @@ rem megabuild Python's bindings would compile a second time for its own output. 
 rem the wheel built while the tree was that Python's compiles every Python's bindings once.
 setlocal EnableExtensions EnableDelayedExpansion
 
+rem conda-build reads this file in text mode and writes it, after its header, into
+rem work\conda_build.bat in binary mode (conda_build\windows.py, write_build_scripts): the
+rem compile stage's script has LF line ends only. Microsoft's cmd can miss a goto or call
+rem label in an LF-only file where the label straddles one of its 512-byte reads ("cannot
+rem find the batch label specified"), and the header's work path moves the offsets. So the
+rem copy conda-build runs only calls the recipe's own bld.bat, which cmd reads from disk with
+rem the CRLF line ends .gitattributes gives it, and no label is looked up in the copy:
+rem nothing above this block may goto or call a label. Every stage takes the same way. A
+rem second cmd, not `call`: Wine's cmd sets ERRORLEVEL 1 after `call` of a batch file that
+rem exits with any other failing status. /s and the doubled quotes keep the path's quotes, !!
+rem expands it after the block is read (a ")" in it would end the block).
+if not defined RECIPE_DIR (
+    echo bld.bat: error: RECIPE_DIR is not set; run recipe\bld.bat through conda-build or rattler-build, which set it 1>&2
+    exit /b 2
+)
+if not defined CF_TORCH_BLD_BAT_FROM_RECIPE (
+    set "CF_TORCH_BLD_BAT_FROM_RECIPE=1"
+    cmd /d /s /c ""!RECIPE_DIR!\bld.bat""
+    exit /b !errorlevel!
+)
+
 set "RECIPE_FILE=recipe\bld.bat"
 
 rem A for loop's variable inside `do if ... ( block )` is left unexpanded by Wine's cmd: the
@@ -72,7 +93,7 @@ set "TORCH_CUDA_ARCH_LIST="
 if "%cuda_compiler_version%"=="None" set "USE_CUDA=0"
 if "%cuda_compiler_version%"=="None" goto :cuda_arch_list_done
 "%PYTHON%" "%RECIPE_DIR%\cuda_arch_list.py" "%RECIPE_DIR%\cuda_arch_lists.txt" "%cuda_compiler_version%" win-64 > "%SRC_DIR%\_cuda_arch_list.txt"
-if errorlevel 1 exit /b %ERRORLEVEL%
+if !errorlevel! neq 0 exit /b !errorlevel!
 for /f "usebackq delims=" %%a in ("%SRC_DIR%\_cuda_arch_list.txt") do set "TORCH_CUDA_ARCH_LIST=%%a"
 rem conda-forge's cuda-nvcc activation sets CUDAARCHS (every GPU generation) where it is unset,
 rem and CMake would add those GPUs to the row's: the row is the one list, as in build.sh.
@@ -84,6 +105,11 @@ rem ######################################################################
 rem #### PYTORCH BUILD OPTIONS
 rem ######################################################################
 set "CMAKE_GENERATOR=Ninja"
+rem vs20xx's activation sets these for the Visual Studio generators; CMake refuses either with
+rem Ninja ("Ninja does not support platform specification") when it takes the generator from
+rem CMAKE_GENERATOR, as scikit-build-core has it do (conda-build#5391). conda-forge's clears both.
+set "CMAKE_GENERATOR_PLATFORM="
+set "CMAKE_GENERATOR_TOOLSET="
 set "CMAKE_BUILD_TYPE=Release"
 rem Keep what the compiler activation put there.
 if defined CMAKE_PREFIX_PATH set "CMAKE_PREFIX_PATH=%LIBRARY_PREFIX%;!CMAKE_PREFIX_PATH!"
@@ -100,7 +126,7 @@ rem go: this script picks the files up from an install tree of its own. Python
 rem filters the words, since cmd's for splits on = and ; too; for /f reads the result back
 rem without set /p's 1023-character limit.
 "%PYTHON%" -c "import os; print(' '.join(a for a in os.environ.get('CMAKE_ARGS', '').split() if not a.startswith(('-DCMAKE_INSTALL_PREFIX=', '-DCMAKE_INSTALL_PREFIX:'))))" > "%SRC_DIR%\_cmake_args.txt"
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 set "CMAKE_ARGS="
 for /f "usebackq delims=" %%a in ("%SRC_DIR%\_cmake_args.txt") do set "CMAKE_ARGS=%%a"
 rem CPU_COUNT jobs run out of memory (conda-forge's Windows builds were OOM-killed and build
@@ -108,7 +134,7 @@ rem with 4 jobs on 58 GB): at most one job per 14 GB here (JOB_MEMORY_GB overrid
 rem recipe\build_jobs.py reads the machine's memory).
 rem (Through a file, as CMAKE_ARGS above: for /f mangles a quoted command's quotes.)
 "%PYTHON%" "%RECIPE_DIR%\build_jobs.py" --per-job-gb 14 > "%SRC_DIR%\_max_jobs.txt"
-if errorlevel 1 exit /b %ERRORLEVEL%
+if !errorlevel! neq 0 exit /b !errorlevel!
 set "MAX_JOBS="
 for /f "usebackq delims=" %%j in ("%SRC_DIR%\_max_jobs.txt") do set "MAX_JOBS=%%j"
 if not defined MAX_JOBS (
@@ -183,25 +209,25 @@ if not defined CF_TORCH_MEGABUILD_PYTHON (
     exit /b 2
 )
 call :python_is CF_TORCH_MEGABUILD_PYTHON "%CF_TORCH_MEGABUILD_PYTHON%"
-if errorlevel 1 exit /b %ERRORLEVEL%
+if !errorlevel! neq 0 exit /b !errorlevel!
 call :detect_build_backend
-if errorlevel 1 exit /b %ERRORLEVEL%
+if !errorlevel! neq 0 exit /b !errorlevel!
 rem What every later configure of this tree must see again (compared in :pytorch).
 "%PYTHON%" "%RECIPE_DIR%\stage_environment.py" record "%STAGE_ENVIRONMENT%"
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 if exist "%MEGABUILD_WHEELS%" rmdir /s /q "%MEGABUILD_WHEELS%"
 pushd "%SRC_DIR%"
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 rem setuptools' build installs into the source's torch\ on the way. The wheel is the one the
 rem megabuild Python's pytorch output installs (see the top of this file); the work
 rem directory, not a package, carries it there (rattler-build: from the staging output).
 "%PYTHON%" -m pip wheel . --no-deps --no-build-isolation %BACKEND_ARGS% --wheel-dir "%MEGABUILD_WHEELS%" -v
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 if "%BUILD_BACKEND%"=="scikit-build-core" (
     if exist "%INSTALL_STAGE%" rmdir /s /q "%INSTALL_STAGE%"
     rem Stripped as scikit-build-core's own install is (install.strip, true for Release).
     cmake --install "%BUILD_DIR%" --prefix "%INSTALL_STAGE%" --strip
-    if errorlevel 1 exit /b 1
+    if !errorlevel! neq 0 exit /b !errorlevel!
 )
 popd
 rem For the libtorch stage that follows in the same work directory: nothing to compile.
@@ -213,11 +239,11 @@ if defined COMPILE_ONLY exit /b 0
 
 rem Everything but the Python-bound torch_python goes to the Library tree.
 call :detect_build_backend
-if errorlevel 1 exit /b %ERRORLEVEL%
+if !errorlevel! neq 0 exit /b !errorlevel!
 set "TORCH_TREE=%INSTALL_STAGE%"
 if "%BUILD_BACKEND%"=="setuptools" (
     "%PYTHON%" -B "%RECIPE_DIR%\cmake_cache.py" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
-    if errorlevel 1 exit /b 1
+    if !errorlevel! neq 0 exit /b !errorlevel!
     set /p TORCH_TREE=<"%SRC_DIR%\_torch_tree.txt"
 )
 set "TORCH_TREE=%TORCH_TREE:/=\%"
@@ -227,21 +253,21 @@ rem the CUDA toolkit's DLLs and zlibwapi.dll), their import libraries to %%LIBRA
 rem PyTorch's own headers (the rest of include\ is vendored libraries' copies, whose paths
 rem conda-forge packages own), share\. A file a host package installed stops the build.
 "%PYTHON%" "%RECIPE_DIR%\package_files.py" libtorch --platform win-64 --tree "%TORCH_TREE%" --prefix "%PREFIX%"
-if errorlevel 1 exit /b %ERRORLEVEL%
+if !errorlevel! neq 0 exit /b !errorlevel!
 rem Upstream installs every exported library to lib\ (install(TARGETS ... DESTINATION lib)), so
 rem Caffe2Targets-release.cmake names lib\c10.dll ...; the DLLs are in %%LIBRARY_BIN%% now and
 rem find_package(Torch) would stop at a missing file. Point the exports at them (issue 30
 rem item 8; conda-forge drops DESTINATION from the install() calls instead, patch 0008).
 "%PYTHON%" "%RECIPE_DIR%\cmake_export_paths.py" "%LIBRARY_PREFIX%\share\cmake" --moved-to "%LIBRARY_BIN%" --moved-to "%LIBRARY_LIB%"
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 
 if "%cuda_compiler_version%"=="None" exit /b 0
 rem Downstream CUDA extension builds can use the architectures libtorch was built for.
 rem https://github.com/conda-forge/pytorch-cpu-feedstock/issues/423
 call :install_activation_script activate
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 call :install_activation_script deactivate
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 exit /b 0
 
 :pytorch
@@ -257,35 +283,37 @@ rem A block, not a one-line if: when the call is skipped, a check after it would
 rem whatever ERRORLEVEL an earlier command left (set does not reset it in .bat files).
 if defined PY_VER (
     call :python_is PY_VER "%PY_VER%"
-    if errorlevel 1 exit /b !ERRORLEVEL!
+    if !errorlevel! neq 0 exit /b !errorlevel!
 )
 call :detect_build_backend
-if errorlevel 1 exit /b %ERRORLEVEL%
+if !errorlevel! neq 0 exit /b !errorlevel!
 rem Every configure copies the BUILD_*, USE_* and CMAKE_* variables (and a few more) into the
 rem cache, overwriting it (cmake\EnvVarForwarding.cmake); one that differs from the compile
 rem stage's would recompile libtorch for this Python only, silently. Before the wheel
 rem shortcut: a stage environment that differs is a recipe error either way.
 "%PYTHON%" "%RECIPE_DIR%\stage_environment.py" compare "%STAGE_ENVIRONMENT%" --stage "%STAGE%" --fix "set the same in every stage (the preamble of %RECIPE_FILE%)"
-if errorlevel 1 exit /b %ERRORLEVEL%
+if !errorlevel! neq 0 exit /b !errorlevel!
 rem The compile stage's wheel, when it was built for this Python (the megabuild Python).
 "%PYTHON%" -c "import sys; print('cp{}{}'.format(*sys.version_info[:2]))" > "%SRC_DIR%\_python_wheel_tag.txt"
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 set "PY_WHEEL_TAG="
 set /p PY_WHEEL_TAG=<"%SRC_DIR%\_python_wheel_tag.txt"
 call :find_megabuild_wheel
-if errorlevel 1 exit /b %ERRORLEVEL%
+if !errorlevel! neq 0 exit /b !errorlevel!
 if defined MEGABUILD_WHEEL goto :pytorch_from_megabuild_wheel
 rem For scikit-build-core this rewrites .skbuild-info.json too: with another environment's
 rem scikit-build-core recorded there, the backend would delete the compiled tree.
 "%PYTHON%" -B "%RECIPE_DIR%\cmake_cache.py" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 rem Bytecode earlier phases wrote into the shared tree (code generators import modules
 rem that setup.py packages as data, as torchgen\packaged is) would ship in this output,
-rem compiled for another Python. for /d /r lists every directory with the name appended.
-for /d /r "%SRC_DIR%" %%d in (__pycache__) do if exist "%%d" rmdir /s /q "%%d"
+rem compiled for another Python. for /d /r lists every directory with the name appended;
+rem `do @if`: under echo on each directory's command would be echoed (thousands of lines).
+for /d /r "%SRC_DIR%" %%d in (__pycache__) do @if exist "%%d" rmdir /s /q "%%d"
 pushd "%SRC_DIR%"
+if !errorlevel! neq 0 exit /b !errorlevel!
 "%PYTHON%" -m pip install . --no-deps --no-build-isolation %BACKEND_ARGS% -v
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 popd
 goto :pytorch_installed
 
@@ -293,14 +321,14 @@ goto :pytorch_installed
 rem Its bindings compiled in the compile stage, while the tree was this Python's.
 echo bld.bat: installing the compile stage's %MEGABUILD_WHEEL%
 "%PYTHON%" -m pip install "%MEGABUILD_WHEEL%" --no-deps --no-build-isolation -v
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 
 :pytorch_installed
 call :check_bytecode_matches_python
-if errorlevel 1 exit /b %ERRORLEVEL%
+if !errorlevel! neq 0 exit /b !errorlevel!
 rem The build backend imported tools\metadata from the source: its bytecode would ship in the
 rem test files (source_files: tools), holding this machine's work path.
-for /d /r "%SRC_DIR%" %%d in (__pycache__) do if exist "%%d" rmdir /s /q "%%d"
+for /d /r "%SRC_DIR%" %%d in (__pycache__) do @if exist "%%d" rmdir /s /q "%%d"
 
 rem torch_python.dll next to libtorch's DLLs for find_package(Torch) users, its import library
 rem copied beside libtorch's (and kept in torch\lib, where torch.utils.cpp_extension links it
@@ -308,7 +336,7 @@ rem from); DLLs libtorch already ships are deleted here (torch\__init__.py adds 
 rem to the DLL search path), so each file belongs to one package; runtime DLLs a host package
 rem provides are dropped; any other DLL left stops the build (recipe\package_files.py).
 "%PYTHON%" "%RECIPE_DIR%\package_files.py" pytorch --platform win-64 --site-packages "%SP_DIR%" --prefix "%PREFIX%"
-if errorlevel 1 exit /b %ERRORLEVEL%
+if !errorlevel! neq 0 exit /b !errorlevel!
 rem site-packages' torch\share is gone with it (a copy of libtorch's Library\share, deleted as
 rem conda-forge's bld.bat deletes it): find_package(Torch) finds Library\share\cmake.
 
@@ -325,8 +353,12 @@ if not exist "%SP_DIR%\torch\include\pybind11" (
         echo bld.bat: error: no pybind11\pybind11.h in !LIBRARY_INC! or !PREFIX!\include; keep pybind11 in the host requirements of the pytorch output in recipe\meta.yaml 1>&2
         exit /b 2
     )
-    robocopy "!PYBIND11_INC!" "%SP_DIR%\torch\include\pybind11" /E /NFL /NDL /NJH /NJS
-    if errorlevel 8 exit /b 1
+    rem robocopy retries a file it cannot copy 1,000,000 times, 30 s apart, by default: one
+    rem locked file would hold the job until its timeout. Its status 0 to 7 is success, 8 and
+    rem up a failure, below 0 a crash.
+    robocopy "!PYBIND11_INC!" "%SP_DIR%\torch\include\pybind11" /E /R:2 /W:5 /NFL /NDL /NJH /NJS
+    if !errorlevel! lss 0 exit /b !errorlevel!
+    if !errorlevel! geq 8 exit /b 1
 )
 exit /b 0
 
@@ -334,7 +366,7 @@ exit /b 0
 rem setuptools or scikit-build-core, from what the source declares; anything else stops the
 rem build with build_backend.py's one line naming the file and what it found.
 "%PYTHON%" "%RECIPE_DIR%\build_backend.py" "%SRC_DIR%" > "%SRC_DIR%\_build_backend.txt"
-if errorlevel 1 exit /b %ERRORLEVEL%
+if !errorlevel! neq 0 exit /b !errorlevel!
 set "BUILD_BACKEND="
 set /p BUILD_BACKEND=<"%SRC_DIR%\_build_backend.txt"
 if not "%BUILD_BACKEND%"=="setuptools" if not "%BUILD_BACKEND%"=="scikit-build-core" (
@@ -344,7 +376,9 @@ if not "%BUILD_BACKEND%"=="setuptools" if not "%BUILD_BACKEND%"=="scikit-build-c
 rem What pip wheel and pip install hand the backend: setuptools builds in the source tree,
 rem kept for the next output (--no-clean); scikit-build-core in the one kept build-dir.
 set "BACKEND_ARGS=--no-clean"
-if "%BUILD_BACKEND%"=="scikit-build-core" set "BACKEND_ARGS=--config-settings=build-dir="%BUILD_DIR%""
+rem The path quoted whole and expanded after parsing: an ampersand or parenthesis in it
+rem stays text.
+if "%BUILD_BACKEND%"=="scikit-build-core" set "BACKEND_ARGS="--config-settings=build-dir=!BUILD_DIR!""
 rem Settings only setup.py's build (PyTorch <= 2.13) reads; nothing from 2.14 on does. Its
 rem setuptools compiles with the MSVC the environment activated instead of looking for
 rem another Visual Studio, and PACKAGE_TYPE=conda links conda's libraries instead of copying
@@ -369,7 +403,7 @@ exit /b 0
 :python_is
 rem Fails unless PYTHON is Python %2, as the conda-build variable %1 says it must be.
 "%PYTHON%" -c "import sys; print(*sys.version_info[:2], sep='.')" > "%SRC_DIR%\_python_version.txt"
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 set "PY_ACTUAL="
 set /p PY_ACTUAL=<"%SRC_DIR%\_python_version.txt"
 if not "%PY_ACTUAL%"=="%~2" (
@@ -385,37 +419,16 @@ rem the loop looks in the current directory, unquoted.
 set "MEGABUILD_WHEEL="
 if not exist "%MEGABUILD_WHEELS%" exit /b 0
 pushd "%MEGABUILD_WHEELS%"
-if errorlevel 1 exit /b 1
+if !errorlevel! neq 0 exit /b !errorlevel!
 for %%w in (torch-*-%PY_WHEEL_TAG%-*.whl) do set "MEGABUILD_WHEEL=%MEGABUILD_WHEELS%\%%w"
 popd
 exit /b 0
 
 :check_bytecode_matches_python
-rem Only what pip installed for this output (its RECORD): host packages are not ours.
-"%PYTHON%" -c "import sys; print(sys.implementation.cache_tag)" > "%SRC_DIR%\_python_cache_tag.txt"
-if errorlevel 1 exit /b 1
-set "PY_CACHE_TAG="
-set /p PY_CACHE_TAG=<"%SRC_DIR%\_python_cache_tag.txt"
-set "TORCH_RECORD="
-rem Unquoted, in the current directory, as in :find_megabuild_wheel (Wine). The name found has no
-rem quotes to keep: the path is built around it, and quoted where it is used (a space in SP_DIR).
-pushd "%SP_DIR%"
-if errorlevel 1 exit /b 1
-for /d %%r in (torch-*.dist-info) do set "TORCH_RECORD=%SP_DIR%\%%r\RECORD"
-popd
-rem Wine's cmd calls `if exist ""` a syntax error: the name is tested first.
-set "TORCH_RECORD_FOUND="
-if defined TORCH_RECORD if exist "!TORCH_RECORD!" set "TORCH_RECORD_FOUND=1"
-if not defined TORCH_RECORD_FOUND (
-    echo bld.bat: error: pip install left no !SP_DIR!\torch-*.dist-info\RECORD; check the pip install step in %RECIPE_FILE% 1>&2
-    exit /b 2
-)
-rem findstr exits 1 when nothing is left: the good case, so its status is not checked.
-findstr /r /c:"__pycache__/.*\.pyc," /c:"__pycache__\\.*\.pyc," "%TORCH_RECORD%" | findstr /v /l /c:".%PY_CACHE_TAG%.pyc," /c:".%PY_CACHE_TAG%.opt-1.pyc," /c:".%PY_CACHE_TAG%.opt-2.pyc," > "%SRC_DIR%\_foreign_bytecode.txt"
-set "FOREIGN_PYC="
-for /f "usebackq tokens=1 delims=," %%p in ("%SRC_DIR%\_foreign_bytecode.txt") do if not defined FOREIGN_PYC set "FOREIGN_PYC=%%p"
-if defined FOREIGN_PYC (
-    echo bld.bat: error: !SP_DIR!\!FOREIGN_PYC! is bytecode for another Python than PYTHON='!PYTHON!', cache tag !PY_CACHE_TAG!; a build step left it in the shared tree: remove it before pip install in %RECIPE_FILE% 1>&2
-    exit /b 2
-)
+rem Only what pip installed for this output (its RECORD): host packages are not ours. In
+rem Python, with this output's interpreter and its cache tag: FINDSTR with several /c:
+rem literals of different lengths can miss the shorter one (a documented FINDSTR bug), and
+rem /v would then report this Python's own bytecode as another's.
+"%PYTHON%" -B "%RECIPE_DIR%\foreign_bytecode.py" "%SP_DIR%" --fix "remove it before pip install in %RECIPE_FILE%"
+if !errorlevel! neq 0 exit /b !errorlevel!
 exit /b 0

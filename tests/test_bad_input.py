@@ -399,15 +399,15 @@ def test_cfep3_request_copies_release_candidates_to_their_label(feedstock):
     config = feedstock.root / ".ci_support" / f"{CPU}.yaml"
     config.write_text(config.read_text() + "channel_targets:\n- conda-forge pytorch_rc\n")
     assert feedstock.run(CPU).returncode == 0
-    run = feedstock.run("--cfep3-request", "jdoe/label/cfep03")
+    run = feedstock.review("request", "jdoe/label/cfep03")
     assert run.returncode == 0, run.stderr
     assert "\nto_anaconda_org_label: pytorch_rc\n" in run.stdout
 
 
 def test_cfep3_request_with_an_empty_channel_names_the_option(feedstock):
-    run = feedstock.run("--cfep3-request", "")
+    run = feedstock.review("request", "")
     assert run.returncode == 2
-    assert "--cfep3-request ''" in one_error_line(run.stderr)
+    assert "review request ''" in one_error_line(run.stderr)
 
 
 @pytest.mark.parametrize("value", ["rm", "/bin/rm", "docker-compose"])

@@ -17,13 +17,15 @@ from pathlib import Path
 import pytest
 
 BLD_BAT = Path(__file__).resolve().parents[1] / "recipe" / "bld.bat"
+ROOT = BLD_BAT.parents[1]
 TEXT = BLD_BAT.read_text()
 CODE = [
     line.strip()
     for line in TEXT.splitlines()
     if line.strip() and not line.lstrip().lower().startswith("rem")
 ]
-ERRORLEVEL_CHECK = re.compile(r"^if errorlevel 1 exit /b (1|%ERRORLEVEL%|!ERRORLEVEL!)$")
+#: The one status check after a program, a `call` or `pushd` (a crash's negative status too).
+ERRORLEVEL_CHECK = "if !errorlevel! neq 0 exit /b !errorlevel!"
 
 
 def section(label: str) -> str:
@@ -155,12 +157,8 @@ def test_bytecode_is_checked_against_this_pythons_cache_tag_after_pip_install() 
     assert len(installs) == 2  # the kept tree, or the megabuild Python's wheel
     assert max(installs) < pytorch.index("call :check_bytecode_matches_python")
     check = section("check_bytecode_matches_python")
-    assert python_one_liner("cache_tag") == "import sys; print(sys.implementation.cache_tag)"
-    # Unquoted, from SP_DIR (a quoted wildcard is literal to Wine's cmd).
-    assert 'pushd "%SP_DIR%"' in check and "for /d %%r in (torch-*.dist-info) do" in check
-    excluded = re.findall(r'/c:"\.%PY_CACHE_TAG%(\.opt-[12])?\.pyc,"', check)
-    assert excluded == ["", ".opt-1", ".opt-2"]
-    assert check.index("findstr /v") < check.index("if defined FOREIGN_PYC (")
+    # Run by this output's own Python, which knows its cache tag (tests/test_foreign_bytecode.py).
+    assert '"%PYTHON%" -B "%RECIPE_DIR%\\foreign_bytecode.py" "%SP_DIR%"' in check
 
 
 def test_every_error_message_is_one_line_followed_by_exit_2() -> None:
@@ -211,9 +209,7 @@ def test_every_command_that_can_fail_is_followed_by_an_errorlevel_check(command:
         following = next_code_line(index)
         if following == "exit /b %ERRORLEVEL%":
             continue  # a subroutine handing its last status back
-        if command == "pushd " and CODE[index + 1].startswith('"%PYTHON%"'):
-            continue  # the next command fails in the wrong directory anyway and is checked
-        assert ERRORLEVEL_CHECK.match(following), f"{CODE[index]!r} is followed by {following!r}"
+        assert following == ERRORLEVEL_CHECK, f"{CODE[index]!r} is followed by {following!r}"
 
 
 def test_every_jump_target_exists() -> None:
@@ -245,7 +241,7 @@ def test_every_phase_asks_the_source_for_its_backend_before_building() -> None:
 def test_scikit_build_core_builds_every_python_in_the_same_kept_build_dir() -> None:
     # The compile stage's wheel and every pytorch output's install name one build-dir.
     build_dirs = re.findall(r"--config-settings=build-dir=\"?([^\" ]+)", TEXT)
-    assert build_dirs == ["%BUILD_DIR%"]
+    assert build_dirs == ["!BUILD_DIR!"]
     assert "BACKEND_ARGS" in section("detect_build_backend")
     (wheel,) = [line for line in CODE if "-m pip wheel ." in line]
     (install,) = [line for line in CODE if "-m pip install ." in line]
@@ -390,13 +386,13 @@ def test_every_exist_test_of_a_variable_first_tests_that_it_is_defined() -> None
     # `if exist ""` is a syntax error to Wine's cmd: a variable that may be empty (one the
     # script sets empty) is tested with `if defined` on the same line first.
     emptied = {match.group(1) for line in CODE if (match := re.match(r'^set "(\w+)="$', line))}
-    tested = 0
-    for line in CODE:
-        for name in re.findall(r'exist "[!%](\w+)[!%]"', line):
-            if name in emptied:
-                tested += 1
-                assert f"if defined {name} if exist" in line, line
-    assert tested
+    unguarded = [
+        line
+        for line in CODE
+        for name in re.findall(r'exist "[!%](\w+)[!%]"', line)
+        if name in emptied and f"if defined {name} if exist" not in line
+    ]
+    assert unguarded == []
 
 
 @pytest.mark.parametrize("script", ["recipe/bld.bat", ".scripts/run_win_build.bat"])
@@ -406,3 +402,103 @@ def test_no_conditional_command_operators(script: str) -> None:
     lines = (BLD_BAT.parents[1] / script).read_text().splitlines()
     code = [line for line in lines if not line.lstrip().lower().startswith("rem")]
     assert [line for line in code if "||" in line or "&&" in line] == []
+
+
+# Microsoft's cmd where it differs from Wine's, which the Wine tests cannot show (issue 49;
+# docs/testing.md, "Wine's cmd and Microsoft's"). One rule per construct, over both scripts.
+SCRIPTS = {
+    "recipe/bld.bat": BLD_BAT,
+    ".scripts/run_win_build.bat": ROOT / ".scripts" / "run_win_build.bat",
+}
+#: Variables conda-build, conda-smithy or Windows set to a path.
+PATH_VARIABLES = {
+    "SRC_DIR",
+    "PREFIX",
+    "BUILD_PREFIX",
+    "LIBRARY_PREFIX",
+    "LIBRARY_BIN",
+    "LIBRARY_LIB",
+    "LIBRARY_INC",
+    "RECIPE_DIR",
+    "SP_DIR",
+    "PYTHON",
+    "MINIFORGE_HOME",
+    "USERPROFILE",
+    "TEMP",
+}
+
+
+def code_lines(script: str) -> list[str]:
+    text = SCRIPTS[script].read_text()
+    return [
+        line.strip() for line in text.splitlines() if not line.strip().lower().startswith("rem")
+    ]
+
+
+def path_variables(lines: list[str]) -> set[str]:
+    """PATH_VARIABLES and every variable the script sets from one of them or to a path."""
+    found = set(PATH_VARIABLES)
+    for line in lines:
+        for name, value in re.findall(r'set "(\w+)=([^"]*)"', line):
+            used = set(re.findall(r"[%!](\w+)[%!]", value))
+            if used & found or re.search(r"\w:\\|%~[a-z]*[dfp]", value):
+                found.add(name)
+    return found
+
+
+def test_the_copy_conda_build_inlines_looks_up_no_label_before_handing_over() -> None:
+    # conda-build writes the top-level build's conda_build.bat with LF line ends only; Microsoft's
+    # cmd can miss a label straddling a 512-byte read in such a file. The copy hands over to
+    # the recipe's CRLF file (read from disk) before any goto or call :label.
+    hand_over = next(i for i, line in enumerate(CODE) if "!RECIPE_DIR!\\bld.bat" in line)
+    assert CODE[hand_over] == 'cmd /d /s /c ""!RECIPE_DIR!\\bld.bat""'
+    assert CODE[hand_over + 1] == "exit /b !errorlevel!"
+    before = CODE[:hand_over]
+    assert not [line for line in before if re.search(r"\bgoto\b|\bcall\s+:|^:", line)], before
+
+
+@pytest.mark.parametrize("script", list(SCRIPTS))
+def test_no_status_check_misses_a_crash(script: str) -> None:
+    # `if errorlevel 1` is false for a negative status (0xC0000005 is -1073741819): after a
+    # program, a call or pushd the check is `if !errorlevel! neq 0`. `if not errorlevel 1`
+    # after findstr (0: found) is right as it is.
+    found = [line for line in code_lines(script) if re.match(r"(?i)^if\s+errorlevel\s+\d", line)]
+    assert found == []
+
+
+@pytest.mark.parametrize("script", list(SCRIPTS))
+def test_findstr_with_literals_of_different_lengths_ignores_case(script: str) -> None:
+    # FINDSTR's documented bug: with several literal search strings of different lengths it
+    # may miss the shorter one unless /i is given.
+    for line in code_lines(script):
+        for command in re.findall(r"(?i)\bfindstr\b[^|>]*", line):
+            literals = re.findall(r'/c:"([^"]*)"', command)
+            regex = re.search(r"(?i)\s/r\b", command)
+            if len({len(s) for s in literals}) > 1 and not regex:
+                assert re.search(r"(?i)\s/i\b", command), line
+
+
+@pytest.mark.parametrize("script", list(SCRIPTS))
+def test_robocopy_retries_a_failing_copy_for_at_most_a_minute(script: str) -> None:
+    # robocopy's defaults are /R:1000000 /W:30: one locked file holds the job to its timeout.
+    for line in code_lines(script):
+        if re.match(r"(?i)^robocopy\b", line):
+            retries = re.search(r"(?i)\s/R:(\d+)\b", line)
+            wait = re.search(r"(?i)\s/W:(\d+)\b", line)
+            assert retries and wait, line
+            assert int(retries.group(1)) * int(wait.group(1)) <= 60, line
+
+
+@pytest.mark.parametrize("script", list(SCRIPTS))
+def test_no_path_is_expanded_unquoted_while_a_block_is_read(script: str) -> None:
+    # %VAR% inside ( ... ) is expanded when cmd reads the block: a ")" in the value
+    # ("C:\Program Files (x86)\...") ends the block there. Quoted, or !VAR!, it is safe.
+    lines = code_lines(script)
+    paths = path_variables(lines)
+    depth, found = 0, []
+    for line in lines:
+        if depth:
+            unquoted = re.sub(r'"[^"]*"', "", line)
+            found += [line for name in re.findall(r"%(\w+)%", unquoted) if name in paths]
+        depth += line.endswith("(") - line.startswith(")")
+    assert found == []

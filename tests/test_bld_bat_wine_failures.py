@@ -10,6 +10,7 @@ the recipe helper's) message. tests/test_bld_bat_wine.py runs the successful seq
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,11 +137,19 @@ def test_bytecode_of_another_python_in_the_installed_torch_stops_the_pytorch_out
     work: Work,
 ) -> None:
     out = work.pytorch(fail="foreign-pyc")
-    _failed(out, 2, "ops_format.cpython-39.pyc is bytecode for another Python")
+    _failed(out, 1, "ops_format.cpython-39.pyc is bytecode for another Python")
 
 
 def test_a_failing_copy_of_pybind11s_headers_stops_the_pytorch_output(work: Work) -> None:
     _failed(work.pytorch(fail="robocopy"), 1, "robocopy (stand-in): error: a file could not")
+
+
+def test_a_locked_file_stops_the_copy_of_pybind11s_headers_within_a_minute(work: Work) -> None:
+    # robocopy's defaults retry it 1,000,000 times, 30 s apart: until the job's timeout.
+    out = work.pytorch(fail="robocopy-locked")
+    _failed(out, 1, "robocopy (stand-in): error: a locked file, retried")
+    (waited,) = re.findall(r"gave up after (\d+) s", out.log)
+    assert int(waited) <= 60
 
 
 def test_no_pybind11_in_the_host_prefix_stops_the_pytorch_output(work: Work) -> None:

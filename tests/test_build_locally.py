@@ -577,7 +577,7 @@ def test_merge_refuses_one_config_built_from_two_commits_naming_machines_and_fie
     with pytest.raises(UserError) as excinfo:
         choose_records(sources)
     assert str(excinfo.value).startswith(
-        f"--merge: cfg was built on alpha and on beta with a different commit ({'a' * 40} vs "
+        f"review merge: cfg was built on alpha and on beta with a different commit ({'a' * 40} vs "
     )
 
 
@@ -764,13 +764,21 @@ def test_why_without_a_recognised_error_shows_the_end_of_the_log() -> None:
 
 
 @pytest.mark.parametrize(
-    "argv",
-    [["--why", "x", "--all"], ["--report", "--dry-run"], ["--why", "x", "--report"],
-     ["cfg", "--report", "d"]],
+    ("argv", "command"),
+    [(["--why", "x"], "why CONFIG"), (["--report"], "report [DIR...]"),
+     (["--verify=d", "--commit", "abc1234"], "verify DIR"), (["cfg", "--merge", "d"], "merge DIR"),
+     (["--cfep3-request", "jdoe"], "request CHANNEL"), (["--publish", "d"], "publish DEST"),
+     (["--all", "--allow-other-engine"], "verify|request|merge|publish")],
 )  # fmt: skip
-def test_why_and_report_only_read(tmp_path: Path, argv: list[str]) -> None:
-    with pytest.raises(UserError, match="only reads what a build left; drop"):
-        options_for(tmp_path, *argv)
+def test_a_flag_that_moved_to_the_review_is_refused_naming_its_command(
+    tmp_path: Path, argv: list[str], command: str
+) -> None:
+    from tools.localbuild.options import parse
+
+    with pytest.raises(UserError, match="moved to `python -m tools review ") as refused:
+        parse(argv, {}, tmp_path, interactive=False)
+    assert f"python -m tools review {command}" in str(refused.value)
+    assert "\n" not in str(refused.value)  # one line
 
 
 def test_the_menu_takes_a_label_as_well_as_a_number() -> None:

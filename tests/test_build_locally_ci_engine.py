@@ -80,10 +80,10 @@ def test_each_record_names_its_engine_and_recipe_file(native, container) -> None
 
 def test_cfep3_request_refuses_packages_of_another_engine_in_one_line(native) -> None:
     fs, _ = native
-    run = fs.run("--cfep3-request", "jdoe/label/cfep03")
+    run = fs.review("request", "jdoe/label/cfep03")
     assert run.returncode == 1 and run.stdout == "", run.stdout
     [line] = run.stderr.splitlines()
-    assert line.startswith("problems: --cfep3-request: 1 config(s) not built as conda-forge's CI")
+    assert line.startswith("problems: review request: 1 config(s) not built as conda-forge's CI")
     assert "(conda-build, recipe/meta.yaml)" in line
     assert f"python build-locally.py --engine docker --force {CPU}" in line
     assert "--allow-other-engine" in line
@@ -91,7 +91,7 @@ def test_cfep3_request_refuses_packages_of_another_engine_in_one_line(native) ->
 
 def test_cfep3_request_with_the_override_states_it_in_the_request(native) -> None:
     fs, _ = native
-    run = fs.run("--cfep3-request", "jdoe/label/cfep03", "--allow-other-engine")
+    run = fs.review("request", "jdoe/label/cfep03", "--allow-other-engine")
     assert run.returncode == 0, run.stderr
     head = run.stdout.splitlines()
     assert head[0].startswith("# --allow-other-engine: 1 config(s) NOT built as conda-forge's")
@@ -101,7 +101,7 @@ def test_cfep3_request_with_the_override_states_it_in_the_request(native) -> Non
 
 def test_cfep3_request_takes_the_containers_packages_without_a_word(container) -> None:
     fs, _ = container
-    run = fs.run("--cfep3-request", "jdoe/label/cfep03")
+    run = fs.review("request", "jdoe/label/cfep03")
     assert run.returncode == 0, run.stderr
     assert "--allow-other-engine" not in run.stdout and "action: cfep3_copy" in run.stdout
 
@@ -112,7 +112,7 @@ def test_a_record_of_another_recipe_than_the_feedstocks_is_refused(tmp_path: Pat
     fs = Feedstock(tmp_path)
     assert fs.run(CPU).returncode == 0
     fs.set_forge_config("rattler-build")
-    run = fs.run("--cfep3-request", "jdoe/label/cfep03")
+    run = fs.review("request", "jdoe/label/cfep03")
     assert run.returncode == 1, run.stdout
     assert "container with rattler-build, recipe/recipe.yaml" in run.stderr
     assert "(docker" in run.stderr and "recipe/meta.yaml)" in run.stderr
@@ -120,11 +120,11 @@ def test_a_record_of_another_recipe_than_the_feedstocks_is_refused(tmp_path: Pat
 
 def test_verify_refuses_packages_of_another_engine_unless_told(native) -> None:
     fs, _ = native
-    run = fs.run("--verify", "build_artifacts")
+    run = fs.review("verify", "build_artifacts")
     assert run.returncode == 1
     [engine] = [line for line in run.stdout.splitlines() if line.startswith("FAIL engine:")]
     assert f"--engine docker --force {CPU}" in engine
-    allowed = fs.run("--verify", "build_artifacts", "--allow-other-engine")
+    allowed = fs.review("verify", "build_artifacts", "--allow-other-engine")
     assert not any(line.startswith("FAIL engine:") for line in allowed.stdout.splitlines())
     assert any(line.startswith("NOTE --allow-other-engine") for line in allowed.stdout.splitlines())
 
@@ -135,19 +135,19 @@ def test_merge_refuses_another_engines_folder_before_copying_anything(
     fs, _ = native
     theirs = Path(shutil.copytree(fs.artifacts, tmp_path / "theirs"))
     ours = Feedstock(tmp_path / "ours")
-    run = ours.run("--merge", str(theirs))
+    run = ours.review("merge", str(theirs))
     assert run.returncode == 1, run.stderr
     [line] = run.stderr.splitlines()
-    assert line.startswith("problems: --merge: 1 config(s) not built as conda-forge's CI")
+    assert line.startswith("problems: review merge: 1 config(s) not built as conda-forge's CI")
     assert not ours.artifacts.exists() or not list(ours.artifacts.rglob("*.conda"))
-    allowed = ours.run("--merge", str(theirs), "--allow-other-engine")
+    allowed = ours.review("merge", str(theirs), "--allow-other-engine")
     assert allowed.returncode == 0, allowed.stderr
     assert list(ours.artifacts.rglob("*.conda"))
 
 
-def test_the_override_alone_is_refused_in_one_line(container) -> None:
+def test_the_override_on_a_build_is_refused_in_one_line_naming_the_review(container) -> None:
     fs, _ = container
     run = fs.run(CPU, "--allow-other-engine")
     assert run.returncode == 2
     [line] = run.stderr.splitlines()
-    assert line.startswith("error: --allow-other-engine lets --cfep3-request, --verify, --merge")
+    assert line.startswith("error: build-locally.py --allow-other-engine: moved to `python -m")

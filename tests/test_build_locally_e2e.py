@@ -114,8 +114,15 @@ class Feedstock:
         return [sys.executable, str(self.root / "build-locally.py"), *args]
 
     def run(self, *args: str, **env: str) -> Run:
+        return self._call(self.command(*args), env)
+
+    def review(self, *args: str, **env: str) -> Run:
+        """``python -m tools review ARGS`` in this feedstock, with this repository's toolkit."""
+        return self._call([sys.executable, "-m", "tools", "review", *args], env)
+
+    def _call(self, argv: list[str], env: dict[str, str]) -> Run:
         result = subprocess.run(
-            self.command(*args),
+            argv,
             cwd=self.root,
             env={**self.env, **env},
             capture_output=True,
@@ -305,7 +312,7 @@ def test_batch_exit_status_is_one_when_a_config_failed(batch) -> None:
     assert run.returncode == 1
     # the failed config by its label, and the command that shows its first error
     assert "problems: 1 of 3 config(s) failed: linux-aarch64 cpu (" in run.stderr
-    assert "`build-locally.py --why 'linux-aarch64 cpu'` shows the first error" in run.stderr
+    assert "`python -m tools review why 'linux-aarch64 cpu'` shows the first error" in run.stderr
 
 
 def test_batch_goes_on_after_a_failure_and_records_each_status(batch) -> None:
@@ -383,7 +390,7 @@ def test_log_files_zip_holds_every_configs_log(batch) -> None:
 
 def test_cfep3_request_lists_the_built_packages_with_their_digests(batch) -> None:
     fs, _ = batch
-    run = fs.run("--cfep3-request", "jdoe/label/cfep03")
+    run = fs.review("request", "jdoe/label/cfep03")
     assert run.returncode == 0, run.stderr
     sums = (fs.artifacts / "SHA256SUMS").read_text().splitlines()
     comment, request = run.stdout.split("action: cfep3_copy\n", 1)
@@ -756,7 +763,7 @@ def test_a_damaged_config_a_glob_chose_fails_instead_of_being_skipped(feedstock:
 def test_why_of_a_damaged_config_gives_the_reason_it_never_started(feedstock: Feedstock) -> None:
     _damage(feedstock, CPU)
     assert feedstock.run("linux_64_*").returncode == 1
-    why = feedstock.run("--why", CPU)
+    why = feedstock.review("why", CPU)
     assert why.returncode == 0, why.stderr
     assert why.stdout.startswith(f"{CPU} (failed): ") and "rerender" in why.stdout
 
@@ -881,7 +888,7 @@ def test_an_empty_shard_says_why_this_machine_builds_nothing(feedstock: Feedstoc
 
 
 def test_a_refused_command_line_is_an_error_line_then_the_usage(feedstock: Feedstock) -> None:
-    for args in (("--merge",), ("--bogus",), ("--shard",)):
+    for args in (("--engine",), ("--bogus",), ("--shard",)):
         run = feedstock.run(*args)
         assert run.returncode == 2, args
         error, usage = run.stderr.splitlines()

@@ -158,7 +158,7 @@ def test_a_failed_solve_is_recorded_and_why_names_it(feedstock: E2EFeedstock) ->
     assert result.returncode == 1, result.stderr
     record = json.loads((feedstock.artifacts / "summary.json").read_text())["configs"]
     assert record[feedstock.config]["status"] == "failed"
-    why = feedstock.run("--why", feedstock.config, timeout=60)
+    why = feedstock.review("why", feedstock.config, timeout=60)
     assert why.returncode == 0, why.stderr
     head = why.stdout.splitlines()[0]
     assert "solver failure" in head, why.stdout
@@ -177,7 +177,7 @@ def _without(args: tuple[str, ...], flag: str) -> tuple[str, ...]:
 def _why_after_failed_build(fs: E2EFeedstock, *args: str) -> str:
     result = fs.run(fs.config, *args, timeout=600)
     assert result.returncode == 1, result.stdout + result.stderr
-    why = fs.run("--why", fs.config, timeout=60)
+    why = fs.review("why", fs.config, timeout=60)
     assert why.returncode == 0, why.stderr
     return why.stdout
 

@@ -48,7 +48,7 @@ def release(tmp_path_factory) -> dict[str, object]:
         assert run.returncode == 0, run.stderr
         machines.append(fs)
     merged = Feedstock(tmp_path_factory.mktemp("merged"))
-    merge = merged.run("--merge", *(str(m.artifacts) for m in machines))
+    merge = merged.review("merge", *(str(m.artifacts) for m in machines))
     single = Feedstock(tmp_path_factory.mktemp("single"))
     one_batch = single.run("--all")
     assert one_batch.returncode == 0, one_batch.stderr
@@ -110,8 +110,8 @@ def test_merged_release_leaves_every_done_marker(release) -> None:
 
 def test_cfep3_request_of_the_merge_equals_one_batchs(release) -> None:
     merged, single = release["merged"], release["single"]
-    ours = merged.run("--cfep3-request", "jdoe/label/cfep03")
-    theirs = single.run("--cfep3-request", "jdoe/label/cfep03")
+    ours = merged.review("request", "jdoe/label/cfep03")
+    theirs = single.review("request", "jdoe/label/cfep03")
     assert ours.returncode == theirs.returncode == 0
     assert ours.stdout == theirs.stdout
 
@@ -120,9 +120,7 @@ def test_merge_with_cfep3_request_prints_only_the_request_on_stdout(
     release, tmp_path: Path
 ) -> None:
     fs = Feedstock(tmp_path)
-    run = fs.run(
-        "--merge", *(str(m.artifacts) for m in release["machines"]), "--cfep3-request", "jdoe"
-    )
+    run = fs.review("merge", *(str(m.artifacts) for m in release["machines"]), "--request", "jdoe")
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("# built from commit ")
     assert "\naction: cfep3_copy\n" in run.stdout
@@ -138,10 +136,11 @@ def test_a_package_built_twice_differently_is_refused_in_one_line(release, tmp_p
     (clash / "summary.json").write_text(json.dumps({"version": 1, "configs": {}}))
 
     fs = Feedstock(tmp_path / "merger")
-    run = fs.run("--merge", str(first), str(clash))
+    run = fs.review("merge", str(first), str(clash))
     assert run.returncode == 2
     [line] = run.stderr.splitlines()
-    assert line.startswith(f"error: --merge: {package.parent.name}/{package.name} differs between")
+    name = f"{package.parent.name}/{package.name}"
+    assert line.startswith(f"error: review merge: {name} differs between")
     assert "Traceback" not in run.stderr
     assert not fs.artifacts.exists() or not any(fs.artifacts.rglob("*.conda"))
 
@@ -149,7 +148,7 @@ def test_a_package_built_twice_differently_is_refused_in_one_line(release, tmp_p
 def test_the_same_package_from_two_machines_is_merged_once(release, tmp_path: Path) -> None:
     first = release["machines"][0].artifacts
     fs = Feedstock(tmp_path)
-    run = fs.run("--merge", str(first), str(first.parent))  # a checkout or its build_artifacts
+    run = fs.review("merge", str(first), str(first.parent))  # a checkout or its build_artifacts
     assert run.returncode == 0, run.stderr
     assert len((fs.artifacts / "SHA256SUMS").read_text().splitlines()) == 2
 
@@ -157,11 +156,11 @@ def test_the_same_package_from_two_machines_is_merged_once(release, tmp_path: Pa
 def test_a_folder_without_a_summary_is_refused(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     fs = Feedstock(tmp_path / "merger")
-    run = fs.run("--merge", str(tmp_path / "empty"))
+    run = fs.review("merge", str(tmp_path / "empty"))
     assert run.returncode == 2
     assert run.stderr.strip().endswith(
-        "no summary.json; give the build_artifacts folder of a "
-        "build-locally.py run (or a CI build artifact)"
+        "empty: no summary.json, neither there nor in log_files.zip; "
+        "ask for the whole build_artifacts upload"
     )
 
 
@@ -171,7 +170,7 @@ def test_a_config_that_failed_everywhere_keeps_its_log_and_fails_the_merge(
     machine = Feedstock(tmp_path / "m1")
     assert machine.run("--all", FAKE_BUILD_FAIL="*aarch64*").returncode == 1
     fs = Feedstock(tmp_path / "merger")
-    run = fs.run("--merge", str(machine.artifacts))
+    run = fs.review("merge", str(machine.artifacts))
     assert run.returncode == 1
     assert f"1 config(s) not built on any machine: {ARM}" in run.stderr
     assert fs.summary()["configs"][ARM]["status"] == "failed"
@@ -185,7 +184,7 @@ def test_a_later_success_elsewhere_replaces_a_failure_and_keeps_the_old_log(
     assert fs.run(ARM, FAKE_BUILD_FAIL="*aarch64*").returncode == 1
     other = Feedstock(tmp_path / "there")
     assert other.run(ARM).returncode == 0
-    run = fs.run("--merge", str(other.artifacts))
+    run = fs.review("merge", str(other.artifacts))
     assert run.returncode == 0, run.stderr
     assert fs.summary()["configs"][ARM]["status"] == "done"
     assert fs.marker(ARM).exists()
@@ -298,7 +297,7 @@ def test_a_release_mixing_every_variant_offset_merges(tmp_path: Path) -> None:
         run = fs.run("--all", "--shard", f"{k}/2")
         assert run.returncode == 0, run.stderr
     merged = _offset_feedstock(tmp_path / "merger")
-    run = merged.run("--merge", *(str(m.artifacts) for m in machines))
+    run = merged.review("merge", *(str(m.artifacts) for m in machines))
     assert run.returncode == 0, run.stderr
     facts = {n: r["provenance"] for n, r in merged.summary()["configs"].items()}
     # each config keeps its own rendered number; all share the recipe's

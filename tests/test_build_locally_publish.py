@@ -62,7 +62,7 @@ def _packages(fs: Feedstock) -> list[str]:
 @pytest.fixture(scope="module")
 def published(built: Feedstock, tmp_path_factory) -> tuple[Feedstock, Path, object]:
     channel = tmp_path_factory.mktemp("www") / "lab-channel"
-    run = built.run("--publish", str(channel))
+    run = built.review("publish", str(channel))
     return built, channel, run
 
 
@@ -145,7 +145,7 @@ def test_a_package_from_the_channel_served_over_http_installs_and_imports(
 def test_publishing_again_adds_nothing_and_keeps_the_channel(published) -> None:
     fs, channel, _ = published
     before = {p: p.read_bytes() for p in channel.rglob("*.conda")}
-    again = fs.run("--publish", f"file://{channel}")
+    again = fs.review("publish", f"file://{channel}")
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith("published 0 new of 3 package(s)")
     assert {p: p.read_bytes() for p in channel.rglob("*.conda")} == before
@@ -156,11 +156,11 @@ def test_a_package_already_published_with_other_bytes_is_refused(built, tmp_path
     [first, *_] = _packages(built)
     (channel / first).parent.mkdir(parents=True)
     (channel / first).write_bytes(b"another build of the same name\n")
-    run = built.run("--publish", str(channel))
+    run = built.review("publish", str(channel))
     assert run.returncode == 2
     [line] = run.stderr.splitlines()
     assert line == (
-        f"error: --publish: {channel / first} is already in the channel with other contents; "
+        f"error: review publish: {channel / first} is already in the channel with other contents; "
         "a package is published once: bump the build number and rebuild"
     )
     assert (channel / first).read_bytes() == b"another build of the same name\n"
@@ -173,16 +173,16 @@ def test_an_unverified_batch_is_refused_in_one_line_and_publishes_nothing(
     fs = _feedstock(tmp_path / "lab", name="lab")
     assert fs.run("--all", FAKE_BUILD_FAIL="*aarch64*").returncode == 1
     channel = tmp_path / "channel"
-    run = fs.run("--publish", str(channel))
+    run = fs.review("publish", str(channel))
     assert run.returncode == 1
     [line] = run.stderr.splitlines()
     # Before: "... against no commit (no single commit in the records; pass --commit with
     # the PR's head)", a review's words in a fork that has no pull request (issue 43, item 10).
     assert line.startswith(
-        "error: --publish: refused, nothing published: 1 config(s) of your matrix did not "
+        "error: review publish: refused, nothing published: 1 config(s) of your matrix did not "
         "build: linux-aarch64 cpu (failed: "
     )
-    assert "`python build-locally.py --why 'linux-aarch64 cpu'` shows the error" in line
+    assert "`python -m tools review why 'linux-aarch64 cpu'` shows the error" in line
     assert "drop the config from your matrix" in line and "--commit" not in line
     assert not channel.exists()
     assert ARM in fs.summary()["configs"]
@@ -197,7 +197,7 @@ def test_a_package_no_config_of_the_batch_built_is_named_and_nothing_is_publishe
     stray.write_bytes(first.read_bytes())
     try:
         channel = tmp_path / "channel"
-        run = built.run("--publish", str(channel))
+        run = built.review("publish", str(channel))
     finally:
         stray.unlink()
     assert run.returncode == 1, run.stderr
@@ -217,7 +217,7 @@ def test_configs_built_from_different_commits_are_named_with_their_commits(
     first = _git(fs, "rev-parse", "HEAD")
     _git(fs, "commit", "-q", "--allow-empty", "-m", "a later commit")
     assert fs.run(CPU, "--force").returncode == 0
-    run = fs.run("--publish", str(tmp_path / "channel"))
+    run = fs.review("publish", str(tmp_path / "channel"))
     assert run.returncode == 1, run.stderr
     [line] = run.stderr.splitlines()
     assert "the configs were built from different commits (" in line
@@ -241,7 +241,7 @@ def test_publish_to_anaconda_org_hands_the_token_only_through_the_environment(
 ) -> None:
     record = _fake_anaconda(built, tmp_path)
     try:
-        run = built.run("--publish", "jlab/label/h100", ANACONDA_API_TOKEN=TOKEN)
+        run = built.review("publish", "jlab/label/h100", ANACONDA_API_TOKEN=TOKEN)
     finally:
         (built.bin / "anaconda").unlink()
     assert run.returncode == 0, run.stderr
@@ -275,23 +275,23 @@ def test_a_failing_upload_is_one_line_without_the_token(built, tmp_path: Path) -
         "sys.exit(1)\n"
     )
     try:
-        run = built.run("--publish", "jlab", ANACONDA_API_TOKEN=TOKEN)
+        run = built.review("publish", "jlab", ANACONDA_API_TOKEN=TOKEN)
     finally:
         program.unlink()
     assert run.returncode == 2
     [line] = run.stderr.splitlines()
     assert line == (
-        "error: --publish: `anaconda upload` to anaconda.org/jlab failed (exit 1): "
+        "error: review publish: `anaconda upload` to anaconda.org/jlab failed (exit 1): "
         "401 unauthorized for token ***"
     )
     assert not record.exists()
 
 
 def test_publish_to_anaconda_org_without_a_token_says_where_to_put_one(built) -> None:
-    run = built.run("--publish", "jlab/label/h100")
+    run = built.review("publish", "jlab/label/h100")
     assert run.returncode == 2
     assert run.stderr == (
-        "error: --publish to anaconda.org needs an upload token in ANACONDA_API_TOKEN "
+        "error: review publish to anaconda.org needs an upload token in ANACONDA_API_TOKEN "
         "(anaconda.org -> Settings -> Access, scope api:write)\n"
     )
 
@@ -301,7 +301,7 @@ def test_publish_never_takes_conda_forges_binstar_token(built, tmp_path: Path) -
     # ANACONDA_API_TOKEN alone. Before: taken as the token, and the upload ran.
     record = _fake_anaconda(built, tmp_path)
     try:
-        run = built.run("--publish", "jlab/label/h100", BINSTAR_TOKEN=TOKEN)
+        run = built.review("publish", "jlab/label/h100", BINSTAR_TOKEN=TOKEN)
     finally:
         (built.bin / "anaconda").unlink()
     assert run.returncode == 2
@@ -315,12 +315,12 @@ def test_publish_refuses_conda_forges_own_channels(built, tmp_path: Path, dest: 
     # Before: accepted, and `anaconda upload --user conda-forge` ran with the token.
     record = _fake_anaconda(built, tmp_path)
     try:
-        run = built.run("--publish", dest, ANACONDA_API_TOKEN=TOKEN)
+        run = built.review("publish", dest, ANACONDA_API_TOKEN=TOKEN)
     finally:
         (built.bin / "anaconda").unlink()
     assert run.returncode == 2
     [line] = run.stderr.splitlines()
-    assert line.startswith(f"error: --publish {dest}: ") and "--cfep3-request" in line
+    assert line.startswith(f"error: review publish {dest}: ") and "review request" in line
     assert not record.exists()
 
 
@@ -328,24 +328,24 @@ def test_publish_to_anaconda_org_without_anaconda_client_says_how_to_install_it(
     path = os.pathsep.join(
         p for p in built.env["PATH"].split(os.pathsep) if not (Path(p) / "anaconda").exists()
     )
-    run = built.run("--publish", "jlab", ANACONDA_API_TOKEN=TOKEN, PATH=path)
+    run = built.review("publish", "jlab", ANACONDA_API_TOKEN=TOKEN, PATH=path)
     assert run.returncode == 2
     assert run.stderr == (
-        "error: --publish to anaconda.org runs anaconda-client, which is not installed: "
+        "error: review publish to anaconda.org runs anaconda-client, which is not installed: "
         "`pip install anaconda-client` (or `conda install anaconda-client`)\n"
     )
 
 
 def test_a_destination_that_is_neither_a_path_nor_a_channel_is_one_line(built) -> None:
-    run = built.run("--publish", "lab channel")
+    run = built.review("publish", "lab channel")
     assert run.returncode == 2
-    assert run.stderr.startswith("error: --publish lab channel: not a channel; give a directory")
+    assert run.stderr.startswith("error: review publish lab channel: not a channel; give a")
 
 
 def test_publish_goes_with_nothing_that_builds(built) -> None:
-    run = built.run("--publish", "./channel", "--all")
+    run = built.review("publish", "./channel", "--dry-run")
     assert run.returncode == 2
-    assert run.stderr.startswith("error: --publish only reads what a build left; drop --all")
+    assert run.stderr.startswith("error: unrecognized arguments: --dry-run")
 
 
 # ---------------------------------------------------------------- a directory, read and held
@@ -358,18 +358,18 @@ def test_a_second_publisher_to_the_same_directory_is_refused(built, tmp_path: Pa
     channel = tmp_path / "channel"
     # Before: nothing held; two publishers interleaved their renames and index files.
     with lock.exclusive(channel, name=PUBLISH_LOCK, what="published to"):
-        run = built.run("--publish", str(channel))
+        run = built.review("publish", str(channel))
     assert run.returncode == 2
     [line] = run.stderr.splitlines()
     assert line.startswith(f"error: {channel} is being published to by another build-locally run")
     assert not list(channel.rglob("*.conda"))
-    assert built.run("--publish", str(channel)).returncode == 0  # once the first one is done
+    assert built.review("publish", str(channel)).returncode == 0  # once the first one is done
 
 
 def test_a_file_url_is_percent_decoded_as_channel_reads_it(built, tmp_path: Path) -> None:
     channel = tmp_path / "lab channel"
     # Before: published into a folder literally named "lab%20channel".
-    run = built.run("--publish", (channel).as_uri())
+    run = built.review("publish", (channel).as_uri())
     assert run.returncode == 0, run.stderr
     assert sorted(p.name for p in channel.rglob("*.conda")) == sorted(
         Path(n).name for n in _packages(built)

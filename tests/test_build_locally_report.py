@@ -38,14 +38,14 @@ def release(tmp_path_factory) -> tuple[Feedstock, Path]:
         cache = ["--ccache", str(machine.root.parent / "ccache")] if name == "alpha" else []
         run = machine.run("--all", *shard, *cache, BUILD_MACHINE=name, FAKE_BUILD_FAIL=ARM)
         assert run.returncode in (0, 1), run.stderr
-    merged = alpha.run("--merge", str(beta.artifacts))
+    merged = alpha.review("merge", str(beta.artifacts))
     assert merged.returncode == 1, merged.stderr  # the failed config is not built anywhere
     return alpha, beta.artifacts
 
 
 def test_the_report_lists_every_config_by_label_with_status_packages_and_machine(release):
     alpha, _ = release
-    run = alpha.run("--report")
+    run = alpha.review("report")
     assert run.returncode == 0, run.stderr
     rows = {
         cells[0]: cells
@@ -61,7 +61,8 @@ def test_the_report_lists_every_config_by_label_with_status_packages_and_machine
         assert status.endswith(record["status"])
         assert reason == "-"  # every config was attempted somewhere
         # not a git checkout: neither the record nor the packages name a commit
-        assert commit == ("✅ (none recorded)" if record["status"] == "done" else "-")
+        files = ", ".join(p["path"].rsplit("/", 1)[-1] for p in record["packages"])
+        assert commit == (f"✅ (none recorded): {files}" if record["status"] == "done" else "-")
         assert packages == str(len(record["packages"]))
         assert machine == record["machine"] and machine in ("alpha", "beta")
         assert duration.count(":") == 2
@@ -72,7 +73,7 @@ def test_the_report_lists_every_config_by_label_with_status_packages_and_machine
 
 def test_the_report_ends_with_the_totals_and_the_sha256sums_lines(release):
     alpha, _ = release
-    run = alpha.run("--report")
+    run = alpha.review("report")
     total = next(line for line in run.stdout.splitlines() if line.startswith("**Total:**"))
     assert "3 configs (" in total and "2 done" in total and "1 failed" in total
     assert "4 packages" in total and "on 2 machine(s)" in total
@@ -84,7 +85,7 @@ def test_the_report_ends_with_the_totals_and_the_sha256sums_lines(release):
 def test_the_report_reads_several_folders_without_a_merge(release, tmp_path: Path):
     alpha, beta = release
     fresh = Feedstock(tmp_path)
-    run = fresh.run("--report", str(alpha.artifacts), str(beta))
+    run = fresh.review("report", str(alpha.artifacts), str(beta))
     assert run.returncode == 0, run.stderr
     assert all(f"| {label} |" in run.stdout for label in LABELS.values())
 
@@ -92,9 +93,9 @@ def test_the_report_reads_several_folders_without_a_merge(release, tmp_path: Pat
 def test_report_of_a_folder_without_a_summary_is_one_clear_error(tmp_path: Path):
     fresh = Feedstock(tmp_path)
     (tmp_path / "empty").mkdir()
-    run = fresh.run("--report", str(tmp_path / "empty"))
+    run = fresh.review("report", str(tmp_path / "empty"))
     assert run.returncode == 2
-    assert run.stderr.startswith(f"error: --report {tmp_path / 'empty'}: no summary.json")
+    assert run.stderr.startswith(f"error: review report {tmp_path / 'empty'}: no summary.json")
 
 
 # ---------------------------------------------------------------- the picture, in a browser
@@ -142,7 +143,7 @@ def _browser(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_a_real_browser_draws_every_config_of_the_timeline(release, tmp_path: Path):
     alpha, _ = release
-    assert alpha.run("--report").returncode == 0
+    assert alpha.review("report").returncode == 0
     svg = (alpha.artifacts / "timeline.svg").read_text()
     page = tmp_path / "page.html"
     page.write_text(

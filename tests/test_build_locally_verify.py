@@ -84,7 +84,7 @@ def _rezip(posted: Path, edit) -> None:
 
 def test_verify_passes_on_an_untouched_upload(upload) -> None:
     fs, head, posted = upload
-    run = fs.run("--verify", str(posted), "--commit", head)
+    run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 0, run.stdout + run.stderr
     [verdict] = run.stdout.splitlines()
     assert verdict.startswith(f"verified: pytorch-feedstock at commit {head[:12]} (--commit)")
@@ -99,10 +99,11 @@ def test_verify_names_a_tampered_package(upload, tmp_path: Path) -> None:
     data = bytearray(package.read_bytes())
     data[len(data) // 2] ^= 0xFF  # one bit pattern changed inside the payload
     package.write_bytes(bytes(data))
-    run = fs.run("--verify", str(posted), "--commit", head)
+    run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 1
     name = f"linux-64/{package.name}"
-    assert f"FAIL {name}: tampered: its sha256 is not the one SHA256SUMS lists" in run.stdout
+    assert f"FAIL {name}: tampered: its sha256 is " in run.stdout
+    assert "; SHA256SUMS says " in run.stdout and ", summary.json says " in run.stdout
     [problems] = run.stderr.splitlines()
     assert problems.startswith("problems: NOT verified: ") and name in problems
 
@@ -117,7 +118,7 @@ def test_verify_names_a_config_of_the_matrix_the_upload_lacks(upload, tmp_path: 
         (folder / "summary.json").write_text(json.dumps(summary))
 
     _rezip(posted, forget_cuda)
-    run = fs.run("--verify", str(posted), "--commit", head)
+    run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 1
     missing = f"FAIL linux-64 cuda12.9: missing: no record of {CUDA} (neither built nor explained)"
     assert missing in run.stdout.splitlines()
@@ -134,7 +135,7 @@ def test_a_failing_verdict_also_says_what_the_upload_holds(upload, tmp_path: Pat
         (folder / "summary.json").write_text(json.dumps(summary))
 
     _rezip(posted, forget_cuda_and_fail_arm)
-    run = fs.run("--verify", str(posted), "--commit", head)
+    run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 1
     [verdict] = run.stderr.splitlines()
     assert verdict.startswith("problems: NOT verified: ")
@@ -154,7 +155,7 @@ def test_verify_names_a_log_cut_short(upload, tmp_path: Path) -> None:
         log.write_text("".join(log.read_text().splitlines(keepends=True)[:-4]))
 
     _rezip(posted, cut)
-    run = fs.run("--verify", str(posted), "--commit", head)
+    run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 1
     assert "FAIL linux-aarch64 cpu: log cut short or not a success" in run.stdout
 
@@ -169,7 +170,7 @@ def test_verify_names_the_config_and_package_built_from_another_commit(tmp_path:
     later = _git(fs, "rev-parse", "HEAD")
     rebuilt = fs.run(CPU, "--force")
     assert rebuilt.returncode == 0, rebuilt.stderr
-    run = fs.run("--verify", str(fs.artifacts), "--commit", head)
+    run = fs.review("verify", str(fs.artifacts), "--commit", head)
     assert run.returncode == 1
     lines = run.stdout.splitlines()
     assert f"FAIL linux-64 cpu: recorded commit {later}, expected {head}" in lines
@@ -188,7 +189,7 @@ def test_verify_refuses_a_zip_with_a_path_outside_its_folder(upload, tmp_path: P
     with zipfile.ZipFile(posted / "log_files.zip", "w") as archive:
         archive.writestr("summary.json", "{}")
         archive.writestr("../escaped.txt", "written outside")
-    run = fs.run("--verify", str(posted), "--commit", head)
+    run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.splitlines() == [
         f"error: {posted / 'log_files.zip'}: member '../escaped.txt' is not a plain file name "
@@ -199,9 +200,9 @@ def test_verify_refuses_a_zip_with_a_path_outside_its_folder(upload, tmp_path: P
 
 def test_verify_of_a_folder_without_a_summary_is_one_line(upload, tmp_path: Path) -> None:
     fs, _, _ = upload
-    run = fs.run("--verify", str(tmp_path))
+    run = fs.review("verify", str(tmp_path))
     assert run.returncode == 2
-    assert run.stderr.startswith(f"error: --verify {tmp_path}: no summary.json")
+    assert run.stderr.startswith(f"error: review verify {tmp_path}: no summary.json")
 
 
 # ---------------------------------------------------------------- provenance and dirty trees
@@ -216,9 +217,12 @@ def test_summary_log_and_report_name_the_commit_and_the_recipe(upload) -> None:
     log = (fs.artifacts / f"{CPU}-log.txt").read_text()
     assert f"### build-locally: commit: {head}\n" in log
     assert "### build-locally: tree: clean\n" in log
-    report = fs.run("--report").stdout
+    report = fs.review("report").stdout
     assert f"**Provenance:** commit `{head}`, tree clean; recipe version `2.13.0`" in report
-    assert "| linux-64 cpu | ✅ done | " in report and f"| ✅ {head[:12]} | - |" in report
+    [package] = (fs.artifacts / "linux-64").glob("libfoo-*versionNone*.conda")
+    assert "| linux-64 cpu | ✅ done | " in report
+    assert f"| ✅ {head[:12]}: {package.name} | - |" in report  # each package, with its commit
+    assert "; image `quay.io/condaforge/linux-anvil-x86_64:alma10`." in report
     assert "| win-64 cpu | ☑️ skipped | - | 0 | - | - | - | cannot build here (Windows) |" in report
     assert "on 1 machine(s)" in report  # the skipped Windows row is no machine
 
@@ -235,11 +239,11 @@ def test_a_batch_from_a_dirty_tree_says_so_in_every_output(tmp_path: Path) -> No
     assert fs.summary()["configs"][CPU]["provenance"]["dirty"] is True
     log_head = (fs.artifacts / f"{CPU}-log.txt").read_text().splitlines()[:4]
     assert any(line.endswith(f"warning: {warning}") for line in log_head)
-    report = fs.run("--report")
+    report = fs.review("report")
     assert report.stdout.startswith(f"> [!WARNING]\n> {warning}")
-    request = fs.run("--cfep3-request", "jdoe/label/cfep03")
+    request = fs.review("request", "jdoe/label/cfep03")
     assert request.stdout.startswith(f"# {warning}") and warning in request.stderr
-    verify = fs.run("--verify", str(fs.artifacts))
+    verify = fs.review("verify", str(fs.artifacts))
     assert verify.returncode == 1 and "FAIL linux-64 cpu: built from a dirty tree" in verify.stdout
 
 
@@ -257,7 +261,7 @@ def test_an_earlier_runs_record_survives_a_resume_and_draws_its_bar(tmp_path: Pa
     assert kept["status"] == "done" and kept["earlier_run"] is True
     for field in ("packages", "duration_seconds", "machine", "started", "provenance"):
         assert kept[field] == first[field], field
-    svg = fs.run("--report") and (fs.artifacts / "timeline.svg").read_text()
+    svg = fs.review("report") and (fs.artifacts / "timeline.svg").read_text()
     assert "<title>linux-64 cpu (" in svg and svg.count("<rect x=") == 2  # a bar per build
 
 
@@ -270,8 +274,30 @@ def test_merging_builds_of_two_commits_names_the_configs_machines_and_field(
     _git(beta, "add", "README.md")
     _git(beta, "commit", "-qm", "another commit")
     assert alpha.run(CPU).returncode == 0 and beta.run(CUDA).returncode == 0
-    run = alpha.run("--merge", str(beta.artifacts))
+    run = alpha.review("merge", str(beta.artifacts))
     assert run.returncode == 2
     [line] = run.stderr.splitlines()
-    assert line.startswith(f"error: --merge: {CPU} (built on alpha) and {CUDA} (built on beta)")
+    assert line.startswith(f"error: review merge: {CPU} (built on alpha) and {CUDA} (built on")
     assert "have a different commit (" in line
+
+
+def test_report_request_and_why_read_a_posted_upload_as_they_read_build_artifacts(
+    upload, tmp_path: Path
+) -> None:
+    """A reviewer has the packages beside log_files.zip, or the zip alone: each review command
+    reads them as it reads the delegate's build_artifacts/."""
+    # Before: --report DIR found no summary.json in a folder holding log_files.zip.
+    fs, _, posted = upload
+    here = fs.review("request", "jdoe/label/cfep03")
+    assert here.returncode == 0, here.stderr
+    for given in (posted, posted / "log_files.zip"):
+        request = fs.review("request", "jdoe/label/cfep03", str(given))
+        assert request.returncode == 0, request.stderr
+        assert request.stdout == here.stdout
+        why = fs.review("why", CPU, str(given))
+        assert why.returncode == 0, why.stderr
+        assert why.stdout.startswith("linux-64 cpu (done): built; nothing failed. log: ")
+    report = fs.review("report", str(posted))
+    assert report.returncode == 0, report.stderr
+    [package] = (posted / "linux-64").glob("libfoo-*versionNone*.conda")
+    assert f": {package.name} |" in report.stdout  # its embedded commit, read from the upload

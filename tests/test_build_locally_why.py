@@ -1,4 +1,4 @@
-"""``build-locally.py --why CONFIG`` on real failing logs.
+"""``python -m tools review why CONFIG`` on real failing logs.
 
 Each test breaks the miniature PyTorch (tests/fixtures/minitorch) the way a release
 breaks: a compile error, a CMake error, an undefined symbol at link time, a failing test.
@@ -53,7 +53,7 @@ def failed_build(tmp_path: Path, command: str) -> tuple[Feedstock, str]:
     body = f"echo uploading with {TOKEN}; {command}"
     run = feedstock.run(CPU, FAKE_BUILD_RUN=body, BINSTAR_TOKEN=TOKEN)
     assert run.returncode == 1, run.stderr
-    why = feedstock.run("--why", LABEL)
+    why = feedstock.review("why", LABEL)
     assert why.returncode == 0, why.stderr
     return feedstock, why.stdout
 

@@ -36,7 +36,7 @@ def test_bld_bat_drops_stale_bytecode_before_installing_torch() -> None:
     # (test_build_sh.py); bld.bat is held to the same step textually.
     text = (RECIPE / "bld.bat").read_text()
     pytorch = text[text.index("\n:pytorch") :]
-    assert "(__pycache__) do if exist" in pytorch
+    assert "(__pycache__) do @if exist" in pytorch
     assert pytorch.index("(__pycache__)") < pytorch.index("-m pip install")
 
 

@@ -248,20 +248,3 @@ def test_shard_needs_a_selection_to_split() -> None:
 
 def test_durations_without_shard_feed_the_eta() -> None:
     assert options("--all", "--durations", "summary.json").durations == (Path("summary.json"),)
-
-
-@pytest.mark.parametrize(
-    "extra",
-    [
-        ["--all"],
-        ["linux_x"],
-        ["--shard", "1/2"],
-        ["--force"],
-        ["--dry-run"],
-        ["--list"],
-        ["--filter", "linux_*"],
-    ],
-)
-def test_merge_does_not_combine_with_building(extra: list[str]) -> None:
-    with pytest.raises(UserError, match="--merge only combines folders"):
-        options(*extra, "--merge", "elsewhere")

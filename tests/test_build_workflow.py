@@ -277,7 +277,20 @@ def test_collect_runs_even_when_configs_failed_and_merges_like_a_local_batch() -
     assert collect["if"].startswith("always()")
     assert set(collect["needs"]) == {"configs", "build", "test-gpu"}
     script = "\n".join(step.get("run", "") for step in collect["steps"])
-    assert "build-locally.py --merge" in script and "--cfep3-request" in script
+    assert "python -m tools review merge collected/*" in script
+    assert "python -m tools review request" in script and "python -m tools review report" in script
+
+
+def test_the_workflow_calls_no_flag_build_locally_refuses_as_moved() -> None:
+    """The review's flags moved to `python -m tools review`; build-locally.py refuses them, so a
+    workflow line still using one would fail its job."""
+    from tools.localbuild.options import MOVED
+
+    text = (REPO / ".github" / "workflows" / "build.yml").read_text()
+    calls = [line for line in text.splitlines() if "build-locally.py" in line]
+    assert calls
+    used = {word.split("=")[0] for line in calls for word in line.split()}
+    assert not used & set(MOVED), sorted(used & set(MOVED))
 
 
 def test_dispatch_offers_runner_labels_gpu_labels_and_the_cfep3_channel() -> None:
@@ -445,12 +458,13 @@ def test_only_the_publish_step_sees_the_token() -> None:
         "ANACONDA_API_TOKEN: ${{ secrets.ANACONDA_API_TOKEN }}",
     ]
     [step] = [s for s in workflow()["jobs"]["publish"]["steps"] if "ANACONDA_API_TOKEN" in str(s)]
-    assert "--publish" in step["run"]
+    assert "python -m tools review publish" in step["run"]
 
 
 def test_the_publish_step_merges_then_publishes_the_verified_release(tmp_path: Path) -> None:
     """build.yml's publish step, run with a `python` that records each command it is given."""
-    [step] = [s for s in workflow()["jobs"]["publish"]["steps"] if "--publish" in s.get("run", "")]
+    steps = workflow()["jobs"]["publish"]["steps"]
+    [step] = [s for s in steps if "review publish" in s.get("run", "")]
     calls = tmp_path / "calls"
     fake = tmp_path / "bin" / "python"
     fake.parent.mkdir()
@@ -469,7 +483,7 @@ def test_the_publish_step_merges_then_publishes_the_verified_release(tmp_path: P
     )
     assert done.returncode == 0, done.stderr
     assert calls.read_text().splitlines() == [
-        "build-locally.py --merge collected/build-linux_64_a collected/build-linux_64_b",
-        "build-locally.py --publish jlab/label/h100",
+        "-m tools review merge collected/build-linux_64_a collected/build-linux_64_b",
+        "-m tools review publish jlab/label/h100",
     ]
     assert step["env"]["CHANNEL"] == "${{ vars.PUBLISH_CHANNEL || github.repository_owner }}"

@@ -288,6 +288,7 @@ def test_an_unknown_option_is_an_error_line_then_that_commands_usage(command: st
         "error: the following arguments are required: PATH",
         "error: the following arguments are required: --arch",
         "error: the following arguments are required: VERSION",
+        "error: the following arguments are required: SUBCOMMAND",
     )
     assert usage.startswith(f"usage: python -m tools {command} [-h]")
 
@@ -339,13 +340,21 @@ def test_bump_refuses_bad_input_with_one_error_line(
 
 @pytest.mark.parametrize(
     "argv",
-    [["--bogus"], ["--merge"], ["--commit", "abc1234"], ["--verify", ".", "--commit", "HEAD"]],
-    ids=["unknown", "merge-no-dir", "commit-without-verify", "commit-not-a-sha"],
+    [["--bogus"], ["--engine"], ["--merge", "d"], ["--verify", ".", "--commit", "abc1234"]],
+    ids=["unknown", "engine-no-value", "moved-merge", "moved-verify"],
 )
 def test_build_locally_refuses_a_command_line_with_an_error_line(argv: list[str]) -> None:
     result = _build_locally(*argv)
     assert result.returncode == 2
     assert result.stderr.startswith("error: "), result.stderr
+
+
+def test_review_verify_refuses_a_commit_that_is_not_a_sha_with_an_error_line() -> None:
+    result = _tools("review", "verify", ".", "--commit", "HEAD")
+    assert result.returncode == 2
+    error, usage = result.stderr.splitlines()
+    assert error.startswith("error: argument --commit: 'HEAD': expected a git commit sha")
+    assert usage.startswith("usage: python -m tools review verify")
 
 
 def _tiny_failing_package(folder: Path) -> Path:

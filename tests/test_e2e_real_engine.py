@@ -39,6 +39,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,7 @@ def _built(
         # Switched, so `tools check --config` renders the recipe the engine built (the
         # toolkit renders meta.yaml on a feedstock that is not, whose hashes differ).
         fs = E2EFeedstock.make_embedded(tmp, glob, channel, layout, switched=True)
+        fs.commit()  # a delegate's checkout: the records name its commit
     else:
         fs = E2EFeedstock.make(tmp, glob, channel, layout)
     result = fs.build()
@@ -181,13 +183,83 @@ def test_verify_says_the_embedded_engines_packages_carry_no_commit_not_that_they
     cpu,
 ) -> None:
     # Before: each package "from another commit: it embeds none".
-    result = cpu.run("--verify", "build_artifacts", timeout=600)
+    result = cpu.review("verify", "build_artifacts", timeout=600)
     assert result.returncode == 1, result.stdout + result.stderr
-    packages = [line for line in result.stdout.splitlines() if ".conda" in line]
+    packages = [line for line in result.stdout.splitlines() if line.startswith("FAIL linux-64/")]
     assert packages and all("embeds no commit, as its record says" in p for p in packages), (
         result.stdout
     )
     assert "tampered" not in result.stdout and "another commit" not in result.stdout
+
+
+def test_the_embedded_engines_log_holds_the_build_scripts_whole_output(cpu) -> None:
+    # Before: on success the log held rattler-build's solve and nothing the script printed
+    # (py-rattler-build keeps it in the work folder's conda_build.log).
+    log = (cpu.artifacts / f"{cpu.config}-log.txt").read_text()
+    assert "--- the build script's output (bld/" in log
+    assert "Building CXX object" in log or "cmake" in log.lower(), log[-3000:]
+    record = json.loads((cpu.artifacts / "summary.json").read_text())["configs"][cpu.config]
+    assert record["provenance"]["tests"] == "skipped: --no-test in EXTRA_CB_OPTIONS"
+
+
+def test_the_report_names_each_package_without_a_commit_and_no_unknown_image(cpu) -> None:
+    # Before: the commit cell named the first package only, and "image unknown".
+    report = cpu.review("report", timeout=600)
+    assert report.returncode == 0, report.stderr
+    assert "image none for 1 config(s) built outside a container." in report.stdout
+    [row] = [line for line in report.stdout.splitlines() if line.startswith("| linux-64 ")]
+    cell = "⚠️ none (its engine embeds none, as the record says): "
+    names = sorted(p.name for p in cpu.artifacts.glob("linux-64/*.conda"))
+    assert cell in row and all(name in row for name in names), row
+
+
+def test_an_embedded_batch_passes_verify_with_allow_other_engine_and_says_so(cpu) -> None:
+    """The review's own checks all pass on an untouched embedded batch; `tools check` is the
+    real one, its findings on the miniature's stand-ins (STAND_IN_FINDINGS) explained."""
+    # Before: every package "embeds no commit", whatever the flag.
+    from tools.localbuild.review.verify import verify
+
+    def check(config: str, packages: list[Path]):
+        # the expectations of the variant the engine built, as the test of `tools check` has
+        as_built = cpu.variant_as_built()
+        result = _tools(cpu, "check", *map(str, packages), "--config", as_built, "--json")
+        left = _unexplained(json.loads(result.stdout))
+        shown = tuple(f"{f['check']} {f['path']}: {f['detail']}" for f in left)
+        return (f"{len(left)} unexplained finding(s)", shown) if left else None
+
+    said: list[str] = []
+    code = verify(cpu.root, cpu.artifacts, None, say=said.append, check=check,
+                  allow_other_engine=True)  # fmt: skip
+    assert code == 0, said
+    *notes, verdict = said
+    assert notes[0].startswith("NOTE --allow-other-engine: 1 config(s) not built as conda-forge's")
+    assert notes[1].startswith("NOTE tests did not run: linux-64 ")
+    assert verdict.startswith("verified: ") and "carry no commit" in verdict, verdict
+
+
+def test_a_record_rewritten_to_claim_the_container_fails_as_an_engine_lie(cpu, tmp_path) -> None:
+    """The record of an embedded build edited to say conda-forge's container built it."""
+    # Before: each package "embeds no commit", as if the record told the truth.
+    posted = tmp_path / "posted"
+    shutil.copytree(cpu.artifacts / "linux-64", posted / "linux-64")
+    with zipfile.ZipFile(cpu.artifacts / "log_files.zip") as archive:
+        archive.extractall(posted)
+    summary = json.loads((posted / "summary.json").read_text())
+    source = summary["configs"][cpu.config]["provenance"]
+    source.update(engine="docker 27.3.1", ci_engine=True, image="quay.io/condaforge/x:alma10")
+    (posted / "summary.json").write_text(json.dumps(summary))
+    result = cpu.review("verify", str(posted), "--allow-other-engine", timeout=600)
+    assert result.returncode == 1, result.stdout + result.stderr
+    fails = [line for line in result.stdout.splitlines() if line.startswith("FAIL ")]
+    claim = "the record claims conda-forge's CI engine (docker 27.3.1), but its log says it was "
+    assert any(
+        f.startswith("FAIL engine: linux-64 ")
+        and f.endswith(claim + "built by the embedded engine")
+        for f in fails
+    ), fails
+    lies = [f for f in fails if f.startswith("FAIL engine: linux-64/")]
+    assert lies and all("embeds none, as the embedded engine's packages do" in f for f in lies)
+    assert not any("embeds no commit, as its record says" in f for f in fails)
 
 
 def test_a_cuda_config_passes_its_test_phase_through_the_embedded_engine(cuda_tested) -> None:

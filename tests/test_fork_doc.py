@@ -172,7 +172,7 @@ def test_every_command_of_the_doc_ran_and_did_what_the_doc_says(walkthrough) -> 
         "git commit",
         "build-locally.py --all",
     )
-    refused_for_the_fake_packages = ("--verify", "--publish")
+    refused_for_the_fake_packages = ("review verify", "review publish")
     for command in commands():
         result = walkthrough.ran[command]
         if any(p in command for p in refused_for_the_fake_packages):
@@ -212,7 +212,7 @@ def test_both_builds_build_the_lab_config_from_the_commit(walkthrough) -> None:
 def test_verify_and_publish_find_only_tools_checks_findings_on_the_fake_packages(
     walkthrough,
 ) -> None:
-    verify = walkthrough.of("--verify")
+    verify = walkthrough.of("review verify")
     fails = [line for line in verify.stdout.splitlines() if line.startswith("FAIL ")]
     assert fails == [
         f"FAIL linux-64 cuda13.0 mkl: `tools check --config {LAB_CONFIG}` failed: "
@@ -220,9 +220,9 @@ def test_verify_and_publish_find_only_tools_checks_findings_on_the_fake_packages
     ]
     assert TOOLS_CHECK_ONLY.search(verify.stderr), verify.stderr
     for destination in ("~/channels/smithlab", "smithlab/label/main"):
-        publish = walkthrough.of("--publish", destination)
+        publish = walkthrough.of("review publish", destination)
         [line] = publish.stderr.splitlines()
-        assert line.startswith("error: --publish: refused, build_artifacts/ is NOT verified")
+        assert line.startswith("error: review publish: refused, build_artifacts/ is NOT verified")
         assert TOOLS_CHECK_ONLY.search(line), line
         assert TOKEN not in publish.stdout + publish.stderr
     assert not (walkthrough.clone.parent / "home" / "channels").exists()

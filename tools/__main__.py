@@ -40,6 +40,7 @@ COMMANDS = (
     "emulate",
     "runners",
     "smoke",
+    "review",
 )
 
 

@@ -19,7 +19,7 @@ SECRET_ENV_VARS = (
     "GITHUB_TOKEN",
 )
 
-# Where build-locally --publish takes an anaconda.org upload token: anaconda-client's own
+# Where review publish takes an anaconda.org upload token: anaconda-client's own
 # variable, the one docs/fork.md names. Not BINSTAR_TOKEN: on conda-forge's CI that is the
 # token that uploads to conda-forge itself, which a publish must never reach.
 UPLOAD_TOKEN_VARS = ("ANACONDA_API_TOKEN",)

@@ -201,7 +201,7 @@ def load_summary(path: Path, *, named: str, hint: str) -> dict[str, object]:
     """A summary.json the user handed us: its document, or one line naming ``named``.
 
     ``read_summary`` is the lenient reader for our own earlier run; this one is for files a
-    user points at (``--merge``, ``--durations``), where a bad file is their mistake to fix.
+    user points at (``review merge``, ``--durations``), where a bad file is their mistake to fix.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -251,7 +251,7 @@ class BatchFiles:
 def write_batch_files(artifacts: Path, document: Mapping[str, object]) -> BatchFiles:
     """summary.json, then SHA256SUMS over every package, then log_files.zip holding both.
 
-    A local batch and ``--merge`` both end here, so their files cannot drift apart.
+    A local batch and ``review merge`` both end here, so their files cannot drift apart.
     """
     summary = write_summary(artifacts, document)
     sums = write_sha256sums(artifacts)

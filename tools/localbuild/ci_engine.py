@@ -8,8 +8,8 @@ conda-build on PATH outside the container, the embedded rattler-build building t
 are for a person's own builds: their packages have other hashes, and the embedded engine's
 carry no commit.  So each record says which engine built it and from which recipe file, the
 batch's first line says when its engine is not CI's, and the commands that hand packages to
-conda-forge (``--cfep3-request``, ``--verify``, ``--merge``) refuse packages built another way
-unless the person passes :data:`OVERRIDE`, which the request then states.
+conda-forge (``review request``, ``review verify``, ``review merge``) refuse packages built
+another way unless the person passes :data:`OVERRIDE`, which the request then states.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def first_line_note(builder: str, ci: CiEngine) -> str:
         return ""
     return (
         f"; NOT conda-forge's CI engine ({ci.describe()}): for local use, "
-        f"--cfep3-request, --verify and --merge refuse these packages without {OVERRIDE}"
+        f"review request, verify and merge refuse these packages without {OVERRIDE}"
     )
 
 

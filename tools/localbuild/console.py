@@ -21,5 +21,5 @@ class Console:
             print(text, file=self.out, flush=True)
 
     def note(self, text: str) -> None:
-        """Progress that must not mix with a document on stdout (--list, --cfep3-request)."""
+        """Progress that must not mix with a document on stdout (--list, review request)."""
         print(text, file=self.err, flush=True)

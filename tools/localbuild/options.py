@@ -9,18 +9,31 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
 from tools.errors import UserError
 from tools.localbuild.schedule.shard import Shard, parse_shard
 from tools.proc import SECRET_ENV_VARS, secret_values
-from tools.secrets import UPLOAD_TOKEN_VARS
 
 #: The engines --engine may force (tools/localbuild/engines/ladder.py tries them in order).
 BUILDERS = ("docker", "conda-build", "rattler-build")
+
+#: build-locally.py's flags that read finished batches, and the ``python -m tools review``
+#: command each became (docs/cfep03.md); build-locally.py refuses them naming it.
+MOVED = {
+    "--verify": "verify DIR [--commit SHA]",
+    "--commit": "verify DIR --commit SHA",
+    "--report": "report [DIR...]",
+    "--cfep3-request": "request CHANNEL [DIR]",
+    "--merge": "merge DIR... [--request CHANNEL]",
+    "--publish": "publish DEST",
+    "--why": "why CONFIG [DIR]",
+    "--allow-other-engine": "verify|request|merge|publish ... --allow-other-engine",
+}
 
 DESCRIPTION = """\
 Build one or more .ci_support configs of this feedstock locally, in the
@@ -32,11 +45,11 @@ plus CFEP-03 batch builds with resume, per-config logs, a summary, SHA256SUMS
 and log_files.zip in build_artifacts/.
 """
 
-EPILOG = """\
+EPILOG = f"""\
 environment: DOCKER_EXECUTABLE (docker|podman, or the path of either), DOCKER_IMAGE
 (overrides the config's image), CONDA_FORGE_DOCKER_RUN_ARGS (extra `run` options),
 CPU_COUNT, MINIFORGE_HOME (osx/win), OSX_SDK_DIR (osx configs; setting it accepts
-Apple's SDK licence), BUILD_MACHINE (the machine's name in summary.json and --report's
+Apple's SDK licence), BUILD_MACHINE (the machine's name in summary.json and the review's
 timeline; default: the host name).  Tokens (BINSTAR_TOKEN and friends) are never forwarded and are
 redacted from logs and messages.
 
@@ -49,21 +62,26 @@ before the first container.
 
 written to build_artifacts/: <config>-log.txt (timestamped UTC, tokens redacted;
 an earlier attempt's log moves to old-logs/), conda-forge-build-done-<config> (the
-resume marker), summary.json ({"version": 1, "configs": {<config>: {"status":
+resume marker), summary.json ({{"version": 1, "configs": {{<config>: {{"status":
 done|failed|interrupted|skipped|pending, "reason" (why a skipped config was not built),
 "earlier_run" (done by an earlier run, kept by a resume), "machine", "started",
-"duration_seconds", "returncode", "log", "packages": [{"path", "sha256", "size"}],
-"ccache": {"hits", "misses", "hit_rate"} or null, "note", "provenance": {"commit",
+"duration_seconds", "returncode", "log", "packages": [{{"path", "sha256", "size"}}],
+"ccache": {{"hits", "misses", "hit_rate"}} or null, "note", "provenance": {{"commit",
 "dirty", "diff_sha256", "recipe_version", "recipe_build_number" (the recipe's), "build_number"
 (this config's, variant offsets included), "ci_support_sha256", "toolkit", "engine", "image",
-"machine", "recipe_file", "ci_engine" (built as conda-forge's CI builds it)}}}, ...};
+"machine", "recipe_file", "ci_engine" (built as conda-forge's CI builds it), "channels",
+"tests" (run, or skipped: why)}}}}}}, ...}};
 every config of the matrix has a record),
 SHA256SUMS (`sha256sum -c` format, every package in the channel folders) and log_files.zip
 (the logs, summary.json and SHA256SUMS).
 
 several machines: `--all --shard K/N` on machine K of N (the same command
-everywhere), then `--merge DIR...` on one of them with the others'
-build_artifacts/ copied over; `--cfep3-request` works on the merged folder.
+everywhere), then `python -m tools review merge DIR...` on one of them with the others'
+build_artifacts/ copied over.
+
+reading a finished batch is `python -m tools review` (verify, report, request, merge,
+publish, why; docs/cfep03.md): build-locally.py refuses the flags that did it before
+({", ".join(MOVED)}) in one line naming that command, exit 2.
 
 configs are shown with a short label (`linux-64 cuda13.0 mkl`: platform, cudaX.Y or cpu,
 BLAS, plus the words that tell two configs apart when those do not); CONFIG and --filter
@@ -75,11 +93,7 @@ exit status: 0 all selected configs built or already done (or, with --shard, non
 to this machine); 1 some config failed (or would, with --dry-run); 2 bad input, a recipe
 that does not render or no usable engine, in one line starting `error:` (an unknown config
 or glob lists the three closest names, an ambiguous one every match, one per line); 130
-interrupted (rerun the same command to resume).  --why and --report exit 0 when they
-printed, 2 when there is nothing to read.  --verify exits 0 when the upload holds up, 1
-when something falls short (each finding, then one `problems:` line), 2 on bad input.
---publish exits 0 when published, 1 when the batch fails the --verify checks (one `error:`
-line naming the first finding), 2 on bad input or a failed upload.
+interrupted (rerun the same command to resume).
 """
 
 
@@ -101,25 +115,13 @@ class Options:
     source_cache: Path | None  # --source-cache: holds the recipe's source archive
     fetch_sources: Path | None  # --fetch-sources: fill that folder, build nothing
     list_only: bool
-    cfep3_channel: str | None
     ccache: Path | None
     interactive: bool
     shard: Shard | None  # --shard K/N: this machine's part of the selection
     durations: tuple[Path, ...]  # summary.json files whose durations balance the shards
-    merge_dirs: tuple[Path, ...]  # --merge: other machines' build_artifacts/
-    why: str | None  # --why CONFIG: the first error of that config's log
-    report_dirs: tuple[Path, ...] | None  # --report [DIR...]: None when not asked
-    verify_dir: Path | None  # --verify DIR: a delegate's upload, checked for a reviewer
-    commit: str | None  # --commit SHA: the commit --verify expects (the PR's head)
     env: Mapping[str, str]  # what the build sees: the caller's environment minus secrets
     secrets: tuple[str, ...]  # values to redact wherever output is written
     withheld: tuple[str, ...]  # names of the secret variables the caller had set
-    publish_dest: str | None = None  # --publish DEST: a channel for the verified batch
-    # --allow-other-engine: --cfep3-request, --verify and --merge take packages that another
-    # engine or recipe than conda-forge's CI built (tools/localbuild/ci_engine.py)
-    allow_other_engine: bool = False
-    # the anaconda.org token --publish hands anaconda-client (never shown, not even in a repr)
-    publish_token: str | None = field(default=None, repr=False)
     # the flag that forced the engine, as the person typed it (`--native`, `--engine docker`),
     # for the messages about that engine; None: the ladder chose
     engine_flag: str | None = None
@@ -244,61 +246,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="list the configs (the CONFIGs given, else all; after --filter) and exit",
     )
-    batch.add_argument(
-        "--cfep3-request",
-        dest="cfep3_channel",
-        metavar="CHANNEL",
-        help="print the conda-forge/admin-requests cfep3_copy entry for the packages "
-        "in build_artifacts/SHA256SUMS, uploaded to CHANNEL (e.g. jdoe/label/cfep03)",
-    )
-    batch.add_argument(
-        "--why",
-        metavar="CONFIG",
-        help="print the first compiler, CMake, linker or test error in CONFIG's log, with "
-        "context and the log's path",
-    )
-    batch.add_argument(
-        "--report",
-        dest="report_dirs",
-        metavar="DIR",
-        type=Path,
-        nargs="*",
-        default=None,
-        help="write build_artifacts/report.md (the CFEP-03 comment, also printed) and "
-        "build_artifacts/timeline.svg from build_artifacts/ or the given folders",
-    )
-    review = parser.add_argument_group("reviewing a CFEP-03 upload (docs/cfep03.md)")
-    review.add_argument(
-        "--verify",
-        dest="verify_dir",
-        metavar="DIR",
-        type=Path,
-        help="check a delegate's upload (packages, SHA256SUMS, summary.json, logs or "
-        "log_files.zip): sums, every config of the matrix, commits, logs, `tools check`; "
-        "prints one verdict line; exit 1 when anything falls short",
-    )
-    review.add_argument(
-        "--commit",
-        metavar="SHA",
-        help="with --verify: the commit every record and package must come from (the PR's "
-        "head); without it the records' own commit is used, and said so",
-    )
-    review.add_argument(
-        "--publish",
-        dest="publish_dest",
-        metavar="DEST",
-        help="after the --verify checks pass on build_artifacts/, put its packages into a "
-        "channel: a directory (/path, ./dir or file://..., indexed with py-rattler) or "
-        "anaconda.org's OWNER[/label/LABEL] (anaconda-client, token in ANACONDA_API_TOKEN; "
-        "never conda-forge or cf-staging); docs/fork.md",
-    )
-    review.add_argument(
-        "--allow-other-engine",
-        action="store_true",
-        help="let --cfep3-request, --verify and --merge take packages built by another engine "
-        "or recipe than conda-forge's CI (the container with conda-forge.yml's "
-        "conda_build_tool); the request then says so",
-    )
     spread = parser.add_argument_group("a release over several machines (docs/build-locally.md)")
     spread.add_argument(
         "--shard",
@@ -315,81 +262,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="an earlier summary.json whose measured build times replace the cost model for "
         "the ETA and --shard (repeatable; give every machine the same files)",
     )
-    spread.add_argument(
-        "--merge",
-        dest="merge_dirs",
-        metavar="DIR",
-        type=Path,
-        nargs="+",
-        default=[],
-        help="copy the packages, logs and done markers of other machines' build_artifacts/ "
-        "into this one and write one summary.json, SHA256SUMS and log_files.zip; with "
-        "--cfep3-request also print the request",
-    )
     return parser
 
 
 def _check_spread(args: argparse.Namespace) -> None:
-    """--shard and --merge: what they combine with, checked before anything runs."""
-    if args.merge_dirs:
-        others = [
-            flag
-            for flag, given in (
-                ("config names", args.config),
-                ("--all", args.all_configs),
-                ("--shard", args.shard),
-                ("--debug", args.debug),
-                ("--force", args.force),
-                ("--native", args.native),
-                ("--dry-run", args.dry_run),
-                ("--list", args.list_only),
-                ("--filter", args.filter_glob),
-                ("--fail-fast", args.fail_fast),
-                ("--prune", args.prune),
-                ("--ccache", args.ccache),
-                ("--engine", args.engine),
-                ("--channel", args.channels),
-                ("--source-cache", args.source_cache),
-            )
-            if given
-        ]
-        if others:
-            raise UserError(f"--merge only combines folders; drop {', '.join(others)}")
-    if args.commit is not None and args.verify_dir is None:
-        raise UserError("--commit names the commit --verify expects; add --verify DIR")
-    if args.commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", args.commit):
-        raise UserError(f"--commit {args.commit!r}: expected a git commit sha (7 to 40 hex digits)")
-    for flag, given in (
-        ("--why", args.why),
-        ("--report", args.report_dirs is not None),
-        ("--verify", args.verify_dir is not None),
-        ("--publish", args.publish_dest is not None),
-    ):
-        others = [
-            other
-            for other, used in (
-                ("config names", args.config),
-                ("--all", args.all_configs),
-                ("--shard", args.shard),
-                ("--merge", args.merge_dirs),
-                ("--debug", args.debug),
-                ("--dry-run", args.dry_run),
-                ("--list", args.list_only),
-                ("--why", flag != "--why" and args.why),
-                ("--report", flag != "--report" and args.report_dirs is not None),
-                ("--cfep3-request", flag in ("--verify", "--publish") and args.cfep3_channel),
-                ("--verify", flag == "--publish" and args.verify_dir is not None),
-            )
-            if used
-        ]
-        if given and others:
-            raise UserError(f"{flag} only reads what a build left; drop {', '.join(others)}")
-    reviewing = (args.cfep3_channel, args.verify_dir, args.merge_dirs or None, args.publish_dest)
-    if args.allow_other_engine and all(x is None for x in reviewing):
-        raise UserError(
-            "--allow-other-engine lets --cfep3-request, --verify, --merge or --publish take "
-            "packages of another engine than conda-forge's CI; add one of them or drop it"
-        )
+    """--shard: what it combines with, checked before anything runs."""
     if args.shard and args.debug:
         raise UserError("--debug opens a shell in one build; drop --shard")
     if args.shard and not (args.all_configs or args.config or args.list_only):
@@ -456,24 +333,13 @@ def from_args(
         source_cache=_absolute(args.source_cache),
         fetch_sources=_absolute(args.fetch_sources),
         list_only=args.list_only,
-        cfep3_channel=args.cfep3_channel,
         ccache=ccache,
         interactive=interactive,
         shard=parse_shard(args.shard) if args.shard else None,
         durations=tuple(args.durations),
-        merge_dirs=tuple(args.merge_dirs),
-        why=args.why,
-        report_dirs=None if args.report_dirs is None else tuple(args.report_dirs),
-        verify_dir=args.verify_dir,
-        commit=args.commit,
         env=MappingProxyType(clean_env),
         secrets=tuple(secret_values(env)),
         withheld=tuple(name for name in SECRET_ENV_VARS if name in env),
-        publish_dest=args.publish_dest,
-        allow_other_engine=args.allow_other_engine,
-        publish_token=next((env[n] for n in UPLOAD_TOKEN_VARS if env.get(n)), None)
-        if args.publish_dest is not None
-        else None,
         engine_flag="--native" if args.native else args.engine and f"--engine {args.engine}",
     )
 
@@ -482,8 +348,22 @@ def _absolute(path: Path | None) -> Path | None:
     return None if path is None else (path if path.is_absolute() else Path.cwd() / path)
 
 
+def refuse_moved(argv: Sequence[str]) -> None:
+    """One line for a flag that moved to ``python -m tools review`` (exit 2, as bad input)."""
+    for word in argv:
+        if word == "--":
+            return
+        flag = word.split("=", 1)[0]
+        if flag in MOVED:
+            raise UserError(
+                f"build-locally.py {flag}: moved to `python -m tools review {MOVED[flag]}` "
+                "(build-locally.py builds; the review reads what it built)"
+            )
+
+
 def parse(
     argv: Sequence[str] | None, env: Mapping[str, str], root: Path, *, interactive: bool
 ) -> Options:
+    refuse_moved(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     return from_args(args, env, root, interactive=interactive)

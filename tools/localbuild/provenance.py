@@ -1,5 +1,5 @@
 """Where a batch's packages came from, recorded once per config (summary.json, the log's
-head, report.md, --cfep3-request) so a CFEP-03 reviewer can tie each package to a commit.
+head, report.md, review request) so a CFEP-03 reviewer can tie each package to a commit.
 
 The git facts are asked once per batch; a tree with uncommitted changes is ``dirty``, and
 the digest of those changes (the diff against HEAD plus every untracked, unignored file)
@@ -21,7 +21,7 @@ from tools.errors import CommandError, UserError
 from tools.proc import call
 
 DIRTY_WARNING = "WARNING: built from a dirty tree (uncommitted changes)"
-# The embedded engine's limit, in the words its records carry and --verify reads back.
+# The embedded engine's limit, in the words its records carry and review verify reads back.
 NO_PACKAGE_COMMIT = (
     "packages carry no commit: py-rattler-build records no --extra-meta, so their "
     "info/about.json has no extra.sha"
@@ -49,22 +49,35 @@ class Provenance:
     # record written before they were recorded.
     recipe_file: str | None = None
     ci_engine: bool | None = None
+    # The channels the build solved from (the config's channel_sources, or --channel), and
+    # whether the engine's test phase ran ("run", or "skipped: " and why); None in a record
+    # written before they were recorded.
+    channels: tuple[str, ...] | None = None
+    tests: str | None = None
 
     def to_json(self) -> dict[str, object]:
-        return asdict(self)
+        found = asdict(self)
+        found["channels"] = list(self.channels) if self.channels is not None else None
+        return found
 
     @classmethod
     def from_json(cls, data: object) -> Provenance | None:
         """A record's provenance, or None for one written before provenance existed."""
         if not isinstance(data, Mapping) or not isinstance(data.get("machine"), str):
             return None
-        # A file someone handed over (--merge, --report, --verify): text fields are text.
+        # A file someone handed over (the review commands): text fields are text.
         fields = {
             k: v if isinstance(v := data.get(k), str) else None for k in cls.__dataclass_fields__
         }
         fields["dirty"] = data.get("dirty") is True
         fields["ci_engine"] = ci if type(ci := data.get("ci_engine")) is bool else None
         fields["toolkit"] = fields["toolkit"] or ""
+        listed = data.get("channels")
+        fields["channels"] = (
+            tuple(listed)
+            if isinstance(listed, list) and all(isinstance(c, str) for c in listed)
+            else None
+        )
         for key in ("build_number", "recipe_build_number"):
             number = data.get(key)
             fields[key] = number if type(number) is int else None
@@ -201,6 +214,29 @@ def for_config(
         recipe_file=recipe_file,
         ci_engine=ci_engine,
     )
+
+
+def channel_sources(ci_support: Path) -> tuple[str, ...] | None:
+    """A variant file's channel_sources, one channel each (conda-smithy joins them with
+    commas); None when the file cannot be read or names none."""
+    from tools.recipe.variant_config import parse_variant_file
+
+    try:
+        data = parse_variant_file(ci_support.read_text(encoding="utf-8"), str(ci_support))
+    except (OSError, UnicodeDecodeError, UserError):
+        return None
+    listed = data.get("channel_sources")
+    entries = listed if isinstance(listed, list) else [listed] if listed else []
+    found = tuple(c.strip() for e in entries for c in str(e).split(",") if c.strip())
+    return found or None
+
+
+def tests_of(env: Mapping[str, str]) -> str:
+    """Whether the engine's test phase runs: build_steps.sh hands EXTRA_CB_OPTIONS to
+    conda-build, and the embedded engine reads ``--no-test`` there as ``--test skip``."""
+    if "--no-test" in env.get("EXTRA_CB_OPTIONS", "").split():
+        return "skipped: --no-test in EXTRA_CB_OPTIONS"
+    return "run"
 
 
 def dirty_warning(records: Mapping[str, Mapping[str, object]]) -> str | None:

@@ -86,7 +86,7 @@ def this_shard(options: Options, names: tuple[str, ...], console: Console) -> tu
     console.note(choice.describe(options.shard))
     if not choice.names:
         # Every machine runs the same command, so a machine with no share has done its part
-        # (exit 0: its job must not fail); --merge later names any config no machine built.
+        # (exit 0: its job must not fail); `review merge` later names any config no machine built.
         first, count = choice.selected + 1, options.shard.count
         idle = f"machine {count}" if first == count else f"machines {first}-{count}"
         console.note(

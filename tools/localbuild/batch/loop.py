@@ -74,7 +74,7 @@ def _header(
 ) -> list[tuple[str, str]]:
     fields = [("config", plan.config)]
     if provenance is not None:
-        fields += _provenance_fields(provenance)
+        fields += provenance_fields(provenance)
     fields += [
         ("command", format_command(plan.argv)),
         ("where", plan.dispatch),
@@ -87,7 +87,7 @@ def _header(
     return fields
 
 
-def _provenance_fields(p: Provenance) -> list[tuple[str, str]]:
+def provenance_fields(p: Provenance) -> list[tuple[str, str]]:
     """The log's head names where the build came from, as summary.json records it."""
     tree = f"DIRTY: uncommitted changes, diff sha256 {p.diff_sha256}" if p.dirty else "clean"
     fields = [
@@ -103,6 +103,8 @@ def _provenance_fields(p: Provenance) -> list[tuple[str, str]]:
         ("engine version", p.engine or "?"),
         ("recipe file", p.recipe_file or "?"),
         ("machine", p.machine),
+        ("channels", " ".join(p.channels) if p.channels else "?"),
+        ("tests", p.tests or "?"),
     ]
     if p.ci_engine is False:
         fields.insert(0, ("warning", "not conda-forge's CI engine: packages for local use"))
@@ -146,7 +148,7 @@ def build_one(
             sink.note(f"package {package.path} sha256 {package.sha256} ({package.size} bytes)")
         if stats is not None:
             sink.note(f"ccache: {stats.hits} hits, {stats.misses} misses ({stats.describe()})")
-        # The last line, always: --verify reads a log that does not end so as cut short.
+        # The last line, always: review verify reads a log that does not end so as cut short.
         sink.note(end_line(status, plan.marker.exists()))
     finally:
         sink.close()

@@ -1,8 +1,8 @@
 """The batch, as a pipeline: select -> plan -> run -> record -> report.
 
 Each stage is its own module (choose, preflight, loop, record, summary); this one only
-sequences them.  The commands that read earlier batches (--why, --report, --verify,
---merge, --cfep3-request) are the reviewer's side, ``tools.localbuild.review``.
+sequences them.  The commands that read earlier batches (``python -m tools
+review``) are the reviewer's side, ``tools.localbuild.review``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tools.localbuild import ci_engine, provenance
 from tools.localbuild.batch import choose, loop, preflight, record, summary
 from tools.localbuild.configs import Config, discover, labels
 from tools.localbuild.console import Console
-from tools.localbuild.engines import ladder
+from tools.localbuild.engines import airgap, ladder
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.plan import HostFacts
 from tools.localbuild.options import Options
@@ -102,6 +102,7 @@ def _provenance(
         machine=provenance.machine(options.env),
     )
     ci = ci_engine.of_feedstock(options.root)
+    tests = provenance.tests_of(options.env)
     found = {}
     for plan in batch.plans:
         used = (
@@ -110,7 +111,7 @@ def _provenance(
             else f"{plan.dispatch} (no container)"
         )
         found[plan.config] = provenance.for_config(
-            replace(base, engine=used),
+            replace(base, engine=used, channels=_channels(options, plan), tests=tests),
             ci_support=options.root / ".ci_support" / f"{plan.config}.yaml",
             image=plan.image,
             recipe=checked.recipes.get(plan.config),
@@ -120,6 +121,14 @@ def _provenance(
             ci_engine=plan.dispatch in ci_engine.CI_DISPATCHES,
         )
     return found
+
+
+def _channels(options: Options, plan) -> tuple[str, ...] | None:
+    """The channels the build solves from: --channel for the embedded engine (as it hands
+    them to rattler-build), else the config's channel_sources."""
+    if plan.dispatch == "embedded" and options.channels:
+        return tuple(airgap.channel_url(c, options.artifacts) for c in options.channels)
+    return provenance.channel_sources(options.root / ".ci_support" / f"{plan.config}.yaml")
 
 
 def _recipe_file(options: Options, plan) -> str | None:

@@ -41,7 +41,7 @@ class ConfigResult:
     ccache: ccache.CcacheStats | None = None
     note: str = ""
     log: str | None = None
-    machine: str = ""  # the host that built it: --report's timeline groups by it
+    machine: str = ""  # the host that built it: the review report's timeline groups by it
     reason: str = ""  # why a skipped config was not built (FILTERED_OUT, cannot_build_here)
     earlier: bool = False  # done by an earlier run of this build_artifacts/ (a resume)
     provenance: Provenance | None = None

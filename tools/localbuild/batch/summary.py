@@ -100,7 +100,7 @@ def report_run(
     if failed:
         raise ProblemsFound(
             f"{len(failed)} of {len(results)} config(s) failed: {', '.join(failed)} "
-            f"(`build-locally.py --why '{failed[0]}'` shows the first error; "
+            f"(`python -m tools review why '{failed[0]}'` shows the first error; "
             f"all: build_artifacts/summary.json and <config>-log.txt){tail}"
         )
     return 0

@@ -103,6 +103,27 @@ def show_script_log(output_dir: Path, lines: int = 200) -> None:
         print("\n".join(text[-lines:]), file=sys.stderr)
 
 
+def _work_folders(output_dir: Path) -> set[Path]:
+    return {p.parent.parent for p in output_dir.glob("bld/*/work/conda_build.log")}
+
+
+def show_build_output(output_dir: Path, before: set[Path], *, keep: bool) -> None:
+    """The whole output of each build script this build ran, printed as the binary streams
+    it (into the config's log): py-rattler-build keeps it in the work folder's
+    conda_build.log, which it deletes on success unless asked to keep the work folder. So the
+    build keeps them, and this removes what the person did not ask to keep."""
+    made = sorted(_work_folders(output_dir) - before, key=lambda p: p.stat().st_mtime)
+    for folder in made:
+        log = folder / "work" / "conda_build.log"
+        print(f"--- the build script's output ({log.relative_to(output_dir).as_posix()})")
+        with log.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                print(line.rstrip("\n"))
+        sys.stdout.flush()
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def with_channels(variant_text: str, channels: list[str]) -> str:
     """A variant file's text with ``channel_sources`` replaced by ``channels`` (one entry,
     comma-separated, as conda-smithy writes it)."""
@@ -201,6 +222,7 @@ def main(argv: list[str]) -> int:
 
 
 def _build(rattler_build, args: argparse.Namespace, recipe: Path, variants: list[str]) -> int:
+    before = _work_folders(Path(args.output_dir))
     with warnings.catch_warnings():
         # build_recipes is the one call taking the CLI's arguments as they are.
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -216,12 +238,12 @@ def _build(rattler_build, args: argparse.Namespace, recipe: Path, variants: list
                 build_platform=args.build_platform,
                 test=args.test,
                 no_build_id=args.no_build_id,
-                keep_build=args.keep_build,
+                keep_build=True,  # the script's output lives there: show_build_output
                 package_format=args.package_format,
             )
         except rattler_build.RattlerBuildError as error:
             show_script_log(Path(args.output_dir))
-            # The line naming what could not be reached comes first: it is what `--why`
+            # The line naming what could not be reached comes first: it is what `review why`
             # shows as the error (rattler-build's own line names no URL).
             # A new line first: rattler-build's progress bars end in a carriage return.
             hint = network_hint(str(error), args)
@@ -229,6 +251,7 @@ def _build(rattler_build, args: argparse.Namespace, recipe: Path, variants: list
                 print(f"\nerror: {hint}", file=sys.stderr)
             print(f"error: {error}", file=sys.stderr)
             return 1
+    show_build_output(Path(args.output_dir), before, keep=args.keep_build)
     return 0
 
 

@@ -1,10 +1,13 @@
-"""The reviewer's side: the commands that read what earlier batches wrote.
+"""The reviewer's side: ``python -m tools review``, the commands that read what earlier
+batches wrote (tools/commands/review.py parses them).
 
-- ``modes``: --why, --merge and --cfep3-request on the console;
-- ``why``: ``--why CONFIG``, the first real error of a failed config's log;
-- ``merge``: ``--merge DIR...``, several machines' build_artifacts/ combined into one;
-- ``report``: ``--report [DIR...]``, the CFEP-03 comment (report.md) and timeline.svg;
-- ``verify``: ``--verify DIR [--commit SHA]``, the CFEP-03 reviewer's check of an upload;
+- ``upload``: a batch folder or its log_files.zip, read alike by every command below;
+- ``verify``: ``review verify DIR [--commit SHA]``, the CFEP-03 reviewer's check of an upload;
+- ``report``: ``review report [DIR...]``, the CFEP-03 comment (report.md) and timeline.svg;
+- ``modes``: ``review request``, ``review merge`` and ``review why`` on the console;
 - ``cfep3``: the conda-forge/admin-requests entry that asks to copy a CFEP-03 upload;
+- ``merge``: several machines' build_artifacts/ combined into one;
+- ``publish``: ``review publish DEST``, a verified batch put into a channel;
+- ``why``: the first real error of a failed config's log;
 - ``embedded``: the commit a package carries in info/about.json.
 """

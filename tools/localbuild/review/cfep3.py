@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ruamel.yaml import YAML
 
 from tools.errors import UserError
 from tools.files import read_user_file
-from tools.localbuild.artifacts import read_summary
 from tools.localbuild.provenance import Provenance, dirty_warning
 from tools.recipe.variant_config import parse_variant_file
 
@@ -49,20 +48,21 @@ def read_sums(path: Path) -> list[tuple[str, str]]:
 def check_channel(channel: str) -> None:
     if not _CHANNEL.match(channel):
         raise UserError(
-            f"--cfep3-request {channel!r}: expected an anaconda.org channel such as "
+            f"review request {channel!r}: expected an anaconda.org channel such as "
             "'jdoe/label/cfep03'"
         )
 
 
-def target_label(root: Path, sums: list[tuple[str, str]]) -> str:
+def target_label(
+    root: Path, sums: list[tuple[str, str]], summary: Mapping[str, Mapping[str, object]]
+) -> str:
     """The conda-forge label the packages go to: their configs' ``channel_targets``.
 
     CI uploads each config's packages to the label its ``channel_targets`` names (``conda-forge
     pytorch_rc`` for release candidates); a copy request must do the same.  The config of
-    each package comes from build_artifacts/summary.json.  One request has one label, so
+    each package comes from the batch's summary.json.  One request has one label, so
     packages for different labels are refused.
     """
-    summary = read_summary(root / "build_artifacts")
     config_of = {
         str(package.get("path")): config
         for config, record in summary.items()
@@ -74,7 +74,7 @@ def target_label(root: Path, sums: list[tuple[str, str]]) -> str:
         config = config_of.get(name)
         if config is None:
             raise UserError(
-                f"{name}: not in build_artifacts/summary.json, so the config (and conda-forge "
+                f"{name}: not in the batch's summary.json, so the config (and conda-forge "
                 "label) it was built for is unknown; rebuild it with build-locally.py"
             )
         labels.setdefault(_label_of(root, config), []).append(name)
@@ -100,10 +100,9 @@ def _label_of(root: Path, config: str) -> str:
     return words[1]
 
 
-def provenance_comment(root: Path) -> list[str]:
+def provenance_comment(summary: Mapping[str, Mapping[str, object]]) -> list[str]:
     """Where the packages came from, per summary.json, as comment lines for the request:
     the core member approving it compares them with the PR (the admin bot ignores them)."""
-    summary = read_summary(root / "build_artifacts")
     built = [r for r in summary.values() if r.get("status") == "done"]
     facts = [Provenance.from_json(r.get("provenance")) for r in built]
     known = [p for p in facts if p is not None]

@@ -1,11 +1,11 @@
-"""Combine the build_artifacts/ of several machines: ``build-locally.py --merge DIR...``.
+"""Combine the build_artifacts/ of several machines: ``python -m tools review merge DIR...``.
 
 A release built on N machines (``--shard K/N``, or one GitHub Actions job per
 config) comes back as N build_artifacts/ folders.  Merging copies their
 packages, logs and done markers into this checkout's build_artifacts/ and then
 writes summary.json, SHA256SUMS and log_files.zip with the very functions a
 local batch uses, so a reviewer cannot tell a merged release from one built on
-a single machine, and ``--cfep3-request`` works on either.
+a single machine, and ``review request`` works on either.
 
 Nothing is copied until every input has been read and checked: a package that
 exists in two folders with different contents is refused with one line, since
@@ -77,7 +77,7 @@ class MergeResult:
         ]
 
 
-def artifacts_dir(directory: Path, *, flag: str = "--merge") -> Path:
+def artifacts_dir(directory: Path, *, flag: str = "review merge") -> Path:
     """DIR itself, or DIR/build_artifacts when DIR is a feedstock checkout."""
     if (directory / "build_artifacts").is_dir():
         return directory / "build_artifacts"
@@ -86,7 +86,7 @@ def artifacts_dir(directory: Path, *, flag: str = "--merge") -> Path:
     raise UserError(f"{flag} {directory}: not a directory")
 
 
-def load_source(path: Path, *, flag: str = "--merge") -> Source:
+def load_source(path: Path, *, flag: str = "review merge") -> Source:
     summary = path / "summary.json"
     if not summary.exists():
         raise UserError(
@@ -132,7 +132,7 @@ def plan_packages(target: Path, sources: Sequence[Path]) -> list[tuple[str, Path
             first_digest, first_place = seen[name]
             if first_digest != digest:
                 raise UserError(
-                    f"--merge: {name} differs between {first_place} (sha256 "
+                    f"review merge: {name} differs between {first_place} (sha256 "
                     f"{_short(first_digest)}…) and {place} ({_short(digest)}…); the same "
                     "package was built twice, keep the copy the logs describe and merge again"
                 )
@@ -170,7 +170,7 @@ def choose_records(sources: Sequence[Source]) -> dict[str, Chosen]:
             )
             if theirs and ours and theirs != ours:
                 raise UserError(
-                    f"--merge: {name} was built in both {current.source} and {source.path} "
+                    f"review merge: {name} was built in both {current.source} and {source.path} "
                     "with different packages; keep the build the logs should show and merge again"
                 )
             if current is not None and record.get("status") in BUILT:
@@ -195,7 +195,7 @@ def _same_build(config: str, first: Mapping[str, object], second: Mapping[str, o
         a, b = _provenance(first).get(key), _provenance(second).get(key)
         if a is not None and b is not None and a != b:
             raise UserError(
-                f"--merge: {config} was built on {_machine(first)} and on {_machine(second)} "
+                f"review merge: {config} was built on {_machine(first)} and on {_machine(second)} "
                 f"with a different {what} ({a} vs {b}); rebuild one of them from the other's "
                 "sources and merge again"
             )
@@ -219,7 +219,7 @@ def check_one_release(records: Mapping[str, Mapping[str, object]]) -> None:
             theirs = _provenance(other).get(key)
             if theirs != value:
                 raise UserError(
-                    f"--merge: {config} (built on {_machine(record)}) and {other_config} "
+                    f"review merge: {config} (built on {_machine(record)}) and {other_config} "
                     f"(built on {_machine(other)}) have a different {what} "
                     f"({value or 'none, a clean tree'} vs {theirs or 'none, a clean tree'}); "
                     f"one release comes from one {what}: rebuild and merge again"
@@ -275,7 +275,7 @@ def merge(
         if path not in resolved:
             resolved.append(path)
     if not resolved:
-        raise UserError("--merge needs at least one build_artifacts folder besides this one")
+        raise UserError("review merge needs at least one build_artifacts folder besides this one")
     sources = [load_source(path) for path in resolved]
     # What this checkout built itself takes part first, so its own records win ties.
     if (target / "summary.json").is_file():

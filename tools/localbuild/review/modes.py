@@ -1,9 +1,12 @@
-"""The commands that read what batches left behind instead of building: --why, --merge,
---cfep3-request (--report lives in report.py)."""
+"""``python -m tools review request|merge|why``: the review commands that print to the
+console (verify.py, report.py and publish.py hold the others).  Each reads a batch folder or
+its log_files.zip alike (upload.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from pathlib import Path
 
 from tools.errors import ProblemsFound, UserError
 from tools.localbuild import artifacts as art
@@ -12,52 +15,69 @@ from tools.localbuild.batch import lock
 from tools.localbuild.batch.record import DONE, SKIPPED
 from tools.localbuild.configs import discover, labels
 from tools.localbuild.console import Console
-from tools.localbuild.options import Options
 from tools.localbuild.provenance import dirty_warning
 from tools.localbuild.review import cfep3
 from tools.localbuild.review.merge import merge
+from tools.localbuild.review.upload import SUMMARY, open_batch
 
 
-def cfep3_request(options: Options, console: Console) -> None:
-    channel = options.cfep3_channel or ""
+def request(
+    root: Path, channel: str, folder: Path, console: Console, *, allow_other_engine: bool
+) -> None:
+    """The admin-requests cfep3_copy entry for the batch in ``folder``, on stdout."""
     cfep3.check_channel(channel)
-    sums = cfep3.read_sums(options.artifacts / "SHA256SUMS")
-    label = cfep3.target_label(options.root, sums)
-    found = other_engine(options, "--cfep3-request", art.read_summary(options.artifacts))
+    with open_batch(folder, command="review request") as batch:
+        sums = cfep3.read_sums(batch.sums)
+        summary = art.read_summary(batch.view)
+    label = cfep3.target_label(root, sums, summary)
+    found = other_engine(root, "review request", summary, allow_other_engine)
     comment = [
-        *ci_engine.override_comment(found, ci_engine.of_feedstock(options.root)),
-        *cfep3.provenance_comment(options.root),
+        *ci_engine.override_comment(found, ci_engine.of_feedstock(root)),
+        *cfep3.provenance_comment(summary),
     ]
     console.out.write(cfep3.request_yaml(channel, sums, label=label, comment=comment))
-    warning = dirty_warning(art.read_summary(options.artifacts))
+    warning = dirty_warning(summary)
     if warning:
         console.note(f"{warning}; a copy request for it should not be approved")
 
 
 def other_engine(
-    options: Options, command: str, records: Mapping[str, Mapping[str, object]]
+    root: Path, command: str, records: Mapping[str, Mapping[str, object]], allowed: bool
 ) -> dict[str, str]:
     """The built configs of ``records`` that another engine or recipe than conda-forge's CI
     built: refused in one line, unless --allow-other-engine lets them through (returned)."""
-    ci = ci_engine.of_feedstock(options.root)
+    ci = ci_engine.of_feedstock(root)
     found = ci_engine.foreign(records, ci)
-    if found and not options.allow_other_engine:
-        label_of = labels(options.root, list(found))
+    if found and not allowed:
+        label_of = labels(root, list(found))
         raise ProblemsFound(ci_engine.refusal(command, found, ci, label_of))
     return found
 
 
-def merge_folders(options: Options, console: Console) -> int:
-    if options.cfep3_channel is not None:
-        cfep3.check_channel(options.cfep3_channel)
+def merge_folders(
+    root: Path,
+    folders: Sequence[Path],
+    console: Console,
+    *,
+    request_channel: str | None,
+    allow_other_engine: bool,
+) -> int:
+    if request_channel is not None:
+        cfep3.check_channel(request_channel)
 
     def check(records: Mapping[str, Mapping[str, object]]) -> None:
-        found = other_engine(options, "--merge", records)
+        found = other_engine(root, "review merge", records, allow_other_engine)
         if found:
             console.note(f"{ci_engine.OVERRIDE}: merging {len(found)} config(s) built another way")
 
-    with lock.exclusive(options.artifacts):  # a batch building there would mix with it
-        result = merge(options.root, options.merge_dirs, say=console.note, check=check)
+    artifacts = root / "build_artifacts"
+    with ExitStack() as stack:
+        views = [
+            stack.enter_context(open_batch(f, command="review merge", needs=SUMMARY)).view
+            for f in folders
+        ]
+        with lock.exclusive(artifacts):  # a batch building there would mix with it
+            result = merge(root, views, say=console.note, check=check)
     warning = dirty_warning(result.configs)
     tail = f"; {warning}" if warning else ""
     statuses = [str(r.get("status")) for r in result.configs.values()]
@@ -69,8 +89,8 @@ def merge_folders(options: Options, console: Console) -> int:
     console.note(
         f"summary, SHA256SUMS and log_files.zip written in {result.files.summary.parent}{tail}"
     )
-    if options.cfep3_channel is not None:
-        cfep3_request(options, console)
+    if request_channel is not None:
+        request(root, request_channel, artifacts, console, allow_other_engine=allow_other_engine)
     if result.failed:
         raise ProblemsFound(
             f"{len(result.failed)} config(s) not built on any machine: {', '.join(result.failed)}"
@@ -78,30 +98,30 @@ def merge_folders(options: Options, console: Console) -> int:
     return 0
 
 
-def why(options: Options, console: Console) -> int:
-    """--why CONFIG: the first real error of the config's log (why.py)."""
+def why(root: Path, selector: str, folder: Path, console: Console) -> int:
+    """The first real error of the config's log (why.py)."""
     from tools import selection
     from tools.localbuild.review import why
 
-    previous = art.read_summary(options.artifacts)
-    available = sorted({*discover(options.root), *previous})
-    label_of = labels(options.root, available)
-    config = selection.select_one(available, options.why or "", labels=label_of)
-    log = art.log_path(options.artifacts, config)
-    record = previous.get(config, {})
-    if not log.is_file() and record.get("note"):  # failed before it started (a damaged file)
+    with open_batch(folder, command="review why", needs=SUMMARY) as batch:
+        previous = art.read_summary(batch.view)
+        available = sorted({*discover(root), *previous})
+        label_of = labels(root, available)
+        config = selection.select_one(available, selector, labels=label_of)
+        log = art.log_path(batch.view, config)
+        shown = art.log_path(batch.packages_dir, config)  # the name the person knows it by
+        record = previous.get(config, {})
         title = f"{label_of.get(config, config)} ({record.get('status', 'unknown')})"
-        console.say(f"{title}: {record['note']}")
-        return 0
-    if not log.is_file():
-        raise UserError(
-            f"{config}: no log at {log.relative_to(options.root).as_posix()}; "
-            "it was not built in this build_artifacts/ (--merge brings other machines' logs)"
-        )
-    status = str(record.get("status", "unknown"))
-    title = f"{label_of.get(config, config)} ({status})"
-    if status in (DONE, SKIPPED):
-        console.say(f"{title}: built; nothing failed. log: {log}")
-        return 0
-    console.say(why.describe(why.read_first_error(log), title=title, log=log))
+        if not log.is_file() and record.get("note"):  # failed before it started
+            console.say(f"{title}: {record['note']}")
+            return 0
+        if not log.is_file():
+            raise UserError(
+                f"{config}: no log {log.name} in {folder}; it was not built there "
+                "(`python -m tools review merge` brings other machines' logs)"
+            )
+        if record.get("status") in (DONE, SKIPPED):
+            console.say(f"{title}: built; nothing failed. log: {shown}")
+            return 0
+        console.say(why.describe(why.read_first_error(log), title=title, log=shown))
     return 0

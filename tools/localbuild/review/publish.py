@@ -1,7 +1,7 @@
-"""``build-locally.py --publish DEST``: put a verified batch into a channel (docs/fork.md).
+"""``python -m tools review publish DEST``: put a verified batch into a channel (docs/fork.md).
 
-The batch is build_artifacts/ as a build or ``--merge`` left it; it is published only
-when the ``--verify`` checks pass on it (sums, every config of the matrix, commits, logs,
+The batch is build_artifacts/ as a build or ``review merge`` left it; it is published only
+when the ``review verify`` checks pass on it (sums, every config of the matrix, commits, logs,
 ``tools check``), so what a fork's users install is what a reviewer would accept.
 
 DEST is read as ``conda install -c`` reads a channel: a path (``/...``, ``./...``,
@@ -19,7 +19,7 @@ anaconda.org is reached through anaconda-client's ``anaconda upload``; the token
 ANACONDA_API_TOKEN alone (conda-forge's BINSTAR_TOKEN uploads to conda-forge, never taken
 here) and reaches the program only through its environment, never its command line, and is
 never printed. The owners ``conda-forge`` and ``cf-staging`` are refused: CFEP-03 has a
-delegate upload to their own channel and the core team copy (``--cfep3-request``). A
+delegate upload to their own channel and the core team copy (``review request``). A
 directory publish holds a lock in DEST, so a second publisher is refused, not interleaved.
 """
 
@@ -52,8 +52,8 @@ CONDA_FORGE_OWNERS = ("conda-forge", "cf-staging")
 
 
 class Unverified(ToolError):
-    """The batch failed the --verify checks: one ``error:`` line, exit 1 (checked, and found
-    problems), the findings left to ``--verify`` to list."""
+    """The batch failed the review verify checks: one ``error:`` line, exit 1 (checked, and found
+    problems), the findings left to ``review verify`` to list."""
 
     exit_code = 1
 
@@ -80,14 +80,14 @@ def destination(text: str, *, cwd: Path) -> Destination:
     match = _ANACONDA.match(text)
     if match is None:
         raise UserError(
-            f"--publish {text}: not a channel; give a directory (an absolute path, ./DIR, C:/DIR "
-            "or file://DIR) or an anaconda.org channel (OWNER or OWNER/label/LABEL)"
+            f"review publish {text}: not a channel; give a directory (an absolute path, ./DIR, "
+            "C:/DIR or file://DIR) or an anaconda.org channel (OWNER or OWNER/label/LABEL)"
         )
     if match["owner"].lower() in CONDA_FORGE_OWNERS:
         raise UserError(
-            f"--publish {text}: {match['owner']} is conda-forge's own channel; under CFEP-03 a "
-            "delegate uploads to a channel of their own (--publish YOU/label/cfep03) and asks "
-            "the core team to copy with --cfep3-request"
+            f"review publish {text}: {match['owner']} is conda-forge's own channel; under "
+            "CFEP-03 a delegate uploads to a channel of their own (review publish "
+            "YOU/label/cfep03) and asks the core team to copy (review request)"
         )
     return Destination(owner=match["owner"], label=match["label"] or "main")
 
@@ -106,22 +106,24 @@ def publish(
     artifacts = root / "build_artifacts"
     if not (artifacts / "summary.json").is_file():
         raise UserError(
-            f"--publish: {artifacts} holds no batch (no summary.json); build or --merge first"
+            f"review publish: {artifacts} holds no batch (no summary.json); build or "
+            "`review merge` first"
         )
     if target.owner is not None and not token:
         raise UserError(
-            f"--publish to anaconda.org needs an upload token in {' or '.join(UPLOAD_TOKEN_VARS)} "
-            "(anaconda.org -> Settings -> Access, scope api:write)"
+            "review publish to anaconda.org needs an upload token in "
+            f"{' or '.join(UPLOAD_TOKEN_VARS)} (anaconda.org -> Settings -> Access, "
+            "scope api:write)"
         )
     program = _anaconda(env) if target.owner is not None else None
     refused = publishable.problems(root, artifacts)  # a fork's terms first, the review's next
     if refused:
-        raise Unverified(f"--publish: refused, nothing published: {'; '.join(refused)}")
+        raise Unverified(f"review publish: refused, nothing published: {'; '.join(refused)}")
     (verify_batch or (lambda folder: _verified(root, folder, allow_other_engine)))(artifacts)
     packages = [artifacts / name for _, name in read_sums(artifacts / "SHA256SUMS")]
     if target.directory is not None:
         if target.directory.exists() and not target.directory.is_dir():
-            raise UserError(f"--publish {target.directory}: exists and is not a directory")
+            raise UserError(f"review publish {target.directory}: exists and is not a directory")
         with lock.exclusive(target.directory, name=PUBLISH_LOCK, what="published to"):
             added = to_directory(packages, artifacts, target.directory)
         say(
@@ -145,13 +147,13 @@ PUBLISH_LOCK = ".publish.lock"
 
 
 def _verified(root: Path, artifacts: Path, allow_other_engine: bool) -> None:
-    """The --verify checks, quietly: the first finding makes the one line refusing."""
+    """The review verify checks, quietly: the first finding makes the one line refusing."""
     try:
         verify(root, artifacts, None, say=lambda _: None, allow_other_engine=allow_other_engine)
     except ProblemsFound as problems:
         raise Unverified(
-            f"--publish: refused, build_artifacts/ is {problems}; `python build-locally.py "
-            "--verify build_artifacts` lists every finding"
+            f"review publish: refused, build_artifacts/ is {problems}; `python -m tools "
+            "review verify build_artifacts` lists every finding"
         ) from None
 
 
@@ -163,7 +165,7 @@ def _index(channel: Path) -> None:
         from rattler.index import index_fs
     except ImportError:
         raise UserError(
-            "--publish to a directory indexes it with py-rattler: `pip install py-rattler` "
+            "review publish to a directory indexes it with py-rattler: `pip install py-rattler` "
             "(requirements.txt)"
         ) from None
     (channel / "noarch").mkdir(exist_ok=True)  # every channel has one; the indexer wants it
@@ -194,7 +196,7 @@ def _put(source: Path, target: Path) -> None:
 def to_directory(packages: list[Path], artifacts: Path, channel: Path) -> list[str]:
     """Add ``packages`` to the directory channel ``channel``; the names it added."""
     if channel.exists() and not channel.is_dir():
-        raise UserError(f"--publish {channel}: exists and is not a directory")
+        raise UserError(f"review publish {channel}: exists and is not a directory")
     new = []
     for package in packages:
         name = package.relative_to(artifacts).as_posix()
@@ -203,7 +205,7 @@ def to_directory(packages: list[Path], artifacts: Path, channel: Path) -> list[s
             new.append(name)
         elif art.sha256_of(present) != art.sha256_of(package):
             raise UserError(
-                f"--publish: {channel / name} is already in the channel with other contents; "
+                f"review publish: {channel / name} is already in the channel with other contents; "
                 "a package is published once: bump the build number and rebuild"
             )
     channel.parent.mkdir(parents=True, exist_ok=True)
@@ -237,7 +239,7 @@ def _anaconda(env: Mapping[str, str]) -> str:
     found = shutil.which("anaconda", path=env.get("PATH"))
     if found is None:
         raise UserError(
-            "--publish to anaconda.org runs anaconda-client, which is not installed: "
+            "review publish to anaconda.org runs anaconda-client, which is not installed: "
             "`pip install anaconda-client` (or `conda install anaconda-client`)"
         )
     return found
@@ -264,6 +266,6 @@ def upload(
         tail = (result.stderr.strip() or result.stdout.strip()).splitlines() or [""]
         detail = tail[-1].replace(token, "***") if token else tail[-1]
         raise ToolError(
-            f"--publish: `anaconda upload` to {target.describe()} failed "
+            f"review publish: `anaconda upload` to {target.describe()} failed "
             f"(exit {result.returncode}): {detail[:200]}"
         )

@@ -1,7 +1,7 @@
-"""What ``--publish`` refuses first, in a fork's terms: a batch that did not finish, and
+"""What ``review publish`` refuses first, in a fork's terms: a batch that did not finish, and
 packages in build_artifacts/ that no config of the batch built.
 
-``--publish`` makes the checks a CFEP-03 reviewer makes (``--verify``), whose words are a
+``review publish`` makes the checks a CFEP-03 reviewer makes (``review verify``), whose words are a
 review's ("pass --commit with the PR's head").  A fork publishing its own build has no pull
 request; what stops it after a failed build is the config that failed, and what to do is
 rebuild it or drop it from the matrix.  These checks run before the reviewer's, and each
@@ -35,7 +35,7 @@ def problems(root: Path, artifacts: Path) -> list[str]:
         first = label_of.get(next(c for c in matrix if _open(records.get(c))), "")
         found.append(
             f"{len(unfinished)} config(s) of your matrix did not build: {', '.join(unfinished)}; "
-            f"`python build-locally.py --why '{first}'` shows the error; fix it and run the "
+            f"`python -m tools review why '{first}'` shows the error; fix it and run the "
             "build again (it builds only what is unfinished), or drop the config from your "
             f"matrix ({TAILOR}) and build again"
         )

@@ -1,4 +1,4 @@
-"""``build-locally.py --report [DIR...]``: what a CFEP-03 reviewer reads, and a picture of it.
+"""``python -m tools review report [DIR...]``: what a CFEP-03 reviewer reads, and a picture of it.
 
 From one or more build_artifacts/ folders (a merged one, or each machine's own), two files
 in this feedstock's build_artifacts/:
@@ -10,7 +10,7 @@ in this feedstock's build_artifacts/:
   fonts, styles or scripts from elsewhere), so it renders the same in a browser, in a
   GitHub comment upload and in an image viewer.
 
-Several folders are read the way ``--merge`` reads them (merge.py): per config the best
+Several folders are read the way ``review merge`` reads them (merge.py): per config the best
 record wins (done, then skipped, then the attempts that failed).
 """
 
@@ -20,6 +20,7 @@ import calendar
 import html
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,8 @@ from tools.localbuild.configs import discover, labels
 from tools.localbuild.engines.progress import format_duration
 from tools.localbuild.provenance import DIRTY_WARNING, Provenance
 from tools.localbuild.review.embedded import NOT_CHECKED, read_embedded
-from tools.localbuild.review.merge import artifacts_dir, choose_records, load_source
+from tools.localbuild.review.merge import choose_records, load_source
+from tools.localbuild.review.upload import SUMMARY, open_batch
 
 STATUS_COLOURS = {
     "done": "#2e7d32",
@@ -105,7 +107,8 @@ def row_of(
 def commit_check(
     record: Mapping[str, object], source: Provenance | None, folders: Sequence[Path]
 ) -> str:
-    """The commit every package of ``record`` embeds, against the one the record names."""
+    """Each package of ``record`` and the commit it embeds, grouped by commit, against the one
+    the record names: ``✅ 0123456789ab: a.conda, b.conda``."""
     expected = source.commit if source is not None else None
     entries = record.get("packages")
     found: dict[str, str | None] = {}
@@ -120,37 +123,56 @@ def commit_check(
         found[name] = embedded.commit if not embedded.error else f"unreadable: {embedded.error}"
     if not found:
         return "not checked (no package here)"
-    wrong = {name: sha for name, sha in found.items() if sha != expected}
-    if not wrong:
-        return f"✅ {expected[:12]}" if expected else "✅ (none recorded)"
-    name, sha = next(iter(wrong.items()))
-    return (
-        f"❌ {name.rsplit('/', 1)[-1]} embeds {sha[:12] if sha else 'no commit'}, "
-        f"the record {expected[:12] if expected else 'none'}"
-    )
+    groups: dict[str | None, list[str]] = {}
+    for name, sha in found.items():
+        groups.setdefault(sha, []).append(name.rsplit("/", 1)[-1])
+    cells = []
+    for sha, names in groups.items():
+        files = ", ".join(names)
+        if sha == expected:
+            cells.append(f"✅ {sha[:12] if sha else '(none recorded)'}: {files}")
+        elif sha is None and source is not None and source.packages_carry_no_commit:
+            cells.append(f"⚠️ none (its engine embeds none, as the record says): {files}")
+        else:
+            what = sha[:12] if sha else "no commit"
+            cells.append(f"❌ {what}, the record {expected[:12] if expected else 'none'}: {files}")
+    return "<br>".join(cells)
 
 
 def _machine_of(folder: Path, several: bool) -> str:
     """Who built a record that does not say: the folder's name when several were given."""
     if not several:
         return "this machine"
+    folder = folder.parent if folder.suffix == ".zip" else folder
     return folder.parent.name if folder.name == "build_artifacts" else folder.name
 
 
 def collect(root: Path, folders: Sequence[Path]) -> tuple[list[Row], list[str]]:
-    """Rows sorted by machine then start, and the SHA256SUMS lines of every folder, once each."""
-    resolved = [artifacts_dir(f, flag="--report") for f in folders] or [root / "build_artifacts"]
-    sources = [load_source(f, flag="--report") for f in resolved]
+    """Rows sorted by machine then start, and the SHA256SUMS lines of every folder, once each
+    (each folder a batch folder or its log_files.zip)."""
+    given = list(folders) or [root / "build_artifacts"]
+    with ExitStack() as stack:
+        views = [
+            stack.enter_context(open_batch(f, command="review report", needs=SUMMARY)).view
+            for f in given
+        ]
+        return _collect(root, views, [_machine_of(f, len(given) > 1) for f in given])
+
+
+def _collect(
+    root: Path, resolved: Sequence[Path], machines: Sequence[str]
+) -> tuple[list[Row], list[str]]:
+    sources = [load_source(f, flag="review report") for f in resolved]
     chosen = choose_records(sources)
     names = sorted({*discover(root), *chosen})
     label_of = labels(root, names)
-    several = len(resolved) > 1
+    machine_of = dict(zip(resolved, machines))
     rows = [
         row_of(
             name,
             pick.record,
             label=label_of.get(name, name),
-            machine=_machine_of(pick.source, several),
+            machine=machine_of[pick.source],
             folders=[pick.source, *resolved],
         )
         for name, pick in chosen.items()
@@ -202,8 +224,19 @@ def _provenance_lines(rows: Sequence[Row]) -> list[str]:
         f"recipe version {values(lambda p: p.recipe_version)}, build number "
         f"{values(lambda p: p.recipe_build_number)} (per config, offsets included: "
         f"{numbers(lambda p: p.build_number)}); toolkit {values(lambda p: p.toolkit)}; "
-        f"engine {values(lambda p: p.engine)}; image {values(lambda p: p.image)}.",
+        f"engine {values(lambda p: p.engine)}; image {_images(known)}.",
     ]
+
+
+def _images(known: Sequence[Provenance]) -> str:
+    """The container images used; a build outside a container used none, which is no
+    unknown."""
+    images = sorted({p.image for p in known if p.image})
+    outside = sum(1 for p in known if not p.image)
+    parts = [f"`{i}`" for i in images]
+    if outside:
+        parts.append(f"none for {outside} config(s) built outside a container")
+    return ", ".join(parts)
 
 
 def _status_cell(r: Row) -> str:
@@ -349,15 +382,17 @@ def timeline_svg(rows: Sequence[Row], *, title: str = "build timeline") -> str:
     )
 
 
-def write_report(options, say: Callable[[str], None], note: Callable[[str], None]) -> int:
-    rows, sums = collect(options.root, options.report_dirs or ())
+def write_report(
+    root: Path, folders: Sequence[Path], say: Callable[[str], None], note: Callable[[str], None]
+) -> int:
+    rows, sums = collect(root, folders)
     if not rows:
-        raise UserError("--report: the summary lists no configs; build some first")
+        raise UserError("review report: the summary lists no configs; build some first")
     text = markdown(rows, sums)
-    target = options.artifacts
+    target = root / "build_artifacts"
     target.mkdir(parents=True, exist_ok=True)
     atomic_write_text(target / "report.md", text)
-    svg = timeline_svg(rows, title=f"{options.root.name}: build timeline")
+    svg = timeline_svg(rows, title=f"{root.name}: build timeline")
     atomic_write_text(target / "timeline.svg", svg + "\n")
     say(text.rstrip("\n"))
     note(f"wrote {target / 'report.md'} and {target / 'timeline.svg'}")

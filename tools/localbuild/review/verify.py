@@ -1,115 +1,53 @@
-"""``build-locally.py --verify DIR [--commit SHA]``: the CFEP-03 reviewer's check of an upload.
+"""``python -m tools review verify DIR [--commit SHA]``: the CFEP-03 reviewer's check of an
+upload.
 
 CFEP-03 trusts the core member who approves a delegate's local builds; the admin bot later
-checks only that each file's sha256 matches.  This command checks what that person must:
+checks only that each file's sha256 matches.  This command checks what that person must, and
+trusts no single file of the upload (crosscheck.py):
 
-- every line of SHA256SUMS against the package beside it, and no package left out;
+- every package's sha256 against SHA256SUMS, its record in summary.json and its config's log,
+  and no package left out; loose files against their copies in log_files.zip;
 - every config of this checkout's matrix built, or explained by its record (a skipped
   config's reason);
 - the records' commit, and the commit each package embeds (info/about.json), against
   ``--commit`` (the PR's head); a record from a dirty tree falls short;
-- each built config's log ends with the batch's end line, saying done with the marker;
-- ``tools check --config`` on each config's packages.
+- each log's head (commit, engine, channels, toolkit, .ci_support digest, tests) against its
+  record, the build's own output in it, and its end line saying done with the marker;
+- the records' toolkit and .ci_support digests against this checkout's;
+- the engine each record claims against what its log and packages show;
+- ``tools check --config`` on each config's packages, its findings shown.
 
 DIR is what a delegate posts: the packages (in their subdir folders), SHA256SUMS,
-summary.json and the logs, or log_files.zip in place of the last three.  The zip is read
-into a temporary folder, member by member, and a member that is not a plain file name (an
-absolute path, ``..``, a folder, a link) is refused before anything is written.
+summary.json and the logs, or log_files.zip in place of the last three (upload.py).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat
 import sys
-import tempfile
-import zipfile
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import CommandError, ProblemsFound, UserError
+from tools.errors import CommandError, ProblemsFound
 from tools.localbuild import artifacts as art
 from tools.localbuild import ci_engine
 from tools.localbuild.batch.loop import end_line
 from tools.localbuild.batch.record import DONE, SKIPPED, package_entries
 from tools.localbuild.configs import discover, labels
 from tools.localbuild.provenance import NO_PACKAGE_COMMIT, Provenance
+from tools.localbuild.review import crosscheck
 from tools.localbuild.review.cfep3 import read_sums
+from tools.localbuild.review.crosscheck import Finding
 from tools.localbuild.review.embedded import read_embedded
+from tools.localbuild.review.upload import open_batch
 from tools.proc import call
 
 # SHA256SUMS' own rule for a package's path (cfep3.read_sums): a channel subdir and a file.
 _PACKAGE_PATH = re.compile(r"^(?:noarch|(?:linux|osx|win)-[a-z0-9]+)/[^/\\]+$")
-Checker = Callable[[str, list[Path]], str | None]  # (config, packages) -> problem or None
-
-
-@dataclass(frozen=True)
-class Finding:
-    subject: str  # a file or a config's label
-    problem: str
-
-    def line(self) -> str:
-        return f"FAIL {self.subject}: {self.problem}"
-
-
-@dataclass(frozen=True)
-class Upload:
-    """The delegate's files, wherever each came from (DIR itself, or its log_files.zip)."""
-
-    packages_dir: Path
-    summary: Path
-    sums: Path
-    logs: Path  # the folder holding <config>-log.txt
-
-
-def _safe_member(info: zipfile.ZipInfo, archive: Path) -> str:
-    name = info.filename
-    mode = info.external_attr >> 16
-    plain = name and "/" not in name and "\\" not in name and name not in (".", "..")
-    if not plain or ":" in name or stat.S_ISLNK(mode) or info.is_dir():
-        raise UserError(
-            f"{archive}: member {name!r} is not a plain file name (a path, '..', a folder or "
-            "a link); refusing to extract anything from it"
-        )
-    return name
-
-
-@contextmanager
-def open_upload(directory: Path) -> Iterator[Upload]:
-    """DIR's files, with log_files.zip filling in what DIR lacks (extracted into a temporary
-    folder only, after every member name was checked)."""
-    if not directory.is_dir():
-        raise UserError(f"--verify {directory}: not a directory")
-    base = directory / "build_artifacts" if (directory / "build_artifacts").is_dir() else directory
-    with tempfile.TemporaryDirectory(prefix="verify-") as tmp:
-        unpacked = Path(tmp)
-        archive = base / "log_files.zip"
-        if archive.is_file():
-            try:
-                with zipfile.ZipFile(archive) as zipped:
-                    members = [(_safe_member(i, archive), i) for i in zipped.infolist()]
-                    for name, info in members:
-                        with zipped.open(info) as source, (unpacked / name).open("xb") as target:
-                            target.write(source.read())
-            except (zipfile.BadZipFile, FileExistsError) as exc:
-                raise UserError(f"{archive}: not a readable zip ({exc})") from None
-
-        def pick(name: str) -> Path:
-            own = base / name
-            return own if own.is_file() else unpacked / name
-
-        summary, sums = pick("summary.json"), pick("SHA256SUMS")
-        for what, path in (("summary.json", summary), ("SHA256SUMS", sums)):
-            if not path.is_file():
-                raise UserError(
-                    f"--verify {directory}: no {what}, neither there nor in log_files.zip; "
-                    "ask the delegate for the whole build_artifacts upload"
-                )
-        logs = base if art.log_files(base) else unpacked
-        yield Upload(base, summary, sums, logs)
+# (config, packages) -> None, or the problem and the lines that show it
+Checker = Callable[[str, list[Path]], tuple[str, tuple[str, ...]] | None]
 
 
 def verify(
@@ -122,7 +60,7 @@ def verify(
     allow_other_engine: bool = False,
 ) -> int:
     check = check or tools_check(root)
-    with open_upload(directory) as upload:
+    with open_batch(directory, command="review verify") as upload:
         document = art.load_summary(
             upload.summary, named=str(upload.summary), hint="ask the delegate for the original"
         )
@@ -131,22 +69,38 @@ def verify(
         matrix = discover(root)
         label_of = labels(root, sorted({*matrix, *records}))
         expected, source = _expected_commit(commit, records)
+        logs = crosscheck.read_logs(upload.logs, records)
         findings = [
-            *check_sums(upload.packages_dir, sums, records),
+            *crosscheck.loose_against_zip(upload),
+            *check_sums(upload.packages_dir, sums),
+            *crosscheck.package_digests(upload, {n: d for d, n in sums}, records, logs),
             *check_matrix(matrix, records, label_of),
-            *check_commits(upload.packages_dir, records, expected, label_of),
+            *check_commits(upload.packages_dir, records, expected, label_of, allow_other_engine),
             *check_logs(upload.logs, records, label_of),
+            *(
+                finding
+                for config, facts in logs.items()
+                for finding in crosscheck.log_against_record(
+                    config, label_of.get(config, config), records[config], facts
+                )
+            ),
+            *crosscheck.against_checkout(root, records, lambda c: label_of.get(c, c)),
             *check_engine(root, records, label_of, allow_other_engine, say),
         ]
         for config, record in records.items():
             paths = [upload.packages_dir / str(p.get("path")) for p in _packages(record)]
             present = [p for p in paths if p.is_file()]
             if record.get("status") == DONE and present and config in matrix:
-                problem = check(config, present)
-                if problem:
-                    findings.append(Finding(label_of.get(config, config), problem))
+                failed = check(config, present)
+                if failed:
+                    findings.append(Finding(label_of.get(config, config), *failed))
     for finding in findings:
         say(finding.line())
+        for line in finding.detail:
+            say(f"    {line}")
+    tests = crosscheck.tests_note(records, lambda c: label_of.get(c, c))
+    if tests:
+        say(f"NOTE {tests}")
     what = f"commit {expected[:12]}" if expected else "no commit"
     held = coverage(matrix, records, label_of)
     if findings:
@@ -155,12 +109,26 @@ def verify(
             f"({source}); first: {findings[0].subject}: {findings[0].problem}; the upload "
             f"holds {held}"
         )
+    carried = (
+        "carry no commit (their engine cannot write one; --allow-other-engine)"
+        if _carry_no_commit(records)
+        else "embed the commit"
+    )
     say(
         f"verified: {root.name} at {what} ({source}): {held.built}, {len(sums)} packages "
-        "match SHA256SUMS and embed the commit, logs end in success, `tools check` passes"
+        f"match SHA256SUMS, summary.json and their logs and {carried}, logs agree with the "
+        f"records and end in success, `tools check` passes; {tests or 'tests ran'}"
         + (f"; {held.explained}" if held.explained else "")
     )
     return 0
+
+
+def _carry_no_commit(records: Mapping[str, Mapping[str, object]]) -> bool:
+    return any(
+        (p := Provenance.from_json(r.get("provenance"))) is not None and p.packages_carry_no_commit
+        for r in records.values()
+        if r.get("status") == DONE
+    )
 
 
 def check_engine(
@@ -177,11 +145,11 @@ def check_engine(
     found = ci_engine.foreign(records, ci)
     if not found:
         return []
-    line = ci_engine.refusal("--verify", found, ci, label_of)
+    line = ci_engine.refusal("review verify", found, ci, label_of)
     if allowed:
         say(f"NOTE {ci_engine.OVERRIDE}: {line.split(': ', 1)[1].split('; rebuild')[0]}")
         return []
-    return [Finding("engine", line.removeprefix("--verify: "))]
+    return [Finding("engine", line.removeprefix("review verify: "))]
 
 
 @dataclass(frozen=True)
@@ -249,28 +217,19 @@ def _matches(expected: str | None, actual: str | None) -> bool:
     return bool(expected and actual and actual.startswith(expected))
 
 
-def check_sums(
-    packages_dir: Path, sums: list[tuple[str, str]], records: Mapping[str, Mapping[str, object]]
-) -> Iterator[Finding]:
+def check_sums(packages_dir: Path, sums: list[tuple[str, str]]) -> Iterator[Finding]:
+    """Every SHA256SUMS line has its package, and every package its line (the digests
+    themselves are crosscheck.package_digests')."""
     listed = {}
     for digest, name in sums:
         listed[name] = digest
         path = packages_dir / name
         if not path.is_file():
             yield Finding(name, "listed in SHA256SUMS but missing from the upload")
-        elif art.sha256_of(path) != digest:
-            yield Finding(name, "tampered: its sha256 is not the one SHA256SUMS lists")
     for path in art.package_files(packages_dir):
         name = path.relative_to(packages_dir).as_posix()
         if name not in listed:
             yield Finding(name, "a package the SHA256SUMS file does not list")
-    for config, record in records.items():
-        for package in _packages(record):
-            name, digest = str(package.get("path")), package.get("sha256")
-            if name in listed and listed[name] != digest:
-                yield Finding(
-                    name, f"summary.json's sha256 for it ({config}) differs from SHA256SUMS"
-                )
 
 
 def check_matrix(
@@ -294,7 +253,12 @@ def check_commits(
     records: Mapping[str, Mapping[str, object]],
     expected: str | None,
     label_of: Mapping[str, str],
+    allow_other_engine: bool = False,
 ) -> Iterator[Finding]:
+    """Each record's commit, and each package's embedded one.  A package that embeds none is
+    what the embedded engine makes (its record says so: a finding, unless --allow-other-engine
+    takes such packages, the log's commit line then standing for them); under a record that
+    claims conda-forge's CI engine, whose scripts always embed it, it is an engine lie."""
     for config, record in records.items():
         if record.get("status") != DONE:
             continue
@@ -315,8 +279,16 @@ def check_commits(
             if embedded.error:
                 yield Finding(str(package.get("path")), embedded.error)
             elif embedded.commit is None and source.packages_carry_no_commit:
-                why = f"embeds no commit, as its record says: {NO_PACKAGE_COMMIT}"
-                yield Finding(str(package.get("path")), why)
+                if not allow_other_engine:
+                    why = f"embeds no commit, as its record says: {NO_PACKAGE_COMMIT}"
+                    yield Finding(str(package.get("path")), why)
+            elif embedded.commit is None and source.ci_engine:
+                yield Finding(
+                    "engine",
+                    f"{package.get('path')}: its record claims conda-forge's CI engine "
+                    f"({source.engine}), whose scripts embed the commit, but the package embeds "
+                    "none, as the embedded engine's packages do",
+                )
             elif not _matches(expected, embedded.commit):
                 yield Finding(
                     str(package.get("path")),
@@ -346,7 +318,8 @@ def check_logs(
 
 
 def tools_check(root: Path) -> Checker:
-    """``python -m tools check --config CONFIG`` on a config's packages, in this checkout."""
+    """``python -m tools check --config CONFIG`` on a config's packages, in this checkout: the
+    last line, and its FAIL lines to show under it."""
 
     def run(config: str, packages: list[Path]) -> str | None:
         argv = [sys.executable, "-m", "tools", "check", "--config", config, "--status", "fail"]
@@ -366,6 +339,13 @@ def tools_check(root: Path) -> Checker:
         if result.returncode == 0:
             return None
         tail = result.stderr.strip().splitlines() or result.stdout.strip().splitlines() or [""]
-        return f"`tools check --config {config}` failed: {tail[-1][:200]}"
+        # The check's report (--status fail: each failed finding, its path and detail,
+        # grouped by check; docs/check.md), which says what is wrong and where.
+        shown = tuple(
+            line.rstrip()
+            for line in result.stdout.splitlines()
+            if line.strip() and not line.startswith("summary:")
+        )
+        return f"`tools check --config {config}` failed: {tail[-1][:200]}", shown[:40]
 
     return run

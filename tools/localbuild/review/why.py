@@ -1,4 +1,5 @@
-"""``build-locally.py --why CONFIG``: the first real error of a failed build, not its 200 MB log.
+"""``python -m tools review why CONFIG``: the first real error of a failed build, not its
+200 MB log.
 
 The log is read as :mod:`tools.localbuild.engines.logtee` writes it (``[HH:MM:SS] line``, tokens
 already redacted), one line at a time, keeping only a few lines of context.  "Real" means

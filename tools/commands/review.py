@@ -1,0 +1,210 @@
+"""``python -m tools review``: what reads a finished batch (build-locally.py builds it)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+HELP = "review finished batches: verify an upload, report, request a copy, merge, publish, why"
+
+EPILOG = """\
+DIR is a batch: a build_artifacts/ folder (or the checkout holding it), a delegate's upload
+(the packages in their subdir folders beside log_files.zip), or log_files.zip itself; every
+subcommand reads each alike. Without DIR, this checkout's build_artifacts/. docs/cfep03.md
+is the review in steps; docs/build-locally.md the delegate's side.
+
+exit status: 0 done (verify: the upload holds up); 1 checked and found problems (verify:
+each finding as a `FAIL` line, then one `problems:` line; publish: the batch fails the
+verify checks; merge: a config no machine built; request, merge, publish: packages of
+another engine than conda-forge's CI without --allow-other-engine); 2 bad input, in one line
+starting `error:`.
+"""
+
+ALLOW_HELP = (
+    "take packages built by another engine or recipe than conda-forge's CI (the container "
+    "with conda-forge.yml's conda_build_tool); the output then says so"
+)
+_SHA = re.compile(r"[0-9a-f]{7,40}")
+
+
+def _commit(text: str) -> str:
+    if not _SHA.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a git commit sha (7 to 40 hex digits)"
+        )
+    return text
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    sub = parser.add_subparsers(dest="review", metavar="SUBCOMMAND", required=True)
+
+    verify = sub.add_parser(
+        "verify",
+        help="the CFEP-03 reviewer's check of an upload; one verdict line",
+        description="Cross-check a delegate's upload (docs/cfep03.md): every package's sha256 "
+        "against SHA256SUMS, summary.json and its log; loose files against log_files.zip; the "
+        "logs' commit, engine and channel lines against the records; the records' toolkit and "
+        ".ci_support digests against this checkout; every config of the matrix; the commits "
+        "the packages embed; `tools check` on each config's packages.",
+    )
+    verify.add_argument("dir", type=Path, metavar="DIR", help="the upload (see below)")
+    verify.add_argument(
+        "--commit",
+        type=_commit,
+        metavar="SHA",
+        help="the commit every record and package must come from (the PR's head); without it "
+        "the records' own commit is used, and said so",
+    )
+    verify.add_argument("--allow-other-engine", action="store_true", help=ALLOW_HELP)
+    verify.set_defaults(_review=_verify)
+    # `--rebuild CONFIG` and its build options (engine, --channel, --source-cache) join here.
+
+    report = sub.add_parser(
+        "report",
+        help="write build_artifacts/report.md (the CFEP-03 comment, also printed) and timeline.svg",
+        description="report.md and timeline.svg in this checkout's build_artifacts/, from it "
+        "or the given batches (per config the best record wins, as `review merge` picks).",
+    )
+    report.add_argument("dirs", type=Path, nargs="*", metavar="DIR")
+    report.set_defaults(_review=_report)
+
+    request = sub.add_parser(
+        "request",
+        help="print the conda-forge/admin-requests cfep3_copy entry for a batch's packages",
+        description="The cfep3_copy request for every package of DIR's SHA256SUMS, uploaded "
+        "to CHANNEL (e.g. jdoe/label/cfep03), headed by the records' provenance as comments.",
+    )
+    request.add_argument("channel", metavar="CHANNEL")
+    request.add_argument("dir", type=Path, nargs="?", default=None, metavar="DIR")
+    request.add_argument("--allow-other-engine", action="store_true", help=ALLOW_HELP)
+    request.set_defaults(_review=_request)
+
+    merge = sub.add_parser(
+        "merge",
+        help="combine other machines' batches into this checkout's build_artifacts/",
+        description="Copy the packages, logs and done markers of other machines' batches into "
+        "build_artifacts/ and write one summary.json, SHA256SUMS and log_files.zip.",
+    )
+    merge.add_argument("dirs", type=Path, nargs="+", metavar="DIR")
+    merge.add_argument(
+        "--request", metavar="CHANNEL", help="then print the cfep3_copy request (review request)"
+    )
+    merge.add_argument("--allow-other-engine", action="store_true", help=ALLOW_HELP)
+    merge.set_defaults(_review=_merge)
+
+    publish = sub.add_parser(
+        "publish",
+        help="after the verify checks pass on build_artifacts/, put its packages into a channel",
+        description="DEST: a directory (/path, ./dir or file://..., indexed with py-rattler) or "
+        "anaconda.org's OWNER[/label/LABEL] (anaconda-client, token in ANACONDA_API_TOKEN; "
+        "never conda-forge or cf-staging); docs/fork.md.",
+    )
+    publish.add_argument("dest", metavar="DEST")
+    publish.add_argument("--allow-other-engine", action="store_true", help=ALLOW_HELP)
+    publish.set_defaults(_review=_publish)
+
+    why = sub.add_parser(
+        "why",
+        help="print the first compiler, CMake, linker or test error in CONFIG's log",
+        description="The first real error of CONFIG's log in DIR, with context and the log's path.",
+    )
+    why.add_argument("config", metavar="CONFIG", help="a config name, label or glob")
+    why.add_argument("dir", type=Path, nargs="?", default=None, metavar="DIR")
+    why.set_defaults(_review=_why)
+
+
+def run(args: argparse.Namespace) -> int:
+    return args._review(args)
+
+
+def _root() -> Path:
+    from tools.repo import find_root
+    from tools.smithy.forge_yml import load_forge_yml
+
+    root = find_root()
+    load_forge_yml(root)  # checked as build-locally.py checks it
+    return root
+
+
+def _dir(root: Path, given: Path | None) -> Path:
+    return given if given is not None else root / "build_artifacts"
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from tools.localbuild.console import Console
+    from tools.localbuild.review.verify import verify
+
+    return verify(
+        _root(),
+        args.dir,
+        args.commit,
+        say=Console().say,
+        allow_other_engine=args.allow_other_engine,
+    )
+
+
+def _report(args: argparse.Namespace) -> int:
+    from tools.localbuild.console import Console
+    from tools.localbuild.review.report import write_report
+
+    console = Console()
+    return write_report(_root(), args.dirs, console.say, console.note)
+
+
+def _request(args: argparse.Namespace) -> int:
+    from tools.localbuild.console import Console
+    from tools.localbuild.review.modes import request
+
+    root = _root()
+    request(
+        root,
+        args.channel,
+        _dir(root, args.dir),
+        Console(),
+        allow_other_engine=args.allow_other_engine,
+    )
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from tools.localbuild.console import Console
+    from tools.localbuild.review.modes import merge_folders
+
+    return merge_folders(
+        _root(),
+        args.dirs,
+        Console(),
+        request_channel=args.request,
+        allow_other_engine=args.allow_other_engine,
+    )
+
+
+def _publish(args: argparse.Namespace) -> int:
+    import os
+
+    from tools.localbuild.console import Console
+    from tools.localbuild.review.publish import publish
+    from tools.proc import SECRET_ENV_VARS
+    from tools.secrets import UPLOAD_TOKEN_VARS
+
+    env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV_VARS}
+    token = next((os.environ[n] for n in UPLOAD_TOKEN_VARS if os.environ.get(n)), None)
+    return publish(
+        _root(),
+        args.dest,
+        env,
+        token,
+        say=Console().say,
+        allow_other_engine=args.allow_other_engine,
+    )
+
+
+def _why(args: argparse.Namespace) -> int:
+    from tools.localbuild.console import Console
+    from tools.localbuild.review.modes import why
+
+    root = _root()
+    return why(root, args.config, _dir(root, args.dir), Console())
