@@ -49,7 +49,7 @@ from tools.check.elf import read_elf
 from tools.cuda_archs import parse_arch_list, read_rows
 
 BUILD_SH = RECIPE_DIR / "build.sh"
-CUDA_LIBTORCH_LIBS = (*LIBTORCH_LIBS, "libtorch_cuda.so")
+CUDA_LIBTORCH_LIBS = (*LIBTORCH_LIBS, "libtorch_cuda.so", "libc10_cuda.so", "libcaffe2_nvrtc.so")
 #: The header folder among the libraries in torch/lib (upstream's torch/lib/libshm/): it
 #: stays with each pytorch package (recipe/package_files.py).
 LIBSHM_HEADERS = ("lib/libshm/err.h", "lib/libshm/libshm.h")
@@ -151,9 +151,15 @@ def test_libtorch_ships_libraries_headers_cmake_config_and_activation(flow: Flow
         *(f"lib/{name}" for name in CUDA_LIBTORCH_LIBS),
         "bin/torch_shm_manager",
         "include/ATen/ATen.h",
+        "include/ATen/core/Tensor.h",
         "include/ATen/cuda/CUDAConfig.h",
         "include/c10/c10.h",
         "include/torch/torch.h",
+        "include/torch/extension.h",
+        "include/torch/version.h",
+        "include/torch/csrc/autograd/variable.h",
+        "include/torch/csrc/autograd/python_variable.h",
+        "include/torch/csrc/utils/pybind.h",
         "share/cmake/ATen/ATenConfig.cmake",
         "share/cmake/Torch/TorchConfig.cmake",
         "etc/conda/activate.d/libtorch_activate.sh",
