@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from fixtures import feedstock_matrix
 from fixtures.cli import run_tools
+from fixtures.forge_lines import set_forge_line
 
 from tools.__main__ import COMMANDS, WHERE_TO_RUN
 
@@ -488,12 +489,9 @@ def test_matrix_write_with_a_build_platform_typo_writes_and_deletes_nothing(
     tmp_path: Path, pinning_dir: Path
 ) -> None:
     root = _feedstock(tmp_path)
-    forge = root / "conda-forge.yml"
-    text = forge.read_text()
-    if "build_platform:\n" in text:  # conda-forge's cross-compiles linux_aarch64 already
-        _edit(forge, "linux_aarch64: linux_64", "linux_aarch64: linux64")
-    else:  # a fork's that builds linux-64 alone has no build_platform section
-        forge.write_text(text + "build_platform:\n  linux_aarch64: linux64\n")
+    # the line written whatever the feedstock's file has: a fork's that builds linux-64 alone
+    # may have no build_platform section, or one without linux_aarch64
+    set_forge_line(root / "conda-forge.yml", "build_platform", "linux_aarch64", "linux64")
     before = sorted(p.name for p in (root / ".ci_support").iterdir())
     result = _in(root, "matrix", "--pinning", pinning_dir, "--write")
     line = _one_error_line(result)

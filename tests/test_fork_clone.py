@@ -27,6 +27,7 @@ import pytest
 from fixtures import feedstock_matrix
 from fixtures.clone import fresh_clone, git, run_tests
 from fixtures.recipe_release import REPO
+from fixtures.selector_tailoring import tailor
 
 TAILORING = REPO / "docs" / "fork-tailoring.patch"
 # the second lab's labels in place of docs/fork-tailoring.patch's
@@ -82,3 +83,37 @@ def test_the_quick_loop_passes_in_two_differently_tailored_clones(tmp_path: Path
         # nothing it needs lies outside the clone
         reasons = _skip_reasons(result.stdout)
         assert [r for r in reasons if "absent" in r or "shared" in r] == [], name
+
+
+# The tests that read recipe/conda_build_config.yaml or edit conda-forge.yml, and failed in a
+# clone tailored with selectors before they read the file as conda-build does (issue 50).
+SELECTOR_READERS = (
+    "tests/test_recipe_static.py::test_conda_build_config_offers_both_linalg_flavours",
+    "tests/test_recipe_static.py::test_rc_and_channel_targets_are_zipped",
+    "tests/test_recipe_render.py::test_final_release_configs_go_to_the_final_release_label",
+    "tests/test_cli_conventions.py::test_matrix_write_with_a_build_platform_typo_writes_and_deletes_nothing",
+    "tests/test_matrix_ci_support.py::test_osx_64_null_on_this_feedstock_matches_a_real_rerender",
+    "tests/test_cuda_arch_set.py::test_conda_forges_files_carry_no_set_name",
+)
+
+
+@pytest.mark.slow  # a clone, its matrix written, and a few of its tests run in it
+def test_a_key_repeated_under_other_selectors_keeps_the_readers_green(tmp_path: Path) -> None:
+    clone = fresh_clone(tmp_path)
+    tailor(clone, TAILORING, feedstock_matrix.PINNING.relative_to(REPO))
+    cbc = (clone / "recipe" / "conda_build_config.yaml").read_text()
+    assert "cuda_compiler_version:  # [linux]" in cbc and "cuda_compiler_version:  # [win]" in cbc
+    (config,) = feedstock_matrix.configs(clone)
+    assert (config.platform, config.cuda, config.blas) == ("linux-64", "13.0", "mkl")
+    # the toolkit reads it as conda-build does: every command that reads the file
+    pinning = str(feedstock_matrix.PINNING.relative_to(REPO))
+    for command in (["matrix", "--pinning", pinning, "--check"], ["explain"],
+                    ["render", "--filter", "*"]):  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "tools", *command], cwd=clone, capture_output=True, text=True
+        )
+        assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
+    result = run_tests(clone, ["-n", "0", *SELECTOR_READERS])
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    # every one ran: the arch-set test skips where the feedstock builds for its own channel
+    assert "5 passed, 1 skipped" in result.stdout, result.stdout[-2000:]

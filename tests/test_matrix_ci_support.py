@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from fixtures.cli import run_tools
+from fixtures.forge_lines import set_forge_line
 
 from tools.ci_support import dump_config
 
@@ -213,16 +214,21 @@ def test_a_null_provider_of_the_build_platform_drops_its_cross_targets_too(feeds
 
 def test_osx_64_null_on_this_feedstock_matches_a_real_rerender(repo_root, pinning_dir, tmp_path):
     # a real conda smithy rerender with this line keeps both osx-64 configs (osx-64 is built
-    # on osx_arm64 here), so .ci_support stays as committed
-    from tools.smithy.forge_yml import load_forge_yml
-
-    if (load_forge_yml(repo_root).get("build_platform") or {}).get("osx_64") != "osx_arm64":
-        pytest.skip("conda-forge.yml does not build osx_64 on osx_arm64")
+    # on osx_arm64 here), so .ci_support stays as it was
     dest = tmp_path / "pytorch-feedstock"
     for name in ("recipe", ".ci_support"):
         shutil.copytree(repo_root / name, dest / name)
-    shutil.copy(repo_root / "conda-forge.yml", dest / "conda-forge.yml")
-    _set_provider(dest, "osx_64", "null")
+    forge = dest / "conda-forge.yml"
+    shutil.copy(repo_root / "conda-forge.yml", forge)
+    # the lines this needs, whatever a fork's file says (it may build no osx at all); this
+    # feedstock's own file has them, and its committed .ci_support is the one they make
+    before = forge.read_text()
+    set_forge_line(forge, "build_platform", "osx_64", "osx_arm64")
+    set_forge_line(forge, "provider", "osx_arm64", "github_actions")
+    if yaml.safe_load(forge.read_text()) != yaml.safe_load(before):
+        written = tools("matrix", "--pinning", str(pinning_dir), "--write", cwd=dest)
+        assert written.returncode == 0, written.stdout + written.stderr
+    set_forge_line(forge, "provider", "osx_64", "null")
     result = tools("matrix", "--pinning", str(pinning_dir), "--check", cwd=dest)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "`provider: osx_arm64: github_actions` decides" in result.stderr

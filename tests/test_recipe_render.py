@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 import rattler
+from fixtures import feedstock_matrix
 from fixtures.recipe_release import current
 from ruamel.yaml import YAML
 
 from tools.render import RenderedOutput, list_configs, render_config
 
 VERSION = current().version
-RECIPE_CBC = Path(__file__).resolve().parents[1] / "recipe" / "conda_build_config.yaml"
 BUILD = current().build  # the recipe's own build number, under every offset
 MEGABUILD_PYTHON = "3.12"
 CONFIGS = list_configs()
@@ -263,7 +263,7 @@ def test_final_release_configs_go_to_the_final_release_label(config):
     # one recipe/conda_build_config.yaml pairs with is_rc False
     values = config_values(config)
     (target,) = values["channel_targets"]
-    cbc = YAML(typ="safe").load(RECIPE_CBC.read_text())
+    cbc = feedstock_matrix.recipe_cbc(values["target_platform"][0])
     final = dict(zip(cbc["is_rc"], cbc["channel_targets"]))["False"]
     assert values["is_rc"] == ["False"] and target == final
     if target.split()[0] == "conda-forge":

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
+from fixtures import feedstock_matrix
 
 RECIPE = Path(__file__).resolve().parent.parent / "recipe"
 META = RECIPE / "meta.yaml"
@@ -124,12 +124,14 @@ def test_linalg_flavour_reaches_build_sh_only_through_script_env():
 
 
 def test_conda_build_config_offers_both_linalg_flavours():
-    cbc = YAML(typ="safe").load((RECIPE / "conda_build_config.yaml").read_text())
-    assert cbc["cuda_linalg_flavor"] == ["magma", "nomagma"]
+    for subdir in feedstock_matrix.platforms():
+        cbc = feedstock_matrix.recipe_cbc(subdir)
+        assert cbc["cuda_linalg_flavor"] == ["magma", "nomagma"], subdir
 
 
-def test_rc_and_channel_targets_are_zipped():
-    cbc = YAML(typ="safe").load((RECIPE / "conda_build_config.yaml").read_text())
+@pytest.mark.parametrize("subdir", feedstock_matrix.platforms())
+def test_rc_and_channel_targets_are_zipped(subdir):
+    cbc = feedstock_matrix.recipe_cbc(subdir)
     assert ["channel_targets", "is_rc"] in cbc["zip_keys"]
     # one channel (conda-forge, or a fork's own), a label for final releases and another for
     # release candidates

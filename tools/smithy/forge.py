@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tools.errors import UserError
+
 # conda-smithy's default Linux image when neither the variant nor conda-forge.yml names one;
 # .scripts/run_docker_build.sh carries the same value for builds run without a config.
 FALLBACK_DOCKER_IMAGE = "quay.io/condaforge/linux-anvil-comp7"
@@ -25,6 +27,36 @@ def build_tool_of(data: Mapping[str, Any]) -> str:
 def uses_rattler_build(data: Mapping[str, Any]) -> bool:
     """Whether the feedstock builds a v1 recipe.yaml with rattler-build (CFEP-14)."""
     return build_tool_of(data) == RATTLER_BUILD
+
+
+# conda-smithy's default ``conda_build.zstd_compression_level`` (its schema's default), the
+# level .scripts/build_steps.sh falls back to when conda-forge.yml names none.
+DEFAULT_ZSTD_LEVEL = 16
+# The levels zstd takes (its negative "fast" levels are no choice for a package).
+ZSTD_LEVELS = range(1, 23)
+
+
+def zstd_level_of(data: Mapping[str, Any]) -> int:
+    """The zstd level of the feedstock's .conda packages: conda-forge.yml's
+    ``conda_build.zstd_compression_level``, as build_steps.sh hands it to conda-build
+    (``.condarc``) and rattler-build (``--package-format conda:LEVEL``); 16 when unset.
+    Every engine and every repack packs at this level: read it here, nowhere else."""
+    value = (data.get("conda_build") or {}).get("zstd_compression_level")
+    if value is None:
+        return DEFAULT_ZSTD_LEVEL
+    if isinstance(value, bool) or not isinstance(value, int) or value not in ZSTD_LEVELS:
+        raise UserError(
+            f"conda-forge.yml conda_build.zstd_compression_level: {value!r} is not a zstd "
+            f"level; write a whole number from {ZSTD_LEVELS[0]} to {ZSTD_LEVELS[-1]}"
+        )
+    return value
+
+
+def pkg_format_of(data: Mapping[str, Any]) -> str:
+    """conda-forge.yml's ``conda_build.pkg_format`` as conda-build reads it: "2" (.conda,
+    the default) or "1" (.tar.bz2, which conda-build also calls "tar")."""
+    value = (data.get("conda_build") or {}).get("pkg_format")
+    return "1" if str(value) in ("1", "tar") else "2"
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from pathlib import Path
 from tools.errors import UserError
 from tools.localbuild.configs import Config, read_variant
 from tools.localbuild.provenance import package_time
+from tools.smithy.forge import pkg_format_of, zstd_level_of
+from tools.smithy.forge_yml import load_forge_yml
 
 ENGINE_MODULE = "tools.localbuild.engines.rattler"
 #: The EXTRA_CB_OPTIONS words the embedded engine understands (build_steps.sh's mapping).
@@ -136,13 +138,13 @@ def extra_options(env: Mapping[str, str]) -> tuple[str, list[str]]:
     return test, passed
 
 
-def package_format(env: Mapping[str, str]) -> str:
-    fmt = env.get("PKG_FORMAT", "2")
-    if fmt == "2":
-        return f"conda:{env.get('ZSTD_LEVEL', '16')}"
-    if fmt == "1":
+def package_format(root: Path) -> str:
+    """rattler-build's ``--package-format``: conda-forge.yml's ``conda_build`` format and zstd
+    level, read as build_steps.sh reads them (the environment does not change them there)."""
+    forge = load_forge_yml(root)
+    if pkg_format_of(forge) == "1":
         return "tar-bz2"
-    raise UserError(f"PKG_FORMAT={fmt!r}: expected 1 (.tar.bz2) or 2 (.conda)")
+    return f"conda:{zstd_level_of(forge)}"
 
 
 def argv(
@@ -162,7 +164,7 @@ def argv(
     command += ["--recipe", str(v1_recipe(root)), "-m", str(config.path)]
     command += ["--output-dir", str(artifacts)]
     command += ["--build-platform", subdir, "--target-platform", subdir]
-    command += ["--test", test, "--package-format", package_format(env), *passed]
+    command += ["--test", test, "--package-format", package_format(root), *passed]
     for channel in channels:
         command += ["-c", channel]
     if source_archive is not None:
