@@ -208,8 +208,15 @@ if not defined CF_TORCH_MEGABUILD_PYTHON (
     echo bld.bat: error: CF_TORCH_MEGABUILD_PYTHON is not set; pass it in script_env of the top-level build in recipe\meta.yaml ^(the staging output's script env in recipe\recipe-v1.yaml^) 1>&2
     exit /b 2
 )
+rem A GIL X.Y: the core never compiles against a free-threaded Python (:python_is tells X.Yt
+rem from X.Y), nor in a kept tree that a free-threaded output retargeted: cmake_cache.py
+rem check-abi refuses that one in one line, before anything compiles.
 call :python_is CF_TORCH_MEGABUILD_PYTHON "%CF_TORCH_MEGABUILD_PYTHON%"
 if !errorlevel! neq 0 exit /b !errorlevel!
+if exist "%CMAKE_CACHE%" (
+    "!PYTHON!" -B "!RECIPE_DIR!\cmake_cache.py" check-abi "!CMAKE_CACHE!" --python "!PYTHON!"
+    if !errorlevel! neq 0 exit /b !errorlevel!
+)
 call :detect_build_backend
 if !errorlevel! neq 0 exit /b !errorlevel!
 rem What every later configure of this tree must see again (compared in :pytorch).
@@ -279,12 +286,18 @@ if not defined SP_DIR (
     echo bld.bat: error: SP_DIR is not set; run %RECIPE_FILE% through conda-build, which sets it 1>&2
     exit /b 2
 )
-rem A block, not a one-line if: when the call is skipped, a check after it would read
-rem whatever ERRORLEVEL an earlier command left (set does not reset it in .bat files).
-if defined PY_VER (
-    call :python_is PY_VER "%PY_VER%"
-    if !errorlevel! neq 0 exit /b !errorlevel!
+rem This output's Python as the recipes' script env names it: X.Y, or X.Yt for a free-threaded
+rem one, which conda-build's PY_VER (X.Y for both) cannot tell apart.
+if not defined CF_TORCH_PYTHON (
+    echo bld.bat: error: CF_TORCH_PYTHON is not set; pass it in script_env of the pytorch output in recipe\meta.yaml ^(its script env in recipe\recipe-v1.yaml^) 1>&2
+    exit /b 2
 )
+if defined PY_VER if not "%CF_TORCH_PYTHON%"=="%PY_VER%" if not "%CF_TORCH_PYTHON%"=="%PY_VER%t" (
+    echo bld.bat: error: CF_TORCH_PYTHON='!CF_TORCH_PYTHON!' but PY_VER='!PY_VER!'; the pytorch output's script_env in recipe\meta.yaml must name its own Python 1>&2
+    exit /b 2
+)
+call :python_is CF_TORCH_PYTHON "%CF_TORCH_PYTHON%"
+if !errorlevel! neq 0 exit /b !errorlevel!
 call :detect_build_backend
 if !errorlevel! neq 0 exit /b !errorlevel!
 rem Every configure copies the BUILD_*, USE_* and CMAKE_* variables (and a few more) into the
@@ -293,8 +306,10 @@ rem stage's would recompile libtorch for this Python only, silently. Before the 
 rem shortcut: a stage environment that differs is a recipe error either way.
 "%PYTHON%" "%RECIPE_DIR%\stage_environment.py" compare "%STAGE_ENVIRONMENT%" --stage "%STAGE%" --fix "set the same in every stage (the preamble of %RECIPE_FILE%)"
 if !errorlevel! neq 0 exit /b !errorlevel!
-rem The compile stage's wheel, when it was built for this Python (the megabuild Python).
-"%PYTHON%" -c "import sys; print('cp{}{}'.format(*sys.version_info[:2]))" > "%SRC_DIR%\_python_wheel_tag.txt"
+rem The compile stage's wheel, when it was built for this Python (the megabuild Python): by
+rem its interpreter and ABI tags both, cp314-cp314 for 3.14 and cp314-cp314t for the
+rem free-threaded 3.14t, so neither output takes the other's wheel.
+"%PYTHON%" -c "import sys, sysconfig; v = 'cp{}{}'.format(*sys.version_info[:2]); print(v + '-' + v + ('t' if sysconfig.get_config_var('Py_GIL_DISABLED') else ''))" > "%SRC_DIR%\_python_wheel_tag.txt"
 if !errorlevel! neq 0 exit /b !errorlevel!
 set "PY_WHEEL_TAG="
 set /p PY_WHEEL_TAG=<"%SRC_DIR%\_python_wheel_tag.txt"
@@ -401,19 +416,22 @@ if not defined UNSET_VARIABLE if not defined %1 set "UNSET_VARIABLE=%1"
 exit /b 0
 
 :python_is
-rem Fails unless PYTHON is Python %2, as the conda-build variable %1 says it must be.
-"%PYTHON%" -c "import sys; print(*sys.version_info[:2], sep='.')" > "%SRC_DIR%\_python_version.txt"
+rem Fails unless PYTHON is Python %2, as the variable %1 says it must be: X.Y for one with the
+rem GIL, X.Yt for a free-threaded one (Py_GIL_DISABLED in its sysconfig: two ABIs, neither
+rem loads the other's extensions).
+"%PYTHON%" -c "import sys, sysconfig; print('{}.{}{}'.format(*sys.version_info[:2], 't' if sysconfig.get_config_var('Py_GIL_DISABLED') else ''))" > "%SRC_DIR%\_python_version.txt"
 if !errorlevel! neq 0 exit /b !errorlevel!
 set "PY_ACTUAL="
 set /p PY_ACTUAL=<"%SRC_DIR%\_python_version.txt"
 if not "%PY_ACTUAL%"=="%~2" (
-    echo bld.bat: error: PYTHON='!PYTHON!' is Python !PY_ACTUAL! but %~1='%~2'; the host python of the %STAGE% stage in recipe\meta.yaml and recipe\recipe-v1.yaml must match it 1>&2
+    echo bld.bat: error: PYTHON='!PYTHON!' is Python !PY_ACTUAL! but %~1='%~2'; the host python of the %STAGE% stage in recipe\meta.yaml and recipe\recipe-v1.yaml must match it ^(X.Yt: free-threaded^) 1>&2
     exit /b 2
 )
 exit /b 0
 
 :find_megabuild_wheel
-rem MEGABUILD_WHEEL: the compile stage's wheel for this Python (PY_WHEEL_TAG), if it kept one.
+rem MEGABUILD_WHEEL: the compile stage's wheel for this Python (PY_WHEEL_TAG: its interpreter
+rem and ABI tags), if it kept one.
 rem A wildcard in a quoted path is expanded by Windows' cmd only (Wine's takes it literally):
 rem the loop looks in the current directory, unquoted.
 set "MEGABUILD_WHEEL="

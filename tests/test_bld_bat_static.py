@@ -133,15 +133,30 @@ def test_pytorch_phase_requires_sp_dir_and_checks_py_ver_before_installing() -> 
     pytorch = section("pytorch")
     install = pytorch.index("-m pip install")
     assert pytorch.index("if not defined SP_DIR (") < install
-    assert pytorch.index('call :python_is PY_VER "%PY_VER%"') < install
+    assert pytorch.index('call :python_is CF_TORCH_PYTHON "%CF_TORCH_PYTHON%"') < install
 
 
-def test_python_version_probe_prints_major_dot_minor() -> None:
-    code = python_one_liner("sep='.'")
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+def run_as(code: str, gil_disabled: bool) -> str:
+    """A one-liner's output under this interpreter, its sysconfig answering
+    ``Py_GIL_DISABLED`` as a free-threaded (``--disable-gil``) build's does when asked to."""
+    shim = (
+        "import sysconfig; get = sysconfig.get_config_var; "
+        "sysconfig.get_config_var = lambda n: 1 if n == 'Py_GIL_DISABLED' else get(n); "
     )
-    assert result.stdout.strip() == "{}.{}".format(*sys.version_info[:2])
+    return subprocess.run(
+        [sys.executable, "-c", (shim if gil_disabled else "") + code],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+@pytest.mark.parametrize(("gil_disabled", "suffix"), [(False, ""), (True, "t")])
+def test_python_version_probe_prints_major_dot_minor_and_t_when_free_threaded(
+    gil_disabled: bool, suffix: str
+) -> None:
+    code = python_one_liner("_python_version.txt")
+    assert run_as(code, gil_disabled) == "{}.{}".format(*sys.version_info[:2]) + suffix
 
 
 def test_python_is_names_variable_value_and_file_on_mismatch() -> None:
@@ -261,7 +276,7 @@ def test_the_compile_stage_keeps_the_megabuild_pythons_wheel_and_only_its_own() 
 def test_the_megabuild_pythons_output_installs_the_kept_wheel_without_retargeting() -> None:
     pytorch = section("pytorch")
     shortcut = pytorch.index("if defined MEGABUILD_WHEEL goto :pytorch_from_megabuild_wheel")
-    assert pytorch.index('call :python_is PY_VER "%PY_VER%"') < shortcut
+    assert pytorch.index('call :python_is CF_TORCH_PYTHON "%CF_TORCH_PYTHON%"') < shortcut
     assert shortcut < pytorch.index("retarget-python") < pytorch.index("goto :pytorch_installed")
     from_wheel = section("pytorch_from_megabuild_wheel")
     assert '-m pip install "%MEGABUILD_WHEEL%" --no-deps --no-build-isolation' in from_wheel
@@ -294,19 +309,43 @@ def test_every_pytorch_output_compares_its_environment_before_any_install() -> N
 def test_the_kept_wheel_is_found_by_this_pythons_wheel_tag_only() -> None:
     # The one-liner is run, and the script's pattern is matched against upstream's
     # Windows wheel names (PyPI, torch 2.13.0 and 2.15.0).
-    tag = subprocess.run(
-        [sys.executable, "-c", python_one_liner("'cp{}{}'")],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert tag == "cp{}{}".format(*sys.version_info[:2])
-    (loop,) = [line for line in CODE if line.startswith("for %%w in (")]
-    pattern = re.search(r"\((torch-[^)]+\.whl)\)", loop).group(1)
-    cp312 = pattern.replace("%PY_WHEEL_TAG%", "cp312")
+    here = "cp{}{}".format(*sys.version_info[:2])
+    assert run_as(python_one_liner("'cp{}{}'"), gil_disabled=False) == f"{here}-{here}"
+    cp312 = _wheel_pattern("cp312-cp312")
     assert fnmatch.fnmatchcase("torch-2.15.0-cp312-cp312-win_amd64.whl", cp312)
     assert fnmatch.fnmatchcase("torch-2.13.0+cpu-cp312-cp312-win_amd64.whl", cp312)
     assert not fnmatch.fnmatchcase("torch-2.15.0-cp313-cp313-win_amd64.whl", cp312)
+
+
+def _wheel_pattern(tag: str) -> str:
+    (loop,) = [line for line in CODE if line.startswith("for %%w in (")]
+    pattern = re.search(r"\((torch-[^)]+\.whl)\)", loop).group(1)
+    return pattern.replace("%PY_WHEEL_TAG%", tag)
+
+
+def test_a_free_threaded_python_and_one_with_the_gil_never_take_each_others_wheel() -> None:
+    # Upstream tags its free-threaded wheels cp314-cp314t (torch 2.15.0 on PyPI).
+    here = "cp{}{}".format(*sys.version_info[:2])
+    assert run_as(python_one_liner("'cp{}{}'"), gil_disabled=True) == f"{here}-{here}t"
+    gil, free = _wheel_pattern("cp314-cp314"), _wheel_pattern("cp314-cp314t")
+    assert fnmatch.fnmatchcase("torch-2.15.0-cp314-cp314t-win_amd64.whl", free)
+    assert not fnmatch.fnmatchcase("torch-2.15.0-cp314-cp314t-win_amd64.whl", gil)
+    assert not fnmatch.fnmatchcase("torch-2.15.0-cp314-cp314-win_amd64.whl", free)
+
+
+def test_the_compile_stage_checks_a_kept_trees_abi_before_compiling() -> None:
+    compile_ = section("libtorch")
+    check = compile_.index('cmake_cache.py" check-abi "!CMAKE_CACHE!" --python "!PYTHON!"')
+    assert compile_.index("call :python_is CF_TORCH_MEGABUILD_PYTHON") < check
+    assert check < compile_.index("-m pip wheel")
+
+
+def test_a_pytorch_output_needs_its_python_named_by_the_recipes() -> None:
+    pytorch = section("pytorch")
+    check = pytorch.index("if not defined CF_TORCH_PYTHON (")
+    message = pytorch[check:].splitlines()[1]
+    assert "CF_TORCH_PYTHON is not set" in message and "recipe\\meta.yaml" in message
+    assert check < pytorch.index('call :python_is CF_TORCH_PYTHON "%CF_TORCH_PYTHON%"')
 
 
 ARCH_LIST_HELPER = BLD_BAT.parent / "cuda_arch_list.py"
