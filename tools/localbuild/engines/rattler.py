@@ -210,9 +210,10 @@ def _normalise(args: argparse.Namespace, staged_recipe: Path, packages: list[Pat
         restore["info/recipe/recipe.yaml"] = original.read_bytes()
         staged_url = staged_recipe.parent.parent / "sources" / args.source_archive.name
         replace.append((staged_url.resolve().as_uri(), source_of(original).url))
-    # The staged channels' URLs: location-free labels (workroot.CHANNEL_LABEL).
+    # The staged channels' URLs, then the work root's: location-free labels (workroot.py).
     root = staged_recipe.parent.parent
     replace.append((f"{root.as_uri()}/{workroot.STAGED_CHANNEL}", workroot.CHANNEL_LABEL))
+    replace.append((f"{root.as_uri()}/", workroot.OUTPUT_LABEL))
     rewrites = Rewrites(args.timestamp, restore, tuple(replace))
     repack_all(packages, rewrites, zstd_level(args.package_format))
 

@@ -39,6 +39,9 @@ STAGED_CHANNEL = "channel-"
 #: from it reads ``local-channel-N/SUBDIR/FILE`` (its sha256 and md5 beside it pin it), with
 #: no path of the builder's machine; review/rebuild.py reads it back.
 CHANNEL_LABEL = "local-channel-"
+#: And for the work root's own URL, the channel of the packages built before this one (a
+#: pytorch output's host environment holds the libtorch just built): ``local-output/``.
+OUTPUT_LABEL = "local-output/"
 
 
 @contextlib.contextmanager

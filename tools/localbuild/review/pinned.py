@@ -9,6 +9,8 @@ one per recorded channel in the recorded order (their number and order are in th
 hash), indexes them, and builds against them alone: a package published since cannot enter.
 The packages of the build itself (libtorch in pytorch's host environment) are not recorded
 from a channel: the engine builds them into its output folder, which it solves against too.
+rattler-build records no test environment: packages of other names than those recorded come
+from the given folders as they are today (a test cannot change the packages' bytes).
 
 An upload that solved against a URL channel (conda-forge) records that URL; its rebuild
 solves against the channels given, as they are today (:func:`pinned_channels` says so).
@@ -17,7 +19,9 @@ solves against the channels given, as they are today (:func:`pinned_channels` sa
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
+import json
 import os
 import shutil
 from collections.abc import Iterator, Sequence
@@ -38,6 +42,7 @@ class Resolved:
     subdir: str
     fn: str
     sha256: str
+    name: str
 
 
 def _rendered(package: Path) -> dict:
@@ -77,7 +82,9 @@ def recorded(packages: Sequence[Path]) -> tuple[list[str], list[Resolved]]:
             channel, _, rest = record["url"].partition("/")
             subdir, _, fn = rest.partition("/")
             if channel.startswith(CHANNEL_LABEL) and fn:
-                resolved[(channel, subdir, fn)] = Resolved(channel, subdir, fn, record["sha256"])
+                resolved[(channel, subdir, fn)] = Resolved(
+                    channel, subdir, fn, record["sha256"], str(record.get("name", ""))
+                )
     return channels, [resolved[k] for k in sorted(resolved)]
 
 
@@ -99,6 +106,49 @@ def _found(package: Resolved, folders: Sequence[Path]) -> tuple[Path | None, lis
                 return candidate, others
             others.append(str(candidate))
     return None, others
+
+
+def _add_unrecorded(folders: Sequence[Path], made: Sequence[Path], names: set[str]) -> None:
+    """The given folders' packages of names no environment recorded, linked in as well (the
+    i-th folder's into the i-th channel, the rest into the last): rattler-build does not
+    record the test environment, which solves when the packages are made, so what it needs
+    beyond them comes from the channels as they are today."""
+    for place, folder in enumerate(folders):
+        channel = made[min(place, len(made) - 1)]
+        for package in sorted(folder.glob("*/*")):
+            target = channel / package.parent.name / package.name
+            if not package.name.endswith((".conda", ".tar.bz2")) or target.exists():
+                continue
+            if _name_of(package) in names:
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(package, target)
+            except OSError:  # another file system
+                shutil.copy2(package, target)
+
+
+def _name_of(package: Path) -> str:
+    """The package's name, from its subdir's repodata.json where that lists it (reading every
+    archive of a mirror would take long), else from the archive."""
+    index = package.parent / "repodata.json"
+    if index.is_file():
+        listed = _listed(index)
+        if package.name in listed:
+            return listed[package.name]
+    from rattler.package import IndexJson
+
+    return IndexJson.from_package_archive(package).name.normalized
+
+
+@functools.cache
+def _listed(index: Path) -> dict[str, str]:
+    document = json.loads(index.read_text(encoding="utf-8"))
+    return {
+        fn: str(record.get("name", ""))
+        for key in ("packages", "packages.conda")
+        for fn, record in (document.get(key) or {}).items()
+    }
 
 
 def pinned_channels(
@@ -142,6 +192,7 @@ def pinned_channels(
             shutil.copy2(found, target)
     if findings:
         return None, findings, None
+    _add_unrecorded(folders, made, {p.name for p in resolved})
     from rattler.index import index_fs
 
     for folder in made:
