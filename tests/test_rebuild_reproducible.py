@@ -24,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -115,20 +116,28 @@ def _channel_copy(upload: E2EFeedstock, folder: Path, *, drop: str = "", newer: 
 
     source = Path(upload.args[upload.args.index("--channel") + 1])
     for package in source.glob("*/*"):
-        if package.name.endswith((".conda", ".tar.bz2")) and package.name != drop:
-            (folder / package.parent.name).mkdir(parents=True, exist_ok=True)
-            os.link(package, folder / package.parent.name / package.name)
+        target = folder / package.parent.name / package.name
+        if package.name == "repodata.json":  # copied: the index below rewrites it
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(package, target)
+        elif package.name.endswith((".conda", ".tar.bz2")) and package.name != drop:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(package, target)
     if newer:
         source = folder / "linux-64" / newer
         index = json.loads(_member(source, "info/index.json"))
         index["build_number"] += 1
         index["build"] = re.sub(r"\d+$", str(index["build_number"]), index["build"])
         target = source.with_name(f"{index['name']}-{index['version']}-{index['build']}.conda")
-        shutil.copyfile(source, target)
         restore = {"info/index.json": json.dumps(index).encode()}
+        with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as out:
+            # A .conda's inner archives are named after the file: info-<name>.tar.zst.
+            for member in old.infolist():
+                renamed = member.filename.replace(source.name[:-6], target.name[:-6])
+                out.writestr(zipfile.ZipInfo(renamed, member.date_time), old.read(member))
         repack(target, Rewrites(index.get("timestamp", 0) // 1000 + 86400, restore))
     (folder / "noarch").mkdir(exist_ok=True)
-    asyncio.run(index_fs(folder, force=True))
+    asyncio.run(index_fs(folder))  # its repodata.json updated: the packages added, dropped
     return folder
 
 
@@ -157,13 +166,13 @@ def _with_channel(args: tuple[str, ...], channel: Path) -> tuple[str, ...]:
 @pytest.fixture(scope="module")
 def rebuilt(upload, reviewer, tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
     """The rebuild of the untampered upload, its packages kept, days later: against a copy
-    of the channel at another path where a newer build of a build dependency (cmake) was
-    published since."""
+    of the channel at another path where a newer build of a host dependency (libprotobuf)
+    was published since."""
     kept = tmp_path_factory.mktemp("kept")
     source = Path(upload.args[upload.args.index("--channel") + 1])
-    [cmake] = [p.name for p in source.glob("linux-64/cmake-*.conda")]
-    channel = _channel_copy(upload, tmp_path_factory.mktemp("channel-days-later"), newer=cmake)
-    assert len(list(channel.glob("linux-64/cmake-*.conda"))) == 2
+    [old] = [p.name for p in source.glob("linux-64/libprotobuf-*.conda")]
+    channel = _channel_copy(upload, tmp_path_factory.mktemp("channel-days-later"), newer=old)
+    assert len(list(channel.glob("linux-64/libprotobuf-*.conda"))) == 2
     fs = E2EFeedstock(upload.root, upload.config, upload.env, _with_channel(upload.args, channel))
     return _rebuild(reviewer, fs, upload.artifacts, "--keep", str(kept)), kept
 
@@ -198,7 +207,7 @@ def test_the_packages_record_what_their_builds_resolved_with_no_path_of_the_buil
     upload,
 ) -> None:
     resolved = _resolved(upload)
-    assert {p.fn.split("-")[0] for p in resolved} >= {"cmake", "ninja"}, resolved
+    assert {p.name for p in resolved} >= {"cmake", "ninja", "libprotobuf"}, resolved
     [libtorch] = upload.artifacts.glob("linux-64/libtorch-*.conda")
     assert "url: local-channel-0/linux-64/cmake-" in _member(libtorch, RENDERED).decode()
     for package in sorted(upload.artifacts.glob("*/*.conda")):

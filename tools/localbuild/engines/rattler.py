@@ -186,13 +186,15 @@ def _staged(args: argparse.Namespace, root: Path) -> tuple[Path, list[str]]:
 
 def _staged_channel(channel: str, root: Path, place: int) -> str:
     """A folder channel (a file URL) as its copy at a fixed place in the work root
-    (workroot.STAGED_CHANNEL); a URL or a name as given."""
+    (workroot.STAGED_CHANNEL); a URL, a name or a missing folder as given."""
     if not channel.startswith("file://"):
         return channel
     from urllib.parse import unquote, urlparse
     from urllib.request import url2pathname
 
     folder = Path(url2pathname(unquote(urlparse(channel).path)))
+    if not folder.is_dir():
+        return channel  # the solve names it (network_hint)
     return workroot.stage_channel(folder, root, place).as_uri()
 
 
