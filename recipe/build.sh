@@ -444,8 +444,13 @@ compile_tree() {
 }
 
 megabuild_wheel_for() {
-    # The compile stage's wheel when it was built for Python $1 (X.Y), else nothing.
-    local wheels=("${MEGABUILD_WHEELS}"/torch-*-cp"${1/./}"-*.whl)
+    # The compile stage's wheel when it was built for Python $1 (X.Y, or X.Yt for a
+    # free-threaded one), else nothing. Its interpreter and ABI tags both: 3.14's is
+    # cp314-cp314, 3.14t's cp314-cp314t, and neither output may take the other's.
+    local version="${1%t}" flag="" tags
+    [[ "$1" == *t ]] && flag=t
+    tags="cp${version/./}-cp${version/./}${flag}"
+    local wheels=("${MEGABUILD_WHEELS}"/torch-*-"${tags}"-*.whl)
     [[ -f "${wheels[0]}" ]] && echo "${wheels[0]}"
     return 0
 }
@@ -481,13 +486,20 @@ stash_cuda_linalg_flavours() {
     fi
 }
 
+python_abi() {
+    # X.Y for $PYTHON, with a t after it when it is free-threaded (Py_GIL_DISABLED in its
+    # pyconfig.h): 3.14 and 3.14t are two ABIs, neither loads the other's extensions.
+    "${PYTHON}" -c 'import sys, sysconfig; print("%d.%d%s" % (sys.version_info[0], sys.version_info[1], "t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""))'
+}
+
 python_is() {
-    # Fail unless $PYTHON is Python $2 (as the conda-build variable $1 says it must be).
+    # Fail unless $PYTHON is Python $2 (as the variable $1 says it must be): X.Y for one with
+    # the GIL, X.Yt for a free-threaded one, so a 3.14 stage never runs a 3.14t interpreter.
     local variable="$1" wanted="$2" actual
     [[ -n "${wanted}" ]] || return 0
-    actual="$("${PYTHON}" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    actual="$(python_abi)"
     [[ "${actual}" == "${wanted}" ]] \
-        || die "PYTHON='${PYTHON}' is Python ${actual} but ${variable}='${wanted}'; the host python of the ${STAGE} stage in recipe/meta.yaml and recipe/recipe-v1.yaml must match it"
+        || die "PYTHON='${PYTHON}' is Python ${actual} but ${variable}='${wanted}'; the host python of the ${STAGE} stage in recipe/meta.yaml and recipe/recipe-v1.yaml must match it (X.Yt: free-threaded)"
 }
 
 package_files() {
@@ -575,7 +587,15 @@ compile_libtorch() {
     # script_env / the script's env.
     [[ -n "${CF_TORCH_MEGABUILD_PYTHON:-}" ]] \
         || die "CF_TORCH_MEGABUILD_PYTHON is not set; pass it in script_env of the top-level build in recipe/meta.yaml (the staging output's script env in recipe/recipe-v1.yaml)"
+    # A GIL X.Y: the core never compiles against a free-threaded Python (python_is).
     python_is CF_TORCH_MEGABUILD_PYTHON "${CF_TORCH_MEGABUILD_PYTHON}"
+    if [[ -f "${CMAKE_CACHE}" ]]; then
+        # A kept tree that a free-threaded output retargeted: refused in one line, before
+        # anything compiles against that Python.
+        local refused
+        refused="$(cmake_cache check-abi "${CMAKE_CACHE}" --python "${PYTHON}" 2>&1 >/dev/null)" \
+            || die "${refused#cmake_cache.py: error: }; the compile stage builds the core for the megabuild Python (${CF_TORCH_MEGABUILD_PYTHON}) only"
+    fi
     require_linkage_tool
     detect_build_backend
     use_compiler_cache
@@ -633,14 +653,18 @@ build_pytorch() {
     [[ -f "${CMAKE_CACHE}" ]] \
         || die "${CMAKE_CACHE} does not exist; the compile stage (the top-level build of recipe/meta.yaml) configures it before any pytorch output"
     [[ -n "${SP_DIR:-}" ]] || die "SP_DIR is not set; run ${RECIPE_FILE} through conda-build (it sets SP_DIR)"
-    python_is PY_VER "${PY_VER:-}"
+    [[ -n "${CF_TORCH_PYTHON:-}" ]] \
+        || die "CF_TORCH_PYTHON is not set; pass it in script_env of the pytorch output in recipe/meta.yaml (its script env in recipe/recipe-v1.yaml)"
+    [[ -z "${PY_VER:-}" || "${CF_TORCH_PYTHON%t}" == "${PY_VER}" || "${CF_TORCH_PYTHON}" == "${PY_VER}" ]] \
+        || die "CF_TORCH_PYTHON='${CF_TORCH_PYTHON}' but PY_VER='${PY_VER:-}'; the pytorch output's script_env in recipe/meta.yaml must name its own Python"
+    python_is CF_TORCH_PYTHON "${CF_TORCH_PYTHON}"
     check_cached_compiler_cache
     detect_build_backend
     setuptools_only_settings
     # Before any shortcut: a stage environment that differs is a recipe error either way.
     check_stage_environment
     local wheel
-    wheel="$(megabuild_wheel_for "${PY_VER}")"
+    wheel="$(megabuild_wheel_for "${CF_TORCH_PYTHON}")"
     if [[ -n "${wheel}" ]]; then
         # The megabuild Python: its bindings compiled in the compile stage (compile_tree).
         echo "build.sh: installing the compile stage's ${wheel##*/}"

@@ -15,6 +15,13 @@ Usage (standard library only; runs with the build environment's Python 3.10+)::
     python cmake_cache.py get CACHE NAME [--default VALUE]
     python cmake_cache.py set CACHE NAME[:TYPE]=VALUE ...
     python cmake_cache.py retarget-python CACHE --python EXE
+    python cmake_cache.py check-abi CACHE --python EXE
+
+``check-abi`` exits 2 in one line unless the tree was configured for a Python of EXE's
+threading ABI: both free-threaded (3.14t: ``Py_GIL_DISABLED``, SOABI ``cpython-314t-…``) or
+both with the GIL. The compile stage asks it before compiling a tree it finds: the core is
+compiled against the megabuild Python, a GIL one, and never against a free-threaded Python a
+kept tree was retargeted to.
 
 On bad input it prints one line naming the file, line and problem, exits 2
 and leaves the cache untouched. The first edit keeps the pristine file as
@@ -167,6 +174,33 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
     return 0
 
 
+def _threading(gil_disabled: bool) -> str:
+    return "free-threaded, Py_GIL_DISABLED" if gil_disabled else "with the GIL"
+
+
+def _cmd_check_abi(args: argparse.Namespace) -> int:
+    cache = load(args.cache)
+    if not any(is_python_name(entry.name) for entry in cache.entries):
+        # A configure that stopped before finding Python: no ABI to disagree with.
+        print(f"{args.cache}: configured for no Python yet")
+        return 0
+    old = describe_old_python(cache)
+    try:
+        facts = python_facts(args.python)
+    except CacheError as exc:
+        raise CacheError(f"cannot check against {exc.source}: {exc.problem}", args.cache) from None
+    if old.gil_disabled != facts.gil_disabled:
+        raise CacheError(
+            f"the tree is configured for Python {old.abi} ({_threading(old.gil_disabled)}) "
+            f"but {args.python} is Python {facts.abi} ({_threading(facts.gil_disabled)}), "
+            "and one ABI's extensions never load in the other; point the tree at it with "
+            "cmake_cache.py retarget-python, or remove the build tree",
+            args.cache,
+        )
+    print(f"{args.cache}: configured for Python {old.abi}, the ABI of {args.python}")
+    return 0
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         # One line, like every other error of this tool (argparse prints the usage too).
@@ -193,6 +227,13 @@ def build_parser() -> argparse.ArgumentParser:
     ret.add_argument("cache")
     ret.add_argument("--python", required=True, metavar="EXE")
     ret.set_defaults(run=_cmd_retarget)
+    abi = sub.add_parser(
+        "check-abi",
+        help="fail unless the tree's Python and EXE share a threading ABI (free-threaded or GIL)",
+    )
+    abi.add_argument("cache")
+    abi.add_argument("--python", required=True, metavar="EXE")
+    abi.set_defaults(run=_cmd_check_abi)
     return parser
 
 

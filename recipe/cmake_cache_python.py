@@ -45,10 +45,19 @@ class PythonFacts:
     # and the directory of the scikit_build_core it would run from ("" without one).
     base_prefix: str = ""
     skbuild_path: str = ""
+    # A free-threaded interpreter (PEP 703): Py_GIL_DISABLED in its pyconfig.h, ABI flag t
+    # (cpython-314t-…, include/python3.14t, libpython3.14t.so, python314t.lib). It cannot
+    # load an extension built for the GIL ABI, nor the other way round.
+    gil_disabled: bool = False
 
     @property
     def short(self) -> str:
         return f"{self.version[0]}.{self.version[1]}"
+
+    @property
+    def abi(self) -> str:
+        """``3.14t`` for a free-threaded interpreter, ``3.14`` for one with the GIL."""
+        return self.short + ("t" if self.gil_disabled else "")
 
     @property
     def full(self) -> str:
@@ -61,13 +70,16 @@ var = sysconfig.get_config_var
 paths = sysconfig.get_paths()
 ext = var("EXT_SUFFIX") or ""
 soabi = var("SOABI") or (ext.split(".")[1] if ext.count(".") >= 2 else "")
-abiflags = getattr(sys, "abiflags", "") or ""
+gil_disabled = bool(var("Py_GIL_DISABLED"))
+# Windows has no sys.abiflags before 3.14; its free-threaded build is still the t ABI.
+abiflags = getattr(sys, "abiflags", "") or ("t" if gil_disabled else "")
 # FindPython's SOSABI: the stable-ABI suffix this interpreter loads (".abi3.so" -> "abi3").
 sosabi = next((s[1:].rsplit(".", 1)[0] for s in importlib.machinery.EXTENSION_SUFFIXES
                if s.startswith(".abi")), "")
 if os.name == "nt":
     library = os.path.join(sys.base_prefix, "libs", "python%d%d%s.lib"
-                           % (sys.version_info[0], sys.version_info[1], abiflags))
+                           % (sys.version_info[0], sys.version_info[1],
+                              "t" if gil_disabled else ""))
 else:
     libdir, ldlibrary = var("LIBDIR"), var("LDLIBRARY")
     library = os.path.join(libdir, ldlibrary) if libdir and ldlibrary else ""
@@ -100,6 +112,7 @@ json.dump({
     "numpy_version": numpy_version,
     "base_prefix": sys.base_exec_prefix,
     "skbuild_path": skbuild_path,
+    "gil_disabled": gil_disabled,
 }, sys.stdout)
 """
 
@@ -160,7 +173,7 @@ _ROOT_DIR = re.compile(r"^_?Python\d?_ROOT_DIR$")
 _VERSION_IN_TEXT = (
     re.compile(r"\[v(\d+)\.(\d+)\.(\d+)"),  # FIND_PACKAGE_MESSAGE_DETAILS
     re.compile(r"python(\d)\.(\d+)(?!\d)"),  # include dirs, libpython3.12.so
-    re.compile(r"(?i)python(\d)(\d\d?)(?:t|d)?\.lib"),  # Windows import library
+    re.compile(r"(?i)python(\d)(\d\d?)(?:t|d|_d)?\.lib"),  # Windows import library
     re.compile(r"cpython-(\d)(\d\d?)"),
 )
 
@@ -182,6 +195,12 @@ class OldPython:
     root_dirs: tuple[str, ...] = ()
     soabi: str = ""
     ext_suffix: str = ""
+    gil_disabled: bool = False
+
+    @property
+    def abi(self) -> str:
+        """``3.14t`` for a tree configured for a free-threaded Python, else ``3.14``."""
+        return f"{self.version[0]}.{self.version[1]}" + ("t" if self.gil_disabled else "")
 
 
 def _values(cache: Cache, pattern: re.Pattern[str]) -> tuple[str, ...]:
@@ -205,12 +224,14 @@ def describe_old_python(cache: Cache) -> OldPython:
     version: tuple[int, ...] = ()
     install_dirs: tuple[str, ...] = ()
     soabi = ""
+    abiflags = ""
     for entry in python_entries:
         if PROPERTIES_NAME.match(entry.name):
             fields = entry.value.split(";")
             if len(fields) >= 4 and all(f.isdigit() for f in fields[1:4]):
                 version = tuple(int(f) for f in fields[1:4])
             if len(fields) >= 12:
+                abiflags = "" if fields[5] == "<none>" else fields[5]
                 soabi = fields[6]
                 install_dirs = tuple(f for f in fields[8:12] if f)
     if not version:
@@ -245,16 +266,26 @@ def describe_old_python(cache: Cache) -> OldPython:
                 soabi = entry.value
         if not soabi and ext_suffix.count(".") >= 2:
             soabi = ext_suffix.split(".")[1]
+    include_dirs = _values(cache, _INCLUDE)
+    # Only real library files: PyTorch's older CMake seeded PYTHON_LIBRARY with the
+    # stdlib directory, which the path and version rules below handle.
+    libraries = tuple(v for v in _values(cache, _LIBRARY) if _LIBRARY_FILE.search(v))
     return OldPython(
         version=version,
         executables=_values(cache, EXECUTABLE_NAME),
-        include_dirs=_values(cache, _INCLUDE),
-        # Only real library files: PyTorch's older CMake seeded PYTHON_LIBRARY with the
-        # stdlib directory, which the path and version rules below handle.
-        libraries=tuple(v for v in _values(cache, _LIBRARY) if _LIBRARY_FILE.search(v)),
+        include_dirs=include_dirs,
+        libraries=libraries,
         numpy_includes=_values(cache, _NUMPY_INCLUDE),
         install_dirs=install_dirs,
         root_dirs=_values(cache, _ROOT_DIR),
         soabi=soabi,
         ext_suffix=ext_suffix,
+        gil_disabled="t" in abiflags
+        or any(_FREE_THREADED.search(v) for v in (soabi, ext_suffix, *include_dirs, *libraries)),
     )
+
+
+# How a free-threaded Python's ABI shows in the spellings a cache records: its SOABI and
+# extension suffix (cpython-314t-…, cp314t-win_amd64), include dir (python3.14t) and library
+# (libpython3.14t.so, python314t.lib); FindPython's abiflags field is read above.
+_FREE_THREADED = re.compile(r"(?i)(?:cpython-\d{3,}t\b|\bcp\d{3,}t-|python\d\.?\d+t(?![a-z]))")

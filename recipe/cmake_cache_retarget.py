@@ -105,11 +105,27 @@ class _Rewriter:
 
         major, minor = old.version[0], old.version[1]
         nmaj, nmin = new.version[0], new.version[1]
+        # The ABI flag of a free-threaded Python, where a spelling carries the ABI rather
+        # than the version alone: 3.14t's SOABI cpython-314t, its dirs python3.14t, its
+        # libraries libpython3.14t.so and python314t.lib, the ABI tag of cp314-cp314t.
+        old_t, new_t = ("t" if old.gil_disabled else ""), ("t" if new.gil_disabled else "")
         spellings: list[tuple[str, str]] = []
         if old.ext_suffix and new.ext_suffix:
             spellings.append((re.escape(old.ext_suffix) + r"(?![\w.-])", new.ext_suffix))
         if old.soabi and new.soabi:
             spellings.append((re.escape(old.soabi) + r"(?![\w-])", new.soabi))
+        spellings += [
+            (rf"(?i:(?<=python)){major}\.{minor}{old_t}(?![\dt]|\.\d)", f"{nmaj}.{nmin}{new_t}"),
+            (rf"(?<=cpython-){major}{minor}{old_t}(?![\dt])", f"{nmaj}{nmin}{new_t}"),
+            (
+                rf"(?<=cp){major}{minor}-cp{major}{minor}{old_t}(?![\dt])",
+                f"{nmaj}{nmin}-cp{nmaj}{nmin}{new_t}",
+            ),
+            (
+                rf"(?i:(?<=python)){major}{minor}{old_t}(?=(?:_d)?\.(?:lib|dll)\b)",
+                f"{nmaj}{nmin}{new_t}",
+            ),
+        ]
         spellings += [
             # 3.12.1, v3.12.N -> the new full version; then 3.12 alone
             (rf"(?<![\d.]){major}\.{minor}\.\d+(?!\d)", new.full),
@@ -167,7 +183,9 @@ def _new_properties(old_value: str, new: PythonFacts) -> str | None:
     fields = old_value.split(";")
     if len(fields) != 12:
         return None  # another CMake's layout: FindPython recomputes a dropped entry
-    no_flags = "<none>" if fields[5] == "<none>" else ""
+    # An empty ABIFLAGS is spelled as the old list spells it; after a free-threaded t, as
+    # FindPython spells it today.
+    no_flags = "" if fields[5] == "" else "<none>"
     windows = "\\" in new.stdlib
     dirs = [
         _slashed(d) if windows else d for d in (new.stdlib, new.stdarch, new.sitelib, new.sitearch)
@@ -185,6 +203,19 @@ def _new_properties(old_value: str, new: PythonFacts) -> str | None:
             *dirs,
         ]
     )
+
+
+#: The ABI a user asks FindPython for: debug;pymalloc;unicode[;free-threaded] (CMake >= 3.30).
+FIND_ABI_NAME = re.compile(r"^Python\d?_FIND_ABI$")
+
+
+def _new_find_abi(old_value: str, new: PythonFacts) -> str:
+    """A fourth element that asks for one threading ABI asks for the new interpreter's: ON
+    for a free-threaded one, OFF for one with the GIL (FindPython would reject it)."""
+    fields = old_value.split(";")
+    if len(fields) == 4 and fields[3].upper() in ("ON", "OFF"):
+        fields[3] = "ON" if new.gil_disabled else "OFF"
+    return ";".join(fields)
 
 
 @dataclass(frozen=True)
@@ -223,6 +254,8 @@ def retarget(cache: Cache, new: PythonFacts) -> Retargeted:
                     return None
             elif EXECUTABLE_NAME.match(entry.name):
                 value = in_style_of(entry.value, new.executable)
+            elif FIND_ABI_NAME.match(entry.name):
+                value = _new_find_abi(entry.value, new)
             else:
                 value = rewriter.python_entry(entry.value)
         elif (

@@ -6,6 +6,7 @@
 - ``tests_cache_dir``: the per-machine cache outside the repository
   ($XDG_CACHE_HOME or ~/.cache, then pytorch-feedstock-tests) for downloads
   and root file systems that outlive one run.
+- ``upstream_cp314t_wheel``: upstream's 2.15.0 wheel for the free-threaded 3.14t, likewise.
 - ``torch_wheel``: the real PyTorch 2.13.0 CPU wheel, fetched once per machine
   with ``pip download`` into that cache; ``torch_site``: it unpacked there once
   (importable through PYTHONPATH; skips unless the wheel is this interpreter's).
@@ -130,6 +131,26 @@ def torch_site(torch_wheel: Path) -> Path:
     ):
         pytest.skip(f"{torch_wheel.name} does not run on this interpreter/machine")
     return unpacked_wheel(torch_wheel, torch_wheel.parent / (torch_wheel.stem + ".unpacked"))
+
+
+@pytest.fixture(scope="session")
+def upstream_cp314t_wheel(tests_cache_dir: Path) -> Path:
+    """Upstream's torch 2.15.0 wheel for the free-threaded CPython 3.14t (Linux, tagged
+    cp314-cp314t; about 540 MB, once per machine), or skip."""
+    try:
+        return pip_download(
+            tests_cache_dir / "wheels",
+            "torch-2.15.0-cp314-cp314t-manylinux_2_28_x86_64.whl",
+            [
+                "torch==2.15.0",
+                *("--no-deps", "--only-binary=:all:", "--platform", "manylinux_2_28_x86_64"),
+                *("--python-version", "3.14", "--abi", "cp314t"),
+            ],
+            timeout=3600,
+            env={"PIP_CONSTRAINT": "/dev/null"},  # a machine-wide pin of torch
+        )
+    except CacheError as error:
+        pytest.skip(str(error))
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,7 @@ def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
         blas_impl="generic",
         CPU_COUNT="2",
         SHLIB_EXT=".so",
+        CF_TORCH_PYTHON=f"{sys.version_info[0]}.{sys.version_info[1]}",
     )
     env.update(overrides)
     return {k: v for k, v in env.items() if v != "<unset>"}

@@ -13,7 +13,18 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from tools.check import abi, cuda, inventory, layout, linkage, macos, metadata, owned, windows
+from tools.check import (
+    abi,
+    cuda,
+    inventory,
+    layout,
+    linkage,
+    macos,
+    metadata,
+    owned,
+    python_abi,
+    windows,
+)
 from tools.check.archive import Package, check_members
 from tools.check.context import Context
 from tools.check.expectations import Expectations, OutputExpectation
@@ -54,6 +65,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
     ("pe.imports", windows.check_imports),
     ("pe.crt", windows.check_crt),
     ("abi.cxx11", abi.check_cxx11_abi),
+    (python_abi.CHECK, python_abi.check_python_abi),
     ("abi.static-libstdcxx", abi.check_static_libstdcxx),
     ("layout.expected-files", layout.check_expected_files),
     ("layout.overlap", layout.check_overlap),

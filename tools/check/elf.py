@@ -62,6 +62,9 @@ class ElfInfo:
     # Sources of native-AOT kernels (pytorch#194243) whose paths .rodata holds, as
     # "native_aot/topk/aot_topk_cuda.cpp"; read only in files with device code
     native_aot: tuple[str, ...] = ()
+    # CPython's refcounting entry points it imports (tools/check/python_abi.py): which Python
+    # ABI, free-threaded or with the GIL, its code was compiled for
+    python_refcount: tuple[str, ...] = ()
 
     @property
     def required_versions(self) -> tuple[str, ...]:
@@ -127,6 +130,7 @@ def _read(elf: ELFFile) -> ElfInfo:
     cxx11 = old_abi = std_defs = 0
     sample: list[str] = []
     device_code: tuple[DeviceCode, ...] = ()
+    refcount: tuple[str, ...] = ()
     for section in elf.iter_sections():
         if section.name == FATBIN_SECTION and section["sh_type"] != "SHT_NOBITS":
             device_code = read_fatbin(elf.stream, section["sh_offset"], section["sh_size"])
@@ -145,6 +149,7 @@ def _read(elf: ELFFile) -> ElfInfo:
             for verneed, auxiliaries in section.iter_versions():
                 version_needs.append((verneed.name, tuple(aux.name for aux in auxiliaries)))
         elif isinstance(section, SymbolTableSection) and section.name == ".dynsym":
+            refcount = _python_refcount(elf, section)
             for name, global_definition in _symbols(elf, section):
                 if _TORCH_NAMESPACE.match(name):
                     if _CXX11_TYPES.search(name):
@@ -176,7 +181,34 @@ def _read(elf: ELFFile) -> ElfInfo:
         std_definition_sample=tuple(sample),
         device_code=device_code,
         native_aot=native_aot,
+        python_refcount=refcount,
     )
+
+
+_REFCOUNT = (b"_Py_DecRefShared", b"_Py_MergeZeroLocalRefcount", b"_Py_Dealloc")
+
+
+def _python_refcount(elf: ELFFile, section: SymbolTableSection) -> tuple[str, ...]:
+    """The CPython refcounting functions ``section`` imports (undefined there), of
+    ``_REFCOUNT``: a quick scan of the string table first, as most libraries name none."""
+    strings = elf.get_section(section["sh_link"]).data()
+    if b"_Py_" not in strings:
+        return ()
+    wanted = {name for name in _REFCOUNT if name + b"\0" in strings}
+    if not wanted:
+        return ()
+    order = "<" if elf.little_endian else ">"
+    layout, shndx_at = (order + "IBBHQQ", 3) if elf.elfclass == 64 else (order + "IIIBBH", 5)
+    data = section.data()
+    usable = len(data) - len(data) % struct.calcsize(layout)
+    found = set()
+    for entry in struct.iter_unpack(layout, data[:usable]):
+        offset = entry[0]
+        if entry[shndx_at] == _SHN_UNDEF and strings[offset : offset + 4] == b"_Py_":
+            name = strings[offset : strings.find(b"\0", offset)]
+            if name in wanted:
+                found.add(name.decode())
+    return tuple(sorted(found))
 
 
 # The 2.15.0 wheel's libtorch_cuda.so holds

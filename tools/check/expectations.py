@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from tools.recipe.namespace import python_label
+
 
 @dataclass(frozen=True)
 class OutputExpectation:
@@ -22,6 +24,7 @@ class OutputExpectation:
     run_constrained: tuple[str, ...] = ()
     declares_run_exports: bool = False
     python: str | None = None  # "3.12" for per-Python outputs
+    python_abi: str | None = None  # "3.14t" for a free-threaded Python, else as python
     build_string: str | None = None
     cuda_linalg_flavor: str | None = None  # "magma" / "nomagma" for libtorch-cuda-linalg
 
@@ -120,6 +123,7 @@ def from_rendered(outputs: Iterable[RenderedOutputLike], config: str | None = No
                 run_constrained=tuple(o.requirements.get("run_constrained", ())),
                 declares_run_exports=_declares(o.run_exports),
                 python=python_minor(_scalar(o.variant.get("python"))),
+                python_abi=python_label(_scalar(o.variant.get("python")) or "") or None,
                 build_string=o.build_string,
                 cuda_linalg_flavor=_scalar(o.variant.get("cuda_linalg_flavor")),
             )

@@ -43,6 +43,10 @@ checks (the "check" field of each finding):
                           runtime, no msvcrt.dll (MinGW) or older MSVCR
   abi.cxx11               TorchConfig.cmake's _GLIBCXX_USE_CXX11_ABI matches libtorch_cpu.so
   abi.static-libstdcxx    no libstdc++ definitions inside torch libraries
+  python.abi              one Python ABI (3.14 with the GIL, or 3.14t free-threaded) told by
+                          the extension suffixes, the wheel tag or python_abi dependency, the
+                          compiled code (CPython refcounting it calls, pythonXY[t].dll) and,
+                          with --config, the Pythons the config builds pytorch for
   layout.expected-files   each output ships the libraries the recipe tests for
   layout.overlap          no path shipped by two differently named packages of one config
   layout.torch-lib-links  site-packages/torch/lib links resolve into $PREFIX/lib

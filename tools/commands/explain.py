@@ -36,7 +36,8 @@ match nothing are an error.
   {"config": str, "label": str, "platform": str, "build_platform": str, "cross": bool,
    "cuda": str|null, "cuda_arch_list": str|null (the TORCH_CUDA_ARCH_LIST its build
    exports, recipe/cuda_arch_lists.txt), "cuda_arch_set": str|null ("full", or the
-   name of a narrower set, which its build strings carry), "blas": str|null, "pythons": [str],
+   name of a narrower set, which its build strings carry), "blas": str|null, "pythons": [str]
+   (X.Y, and X.Yt for a free-threaded Python: "3.14t"),
    "packages": [{"name": str, "count": int, "variants": [str]}]}
   A job whose every output is skipped has platform "-" and empty lists.
 
@@ -156,13 +157,16 @@ def summarize(config: str, outputs) -> JobSummary:
     first = built[0]
     cross = bool(first.build_platform and first.build_platform != first.subdir)
     cuda = _one(built, "cuda_compiler_version")
+    from tools.recipe.namespace import python_label
+
+    # 3.14t (free-threaded) is a Python of its own, after the 3.14 with the GIL.
     pythons = sorted(
         {
-            o.variant["python"].split(" ")[0].replace(".*", "")
+            python_label(o.variant["python"])
             for o in built
             if "python" in o.used_vars and "python" in o.variant
         },
-        key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()),
+        key=lambda v: (*(int(x) for x in v.rstrip("t").split(".") if x.isdigit()), v),
     )
     packages = []
     for name in dict.fromkeys(o.name for o in built):
@@ -202,14 +206,17 @@ def _one(outputs, key: str) -> str:
 
 
 def python_range(pythons: tuple[str, ...]) -> str:
-    """``3.10-3.14`` for consecutive minor versions of one major, else the list."""
+    """``3.10-3.14`` for consecutive minor versions of one major, else the list; free-threaded
+    Pythons (``3.14t``) follow, named one by one: ``3.10-3.14, 3.14t``."""
+    gil = tuple(v for v in pythons if not v.endswith("t"))
+    free = [v for v in pythons if v.endswith("t")]
     try:
-        parts = [tuple(int(x) for x in v.split(".")[:2]) for v in pythons]
+        parts = [tuple(int(x) for x in v.split(".")[:2]) for v in gil]
     except ValueError:
         return ", ".join(pythons) or "-"
     consecutive = all(b[0] == a[0] and b[1] == a[1] + 1 for a, b in itertools.pairwise(parts))
     if len(parts) > 2 and consecutive:
-        return f"{pythons[0]}-{pythons[-1]}"
+        return ", ".join([f"{gil[0]}-{gil[-1]}", *free])
     return ", ".join(pythons) or "-"
 
 

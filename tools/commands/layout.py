@@ -16,7 +16,9 @@ rules recipe/build.sh and recipe/bld.bat run, decides which output gets each fil
 replay prints per output its file count and size by top folder, then every file that
 would stop the build, land in two outputs or in none, or collide with a file a host
 requirement of the --config's libtorch output owns (owners: tools/check/owned.py, as
-`tools check` knows them). When the wheel is the recipe's release, meta.yaml's
+`tools check` knows them), and a wheel whose Python ABI (its tag, its extension modules'
+suffixes: cp314-cp314t and _C.cpython-314t-… are the free-threaded 3.14t) disagrees with
+itself or is none the config builds pytorch for. When the wheel is the recipe's release, meta.yaml's
 license_file list is checked against the wheel's License-File entries.
 
 --config names the CI config whose host requirements apply (default: the first of the
@@ -36,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tools.errors import ProblemsFound, UserError
-    from tools.layout.replay import licence_list, load_rules, replay
+    from tools.layout.replay import check_python, licence_list, load_rules, replay
     from tools.layout.report import render
     from tools.layout.wheel import read_wheel
     from tools.repo import find_root
@@ -54,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     release = wheel.version.split("+")[0]  # 2.13.0+cpu: the local label names a build
     licences = licence_list(text, str(meta)) if recipe_version(text) == release else None
     result = replay(wheel, rules, host, licences)
+    check_python(wheel, config_pythons(config, root, recipe), result)
     print(render(wheel, config, result, licences is not None))
     if result.fails:
         count = sum(p.kind != "warning" for p in result.problems)
@@ -86,6 +89,18 @@ def default_config(root: Path, wheel) -> str:
     names = [n for n in names if len(words[n]) > 1 and words[n][1].startswith(kind)] or names
     mkl = [n for n in names if "mkl" in words[n]]
     return sorted(mkl or names)[-1 if cuda else 0]
+
+
+def config_pythons(config: str, root: Path, recipe: Path) -> list[str]:
+    """The Pythons the config builds pytorch for: ``3.12``, ``3.14t`` (free-threaded)."""
+    from tools.recipe.namespace import python_label
+    from tools.render import render_config
+
+    return [
+        python_label(str(o.variant["python"]))
+        for o in render_config(config, root=root, recipe_dir=recipe)
+        if o.name == "pytorch" and not o.skip and isinstance(o.variant.get("python"), str)
+    ]
 
 
 def host_requirements(config: str, root: Path, recipe: Path) -> dict[str, tuple[str, ...]]:

@@ -129,6 +129,13 @@ def _describe(out) -> str:
     }
     if loops:
         lines.append("  variant: " + ", ".join(f"{k}={v}" for k, v in loops.items()))
+    if "python" in out.used_vars and isinstance(out.variant.get("python"), str):
+        # Two packages may say py314: the free-threaded one (3.14t) and the one with the GIL.
+        from tools.recipe.namespace import python_label
+
+        label = python_label(out.variant["python"])
+        kind = "free-threaded" if label.endswith("t") else "with the GIL"
+        lines.append(f"  python: {label} ({kind})")
     if out.cuda_arch_list:
         lines.append(f"  TORCH_CUDA_ARCH_LIST: {out.cuda_arch_list}")
     for kind in ("build", "host", "run", "run_constrained"):

@@ -214,3 +214,40 @@ def licence_list(meta_text: str, source: str) -> list[str]:
     if found is None:
         raise UserError(f"{source}: no about/license_file list")
     return [line.split("- ", 1)[1].split("#")[0].strip() for line in found.group(1).splitlines()]
+
+
+def check_python(wheel: Wheel, pythons: Sequence[str], result: Replay) -> None:
+    """The wheel's Python ABI, from its tag and its extension modules' suffixes, against
+    the ``pythons`` the config builds pytorch for (``3.14t``: free-threaded): a wheel of an
+    ABI the config has no pytorch for, or whose modules disagree with its tag, fails
+    (tools/check/python_abi.py holds the same to built packages)."""
+    from tools.check.python_abi import describe, extension_abi, wheel_tag_abi
+
+    tag, tag_text = wheel_tag_abi(wheel.path.name)
+    modules = {f"torch/{rel}": extension_abi(rel) for rel in sorted(wheel.torch)}
+    modules = {path: abi for path, abi in modules.items() if abi}
+    for path, abi in modules.items():
+        if tag and abi != tag:
+            result.problems.append(
+                Problem(
+                    "python ABI",
+                    path,
+                    f"an extension for Python {describe(abi)} in a wheel for {describe(tag)} "
+                    f"({tag_text}): neither ABI loads the other's extensions",
+                )
+            )
+    abi = tag or next(iter(modules.values()), None)
+    if abi is None:
+        return
+    told = ", ".join([tag_text, *modules] if tag_text else modules)
+    if pythons and abi not in pythons:
+        result.problems.append(
+            Problem(
+                "python ABI",
+                told,
+                f"a wheel for Python {describe(abi)}, but the config builds pytorch for "
+                f"{', '.join(pythons)}",
+            )
+        )
+    else:
+        result.notes.append(f"Python {describe(abi)}: {told}; the config builds pytorch for it")

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -41,6 +42,19 @@ DEFAULT_NUMPY = "1.26"
 def python_series(version: str) -> str:
     """The major.minor of a Python variant value: ``"3.12.* *_cpython"`` -> ``"3.12"``."""
     return ".".join(version.split(" ")[0].split(".")[:2])
+
+
+def free_threaded(version: str) -> bool:
+    """Whether a Python variant value names a free-threaded build: ``"3.14.* *_cp314t"``
+    (conda-forge's python314t migration) is, ``"3.14.* *_cp314"`` is not."""
+    parts = version.split(" ")
+    return len(parts) > 1 and re.search(r"_cp\d+t$", parts[1]) is not None
+
+
+def python_label(version: str) -> str:
+    """The Python a variant value names, its ABI included: ``3.14t`` for a free-threaded
+    build, ``3.14`` for the one with the GIL (``"3.14.* *_cp314t"`` -> ``"3.14t"``)."""
+    return python_series(version) + ("t" if free_threaded(version) else "")
 
 
 def python_int(version: str) -> int:

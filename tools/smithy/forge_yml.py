@@ -9,6 +9,11 @@ conda-build, a misspelt key is ignored, and a misspelt ``build_platform`` value 
 ``matrix --write`` delete CI jobs.  A problem is one line naming the file, the line, the key
 or value, and the closest valid spelling.
 
+The ``bot`` settings are checked against the conda-forge bot's own schema, which
+conda-smithy's points at on the web (``data/cf_tick_schema.json``, conda-forge-bot
+``24fa736``): ``abi_migration_branches``, the branches that get the bot's migration PRs too
+(the python314t migration's rebuilds of release branches), must be a list of strings.
+
 Two checks go beyond the schema, because the toolkit acts on them: the keys of
 ``build_platform`` are target platforms (a misspelt one would add a CI platform), and
 those of ``provider`` are the platforms or OS names conda-smithy reads.
@@ -29,6 +34,7 @@ from tools.errors import UserError
 from tools.files import load_yaml_text, read_user_file, safe_yaml
 
 SCHEMA_PATH = Path(__file__).with_name("data") / "conda-forge.schema.json"
+BOT_SCHEMA_PATH = SCHEMA_PATH.with_name("cf_tick_schema.json")
 NAME = "conda-forge.yml"
 
 
@@ -83,10 +89,12 @@ def problems(data: Mapping[str, Any]) -> list[Problem]:
     import jsonschema
     from referencing import Registry, Resource
 
-    # The schema points the bot settings at conda-forge's bot schema on the web; offline, and
-    # since the toolkit never reads them, those are checked no further.
-    anything = Resource.from_contents({"$schema": "https://json-schema.org/draft/2020-12/schema"})
-    registry: Registry = Registry(retrieve=lambda uri: anything)
+    # The schema points the bot settings at conda-forge's bot schema on the web; offline, the
+    # copy beside this file answers for it (and for any other reference, which it lacks).
+    from referencing.jsonschema import DRAFT202012
+
+    bot = Resource.from_contents(_bot_schema(), default_specification=DRAFT202012)
+    registry: Registry = Registry(retrieve=lambda uri: bot)
     validator = jsonschema.Draft202012Validator(_schema(), registry=registry)
     found = [_problem(error) for error in validator.iter_errors(dict(data))]
     found.extend(_platform_key_problems(data))
@@ -96,6 +104,11 @@ def problems(data: Mapping[str, Any]) -> list[Problem]:
 @lru_cache(maxsize=1)
 def _schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _bot_schema() -> dict[str, Any]:
+    return json.loads(BOT_SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
 def platforms() -> tuple[str, ...]:
