@@ -5,8 +5,11 @@ miniature's CPU config, one Python, no test phase, the stand-in channel as `--ch
 miniature as the release archive in `--source-cache`) builds with the embedded engine; its
 build_artifacts/ is the upload. The core member: another clone of the same commit, at a
 path of another length, runs `python -m tools.localbuild.review.rebuild UPLOAD CONFIG` with
-the same build options, which clones it once more at the recorded commit, rebuilds there
-and compares each package byte for byte. Then a consistent forgery of the upload (a payload
+the same build options but the channel as it is days later (a copy at another path, with a
+newer build of a host dependency published since), which clones it once more at the
+recorded commit, rebuilds there against exactly the packages the upload's builds resolved
+and compares each package byte for byte; against a copy lacking one of them it refuses,
+naming it, before building. Then a consistent forgery of the upload (a payload
 file of the pytorch package edited, paths.json updated, the package repacked, and
 SHA256SUMS, summary.json, the log and log_files.zip re-hashed to match) goes through the
 same rebuild, which names the package and the file.
