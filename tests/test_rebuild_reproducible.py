@@ -5,8 +5,11 @@ miniature's CPU config, one Python, no test phase, the stand-in channel as `--ch
 miniature as the release archive in `--source-cache`) builds with the embedded engine; its
 build_artifacts/ is the upload. The core member: another clone of the same commit, at a
 path of another length, runs `python -m tools.localbuild.review.rebuild UPLOAD CONFIG` with
-the same build options, which clones it once more at the recorded commit, rebuilds there
-and compares each package byte for byte. Then a consistent forgery of the upload (a payload
+the same build options but the channel as it is days later (a copy at another path, with a
+newer build of a host dependency published since), which clones it once more at the
+recorded commit, rebuilds there against exactly the packages the upload's builds resolved
+and compares each package byte for byte; against a copy lacking one of them it refuses,
+naming it, before building. Then a consistent forgery of the upload (a payload
 file of the pytorch package edited, paths.json updated, the package repacked, and
 SHA256SUMS, summary.json, the log and log_files.zip re-hashed to match) goes through the
 same rebuild, which names the package and the file.
@@ -24,13 +27,15 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 from fixtures.e2e_feedstock import CPU, PYTHONS, E2EFeedstock, e2e_channel
 
 from tools.localbuild.artifacts import write_log_zip, write_sha256sums
-from tools.localbuild.engines.repack import Rewrites, repack
+from tools.localbuild.engines.repack import RENDERED, Rewrites, repack
+from tools.localbuild.review.pinned import recorded
 
 pytestmark = [
     pytest.mark.slow,
@@ -104,11 +109,75 @@ def _rebuild(reviewer: Path, fs: E2EFeedstock, upload_dir: Path, *extra: str):
     )
 
 
+def _channel_copy(upload: E2EFeedstock, folder: Path, *, drop: str = "", newer: str = "") -> Path:
+    """The upload's channel hard-linked into ``folder`` (another path), without the package
+    ``drop`` or with a newer build (build number + 1, repacked) of the package ``newer``
+    beside it, as published since the upload; indexed."""
+    import asyncio
+
+    from rattler.index import index_fs
+
+    source = Path(upload.args[upload.args.index("--channel") + 1])
+    for package in source.glob("*/*"):
+        target = folder / package.parent.name / package.name
+        if package.name == "repodata.json":  # copied: the index below rewrites it
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(package, target)
+        elif package.name.endswith((".conda", ".tar.bz2")) and package.name != drop:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(package, target)
+    if newer:
+        source = folder / "linux-64" / newer
+        index = json.loads(_member(source, "info/index.json"))
+        index["build_number"] += 1
+        index["build"] = re.sub(r"\d+$", str(index["build_number"]), index["build"])
+        target = source.with_name(f"{index['name']}-{index['version']}-{index['build']}.conda")
+        restore = {"info/index.json": json.dumps(index).encode()}
+        with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as out:
+            # A .conda's inner archives are named after the file: info-<name>.tar.zst.
+            for member in old.infolist():
+                renamed = member.filename.replace(source.name[:-6], target.name[:-6])
+                out.writestr(zipfile.ZipInfo(renamed, member.date_time), old.read(member))
+        repack(target, Rewrites(index.get("timestamp", 0) // 1000 + 86400, restore))
+    (folder / "noarch").mkdir(exist_ok=True)
+    asyncio.run(index_fs(folder))  # its repodata.json updated: the packages added, dropped
+    return folder
+
+
+def _member(package: Path, name: str) -> bytes:
+    from conda_package_streaming.package_streaming import CondaComponent, stream_conda_component
+
+    with package.open("rb") as stream:
+        for tar, member in stream_conda_component(package.name, stream, CondaComponent.info):
+            if member.name == name:
+                return tar.extractfile(member).read()
+    raise AssertionError(f"{package.name} has no {name}")
+
+
+def _resolved(upload: E2EFeedstock) -> list:
+    """The packages the upload's build and host environments resolved from the channel."""
+    _, resolved = recorded(sorted(upload.artifacts.glob("*/*.conda")))
+    return resolved
+
+
+def _with_channel(args: tuple[str, ...], channel: Path) -> tuple[str, ...]:
+    words = list(args)
+    words[words.index("--channel") + 1] = str(channel)
+    return tuple(words)
+
+
 @pytest.fixture(scope="module")
 def rebuilt(upload, reviewer, tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
-    """The rebuild of the untampered upload, its packages kept."""
+    """The rebuild of the untampered upload, its packages kept, days later: against a copy
+    of the channel at another path where a newer build of a host dependency (libprotobuf)
+    was published since."""
     kept = tmp_path_factory.mktemp("kept")
-    return _rebuild(reviewer, upload, upload.artifacts, "--keep", str(kept)), kept
+    source = Path(upload.args[upload.args.index("--channel") + 1])
+    [old] = [p.name for p in source.glob("linux-64/libprotobuf-*.conda")]
+    channel = _channel_copy(upload, tmp_path_factory.mktemp("channel-days-later"), newer=old)
+    assert len(list(channel.glob("linux-64/libprotobuf-*.conda"))) == 2
+    fs = E2EFeedstock(upload.root, upload.config, upload.env, _with_channel(upload.args, channel))
+    return _rebuild(reviewer, fs, upload.artifacts, "--keep", str(kept)), kept
 
 
 def _sha256(path: Path) -> str:
@@ -135,6 +204,34 @@ def test_the_rebuild_verifies_the_untampered_upload(rebuilt) -> None:
     assert re.match(
         r"verified by rebuild: \S+ at commit [0-9a-f]{12}: 3 package\(s\) identical", verdict
     )
+
+
+def test_the_packages_record_what_their_builds_resolved_with_no_path_of_the_builder(
+    upload,
+) -> None:
+    resolved = _resolved(upload)
+    assert {p.name for p in resolved} >= {"cmake", "ninja", "libprotobuf"}, resolved
+    [libtorch] = upload.artifacts.glob("linux-64/libtorch-*.conda")
+    assert "url: local-channel-0/linux-64/cmake-" in _member(libtorch, RENDERED).decode()
+    for package in sorted(upload.artifacts.glob("*/*.conda")):
+        assert "file://" not in _member(package, RENDERED).decode(), package.name
+
+
+def test_a_rebuild_against_channels_lacking_a_resolved_package_fails_naming_it(
+    upload, reviewer, tmp_path
+) -> None:
+    [ninja] = [p for p in _resolved(upload) if p.fn.startswith("ninja-")]
+    channel = _channel_copy(upload, tmp_path / "channel", drop=ninja.fn)
+    fs = E2EFeedstock(upload.root, upload.config, upload.env, _with_channel(upload.args, channel))
+    result = _rebuild(reviewer, fs, upload.artifacts)
+    assert result.returncode == 1, result.stdout + result.stderr[-3000:]
+    fails = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
+    assert fails == [
+        f"FAIL linux-64/{ninja.fn}: resolved by the upload's build (sha256 "
+        f"{ninja.sha256[:12]}…), not in the "
+        f"--channel folders ({channel}); give the channel that holds it"
+    ], result.stdout
+    assert "rebuild:" not in result.stdout  # refused before building
 
 
 def _forged(upload: E2EFeedstock, folder: Path) -> tuple[Path, str]:

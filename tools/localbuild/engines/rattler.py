@@ -29,6 +29,8 @@ binary's. Where this differs from the binary:
   it, so the packages carry no commit (summary.json's provenance says so);
 - it builds in the fixed work root of workroot.py, not under ``--output-dir``, and moves the
   packages there afterwards, so two clones at different paths build the same bytes;
+- a folder channel is staged at a fixed place in the work root (workroot.STAGED_CHANNEL),
+  so the package hash, which counts channel_sources, does not depend on where it is;
 - ``--timestamp EPOCH`` (ours; build-locally gives the commit's time) repacks every package
   at that time (repack.py: what rattler-build takes from the clock or a hash map), with the
   recipe as committed in info/recipe/ where ``--source-archive`` staged another URL.
@@ -172,6 +174,7 @@ def _staged(args: argparse.Namespace, root: Path) -> tuple[Path, list[str]]:
         copy.write_text(with_source_archive(copy.read_text(), local))
     if args.feedstock_license:
         shutil.copyfile(args.feedstock_license, folder / LICENSE_COPY)
+    args.channel = [_staged_channel(c, root, n) for n, c in enumerate(args.channel)]
     variants = []
     for index, variant in enumerate(args.variant_config):
         staged = root / f"variant-{index}-{Path(variant).name}"
@@ -179,6 +182,20 @@ def _staged(args: argparse.Namespace, root: Path) -> tuple[Path, list[str]]:
         staged.write_text(with_channels(text, args.channel) if args.channel else text)
         variants.append(str(staged))
     return copy, variants
+
+
+def _staged_channel(channel: str, root: Path, place: int) -> str:
+    """A folder channel (a file URL) as its copy at a fixed place in the work root
+    (workroot.STAGED_CHANNEL); a URL, a name or a missing folder as given."""
+    if not channel.startswith("file://"):
+        return channel
+    from urllib.parse import unquote, urlparse
+    from urllib.request import url2pathname
+
+    folder = Path(url2pathname(unquote(urlparse(channel).path)))
+    if not folder.is_dir():
+        return channel  # the solve names it (network_hint)
+    return workroot.stage_channel(folder, root, place).as_uri()
 
 
 def _normalise(args: argparse.Namespace, staged_recipe: Path, packages: list[Path]) -> None:
@@ -195,6 +212,10 @@ def _normalise(args: argparse.Namespace, staged_recipe: Path, packages: list[Pat
         restore["info/recipe/recipe.yaml"] = original.read_bytes()
         staged_url = staged_recipe.parent.parent / "sources" / args.source_archive.name
         replace.append((staged_url.resolve().as_uri(), source_of(original).url))
+    # The staged channels' URLs, then the work root's: location-free labels (workroot.py).
+    root = staged_recipe.parent.parent
+    replace.append((f"{root.as_uri()}/{workroot.STAGED_CHANNEL}", workroot.CHANNEL_LABEL))
+    replace.append((f"{root.as_uri()}/", workroot.OUTPUT_LABEL))
     rewrites = Rewrites(args.timestamp, restore, tuple(replace))
     repack_all(packages, rewrites, zstd_level(args.package_format))
 

@@ -31,6 +31,17 @@ WORK_ROOT = Path("C:/" if os.name == "nt" else "/var/tmp") / "pytorch-feedstock-
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
 #: The work folders ``--keep-build`` keeps: every output's, and the staging output's.
 KEPT = ("bld", "build_cache")
+#: A folder channel (``-c``) is staged as WORK_ROOT/channel-N (N: its place among the
+#: channels), so its URL, which rattler-build counts in the package hash (channel_sources)
+#: and records in rendered_recipe.yaml, is the same on every machine wherever the folder is.
+STAGED_CHANNEL = "channel-"
+#: What the repack writes in info/recipe/ for that staged folder's URL: the URL of a package
+#: from it reads ``local-channel-N/SUBDIR/FILE`` (its sha256 and md5 beside it pin it), with
+#: no path of the builder's machine; review/rebuild.py reads it back.
+CHANNEL_LABEL = "local-channel-"
+#: And for the work root's own URL, the channel of the packages built before this one (a
+#: pytorch output's host environment holds the libtorch just built): ``local-output/``.
+OUTPUT_LABEL = "local-output/"
 
 
 @contextlib.contextmanager
@@ -76,6 +87,24 @@ def clear(root: Path) -> None:
         root.unlink()
     elif root.exists():
         shutil.rmtree(root)
+
+
+def stage_channel(folder: Path, root: Path, place: int) -> Path:
+    """``folder``'s subdir folders (packages and repodata.json) hard-linked, or copied across
+    file systems, into ``root``/channel-``place``; the user's folder is only read."""
+    staged = root / f"{STAGED_CHANNEL}{place}"
+    for item in folder.glob("*/*"):
+        if item.is_file() and (
+            item.name.endswith(PACKAGE_SUFFIXES) or item.name.startswith("repodata")
+        ):
+            target = staged / item.parent.name / item.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(item, target)
+            except OSError:  # another file system
+                shutil.copy2(item, target)
+    (staged / "noarch").mkdir(parents=True, exist_ok=True)
+    return staged
 
 
 def built_packages(root: Path) -> list[Path]:

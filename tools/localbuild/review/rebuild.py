@@ -13,8 +13,11 @@ takes them), and each package the record lists is compared byte for byte with th
 every time with the commit's (engines/workroot.py, engines/repack.py), so the clone's own
 path does not matter.
 
+The build, host and test environments are the upload's: the rebuild solves against fresh
+channels holding exactly the packages its builds resolved, copied (sha256 checked) from the
+``--channel`` folders given (pinned.py); a recorded package they lack is a FAIL naming it.
 What a rebuild cannot catch is what both sides share: the engine (the same py-rattler-build
-from requirements.txt) and the channels the builds solve against (docs/cfep03.md).
+from requirements.txt) and those packages (docs/cfep03.md).
 
 Exit status 0: every package identical; 1: a package differs or was not rebuilt (one
 ``FAIL`` line each, then ``problems:``); 2: bad input, one ``error:`` line.
@@ -30,13 +33,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tools.errors import ProblemsFound, UserError, exit_code_of
 from tools.localbuild.configs import discover, labels
 from tools.localbuild.review.compare import differences
 from tools.localbuild.review.crosscheck import Finding
+from tools.localbuild.review.pinned import pinned_channels
 from tools.localbuild.review.upload import open_batch
 from tools.proc import call
 from tools.selection import select_one
@@ -146,7 +150,19 @@ def rebuild_and_compare(
         record = _record(files.summary, config)
         sha = _commit_of(record, commit)
         against = f"the earlier rebuild in {rebuilt}"
+        paths = [str(p["path"]) for p in record["packages"]]
         if rebuilt is None:
+            # Exactly the packages the upload's builds resolved (pinned.py).
+            pinned, missing, note = pinned_channels(
+                [files.packages_dir / p for p in paths], options.channels, Path(tmp) / "pinned"
+            )
+            if missing:
+                result.findings += missing
+                return result
+            if note:
+                say(note)
+            if pinned is not None:
+                options = replace(options, channels=tuple(str(p) for p in pinned))
             clone = _clone(root, sha, Path(tmp))
             say(f"rebuild: {config} at {sha[:12]} in {clone}")
             start = time.monotonic()
@@ -167,7 +183,6 @@ def rebuild_and_compare(
                 _keep(rebuilt, keep)
         elif not rebuilt.is_dir():
             raise UserError(f"--rebuilt {rebuilt}: not a folder (one that --keep filled)")
-        paths = [str(p["path"]) for p in record["packages"]]
         result.findings += _compared(files.packages_dir, rebuilt, paths)
     if not result.findings:
         result.verified = (
