@@ -159,6 +159,8 @@ set "BUILD_CUSTOM_PROTOBUF=OFF"
 set "BLAS=MKL"
 set "USE_MKLDNN=1"
 set "USE_DISTRIBUTED=1"
+rem Upstream's default, named as build.sh names it (check_torch.py --expect openmp).
+set "USE_OPENMP=1"
 
 rem Forward slashes for CMake (below), made outside the block: Wine's cmd does not substitute
 rem in !VAR:\=/!, and %%VAR%% inside a block would end it at a ")" in the path.

@@ -335,6 +335,9 @@ configure_pytorch() {
             ;;
     esac
 
+    # Upstream's default, named so that the recipe's own check (check_torch.py --expect
+    # openmp) and a bump's list of unnamed CMake knobs both see it chosen.
+    export USE_OPENMP=1
     case "${target_platform}" in
         osx-*)
             # libuv from the host environment makes torch.distributed buildable on macOS.

@@ -173,6 +173,10 @@ def test_the_migration_moves_no_existing_package_name(migrated) -> None:
     from tools.render_v1 import render_v1_config
 
     root, _ = migrated
+    if not feedstock_matrix.targets_conda_forge(root):
+        pytest.skip(
+            "the golden names are conda-forge's matrix's; this feedstock builds for its own"
+        )
     golden = json.loads(GOLDEN.read_text())
     first = next(iter(golden.values()))["meta.yaml"][0]
     if first.rsplit("-", 2)[1] != current().version:

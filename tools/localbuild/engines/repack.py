@@ -105,6 +105,13 @@ def normalised_rendered(
         run = (document.get(section) or {}).get("run")
         if isinstance(run, dict):
             _sort_lists(run)
+        # The solver lists an environment's packages in an order of its own that can change
+        # between two solves of the same packages (numpy before or after python): a record of
+        # what resolved, kept in file-name order.
+        for env in ("build", "host"):
+            resolved = ((document.get(section) or {}).get(env) or {}).get("resolved")
+            if isinstance(resolved, list):
+                resolved[:] = sorted(resolved, key=_record_key)
     _update_siblings(document, siblings or {})
     names = (document.get("staging_library_name_map") or {}).get("library_to_package")
     if isinstance(names, dict):
@@ -113,6 +120,12 @@ def normalised_rendered(
     out = io.StringIO()
     yaml.dump(document, out)
     return out.getvalue().encode()
+
+
+def _record_key(record: object) -> tuple[str, str]:
+    if isinstance(record, dict):
+        return str(record.get("name", "")), str(record.get("fn", ""))
+    return "", json.dumps(record, sort_keys=True, default=str)
 
 
 def _update_siblings(node: object, siblings: Mapping[str, Mapping[str, object]]) -> None:
