@@ -97,7 +97,8 @@ if !errorlevel! neq 0 exit /b !errorlevel!
 rem Cross-compiled configs cannot run their tests without an emulator.
 set "EXTRA_CB_OPTIONS="
 findstr /c:"win-arm64" "%CONFIG_FILE%" >nul
-if not errorlevel 1 if "%CROSSCOMPILING_EMULATOR%"=="" set "EXTRA_CB_OPTIONS=--no-test"
+rem findstr exits 0 when it finds the line; a crash (a negative status) is not a find.
+if !errorlevel! equ 0 if "%CROSSCOMPILING_EMULATOR%"=="" set "EXTRA_CB_OPTIONS=--no-test"
 if exist "%FEEDSTOCK_ROOT%\.ci_support\clobber_%CONFIG%.yaml" (
     set "EXTRA_CB_OPTIONS=!EXTRA_CB_OPTIONS! --clobber-file ".ci_support\clobber_!CONFIG!.yaml""
 )
