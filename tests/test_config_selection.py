@@ -1,4 +1,4 @@
-"""One way to name a config, for every command that takes one (tools/selection.py).
+"""One way to name a config, for every command that takes one (tools/foundation/selection.py).
 
 From the user's side: each command is run as a process in this repository, with the
 .ci_support configs it holds, and judged by its exit status, stdout and stderr.
@@ -17,7 +17,7 @@ import pytest
 from fixtures import feedstock_matrix
 from fixtures.cli import run_tools
 
-from tools.selection import (
+from tools.foundation.selection import (
     ConfigSelectionError,
     apply_filter,
     closest,

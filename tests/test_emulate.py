@@ -12,7 +12,7 @@ from tools.__main__ import main
 from tools.commands import emulate as command
 from tools.emulate import chroot, host, install, mounts, report, rootfs, runner
 from tools.emulate.arch import ARCHES, get_arch
-from tools.errors import CommandError, UserError
+from tools.foundation.errors import CommandError, UserError
 
 AARCH64 = ARCHES["aarch64"]
 PPC64LE = ARCHES["ppc64le"]

@@ -17,22 +17,22 @@ REPO = Path(__file__).resolve().parent.parent
 # Lowest first; a module may import its own layer and the layers below it, never above.
 # A name covers the module and everything under it; the longest matching name wins.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("tools", "tools.errors", "tools.files", "tools.proc", "tools.log",
-                    "tools.repo", "tools.readme")),
+    ("foundation", ("tools", "tools.foundation.errors", "tools.foundation.files", "tools.foundation.proc", "tools.foundation.log",
+                    "tools.foundation.repo", "tools.foundation.readme")),
     ("recipe text", ("tools.recipe", "tools.recipe.errors", "tools.recipe.selectors",
                      "tools.recipe.namespace", "tools.recipe.text", "tools.recipe.jinja",
                      "tools.recipe.loader")),
     ("conda-build semantics", ("tools.recipe.variant_config", "tools.recipe.evaluate",
                                "tools.recipe.metadata", "tools.recipe.model")),
     ("conda-smithy semantics", ("tools.smithy",)),
-    ("pipelines", ("tools.render", "tools.render_meta", "tools.render_v1", "tools.rendered",
-                   "tools.ci_support", "tools.drift", "tools.check", "tools.emulate",
+    ("pipelines", ("tools.render.config", "tools.render.meta", "tools.render.v1", "tools.render.output",
+                   "tools.rerender", "tools.drift", "tools.check", "tools.emulate",
                    "tools.layout")),
     # build-locally's parts, one way: what a config costs, how one is built, the batch
     # that builds them, the reviewer's commands that read what batches wrote.
-    ("build-locally records", ("tools.localbuild", "tools.localbuild.configs",
-                               "tools.localbuild.console", "tools.localbuild.artifacts",
-                               "tools.localbuild.provenance")),
+    ("build-locally records", ("tools.localbuild", "tools.localbuild.records.configs",
+                               "tools.localbuild.console", "tools.localbuild.records.artifacts",
+                               "tools.localbuild.records.provenance")),
     ("build-locally schedule", ("tools.localbuild.schedule",)),
     ("build-locally options", ("tools.localbuild.options",)),
     ("build-locally engines", ("tools.localbuild.engines",)),
@@ -252,18 +252,18 @@ def test_relative_imports_resolve_to_modules(tmp_path: Path) -> None:
             "tools/drift/__init__.py": "from . import table\n",
             "tools/drift/table.py": "from .model import Row\nfrom ..errors import UserError\n",
             "tools/drift/model.py": "",
-            "tools/errors.py": "",
+            "tools/foundation/errors.py": "",
         },
     )
     graph = import_graph(root)
     assert graph["tools.drift"] == {"tools.drift.table"}
-    assert graph["tools.drift.table"] == {"tools.drift.model", "tools.errors"}
+    assert graph["tools.drift.table"] == {"tools.drift.model", "tools.foundation.errors"}
 
 
 def test_a_pipeline_importing_a_command_is_reported() -> None:
-    graph = {"tools.render": {"tools.commands.render"}, "tools.commands.render": {"tools.render"}}
+    graph = {"tools.render.config": {"tools.commands.render"}, "tools.commands.render": {"tools.render.config"}}
     assert upward_imports(graph) == [
-        "tools.render (pipelines) imports tools.commands.render (commands)"
+        "tools.render.config (pipelines) imports tools.commands.render (commands)"
     ]
 
 

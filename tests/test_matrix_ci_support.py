@@ -14,7 +14,7 @@ import yaml
 from fixtures.cli import run_tools
 from fixtures.forge_lines import set_forge_line
 
-from tools.ci_support import dump_config
+from tools.rerender import dump_config
 
 FIXTURES = Path(__file__).parent / "fixtures" / "recipes"
 REPO = Path(__file__).resolve().parent.parent
@@ -145,7 +145,7 @@ def test_committed_ci_support_of_the_feedstock_is_up_to_date(repo_root, pinning_
 
 
 def test_installed_pinning_is_found_through_conda_prefix(tmp_path):
-    from tools.ci_support import locate_pinning
+    from tools.rerender import locate_pinning
 
     shutil.copytree(FIXTURES / "pinning-mini", tmp_path / "env")
     found = locate_pinning(None, {"CONDA_PREFIX": str(tmp_path / "env")})
@@ -154,7 +154,7 @@ def test_installed_pinning_is_found_through_conda_prefix(tmp_path):
 
 
 def test_a_pinning_file_without_migrations_dir_is_accepted(tmp_path):
-    from tools.ci_support import locate_pinning
+    from tools.rerender import locate_pinning
 
     cbc = tmp_path / "cbc.yaml"
     cbc.write_text("zlib:\n  - 1\n")

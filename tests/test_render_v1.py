@@ -1,7 +1,7 @@
 """render, explain, check --config and drift on a feedstock switched to rattler-build.
 
 conda-forge.yml ``conda_build_tool: rattler-build`` makes the toolkit read ``recipe/recipe.yaml``
-through py-rattler-build (tools/render_v1.py) instead of rendering meta.yaml itself.  The
+through py-rattler-build (tools/render/v1.py) instead of rendering meta.yaml itself.  The
 fixture ``tests/fixtures/recipes/v1-staging`` is a miniature feedstock holding both a v1 recipe
 with a staging output and its meta.yaml twin (a real feedstock may hold only one, lint R-051),
 so each command runs on the same feedstock with either engine and the results are compared.
@@ -25,7 +25,7 @@ from conda_package_streaming.create import conda_builder
 from fixtures import feedstock_matrix
 from fixtures.cli import REPO
 
-from tools.render_v1 import pin_spec
+from tools.render.v1 import pin_spec
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recipes" / "v1-staging"
 CUDA = "linux_64_cuda_compiler_version12.9"

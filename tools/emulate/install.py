@@ -26,11 +26,11 @@ from packaging.requirements import InvalidRequirement
 from packaging.requirements import Requirement as PipRequirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from tools import log
 from tools.check.archive import DAMAGED, tar_kind, unsafe_reason
 from tools.emulate.arch import Arch
 from tools.emulate.chroot import CA_BUNDLE, Chroot
-from tools.errors import UserError
+from tools.foundation import log
+from tools.foundation.errors import UserError
 
 ENVS = PurePosixPath("/opt/emulate/envs")
 PIP_CACHE = PurePosixPath("/var/cache/emulate/pip")

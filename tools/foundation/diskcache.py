@@ -35,7 +35,7 @@ ENV = "PYTORCH_FEEDSTOCK_CACHE"
 KEEP = 400  # entries per kind: 15 configs x a few recipe states x both recipe front-ends
 # the libraries whose behaviour is part of a render (the engine of a v1 recipe among them)
 LIBRARIES = ("jinja2", "PyYAML", "ruamel.yaml", "py-rattler-build", "jsonschema")
-TOOLKIT = Path(__file__).resolve().parent
+TOOLKIT = Path(__file__).resolve().parents[1]  # tools/, this file is in tools/foundation/
 
 
 def cache_root(env: Mapping[str, str] | None = None) -> Path | None:

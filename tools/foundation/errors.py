@@ -17,14 +17,14 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from tools.secrets import scrub, secret_values
+from tools.foundation.secrets import scrub, secret_values
 
 EXIT_INTERRUPTED = 130
 
 
 class ToolError(Exception):
     """An error the user can act on; its message is one line (which a list to choose from may
-    follow, one item per line: tools.selection's config names), and never shows a token."""
+    follow, one item per line: tools.foundation.selection's config names), never a token."""
 
     exit_code = 2
     prefix = "error"  # what the handler prints before the message

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 # Enough to tell text from an archive or a binary (a wheel, a .conda, an ELF file) before the
 # whole file is read: a NUL byte or invalid UTF-8 here refuses it at once.

@@ -35,7 +35,7 @@ def step(title: str, env: Mapping[str, str] | None = None, stream=None) -> Itera
     try:
         yield
     except KeyboardInterrupt:
-        # Ctrl-C is not a failed step: the one handler (tools.errors) prints `interrupted`.
+        # Ctrl-C is not a failed step: the one handler (foundation.errors) prints `interrupted`.
         finish(None)
         raise
     except BaseException:

@@ -1,7 +1,7 @@
 """The one place that starts subprocesses.
 
 Every command is logged as ``+ cmd`` (with secrets redacted) and failures
-raise :class:`tools.errors.CommandError`.
+raise :class:`tools.foundation.errors.CommandError`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tools.errors import CommandError
-from tools.secrets import SECRET_ENV_VARS, redact, scrub, secret_values
+from tools.foundation.errors import CommandError
+from tools.foundation.secrets import SECRET_ENV_VARS, redact, scrub, secret_values
 
 __all__ = ["SECRET_ENV_VARS", "call", "format_command", "redact", "scrub", "secret_values"]
 

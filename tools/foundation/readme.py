@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.files import atomic_write_text
+from tools.foundation.errors import UserError
+from tools.foundation.files import atomic_write_text
 
 DRIFT_TABLE = "drift-table"
 MATRIX_TABLE = "matrix-table"

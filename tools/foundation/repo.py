@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the repository holding tools/foundation/
 
 
 def find_root(start: Path | None = None) -> Path:

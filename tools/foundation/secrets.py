@@ -1,7 +1,7 @@
 """Credentials: which variables hold them, and removing their values from text we show.
 
 Kept free of other toolkit imports so that the error types themselves can scrub their
-messages (tools/errors.py), whichever command raises them.
+messages (tools/foundation/errors.py), whichever command raises them.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ key in every file, because conda-smithy decides it.
 The selection functions are pure: they take the known names (and their labels) and
 return names or raise :class:`ConfigSelectionError`.  :func:`read_labels` is the one
 reader here (the variant files of ``.ci_support/``); listing that folder and accepting
-a variant file outside it are the callers' business (``tools/render.py``,
-``tools/localbuild/configs.py``).
+a variant file outside it are the callers' business (``tools/render/config.py``,
+``tools/localbuild/records/configs.py``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePath
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 GLOB_CHARS = frozenset("*?[")
 NO_CONFIGS_HINT = "run `python -m tools matrix --write` first"

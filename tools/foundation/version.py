@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tools.errors import ToolError, UserError
+from tools.foundation.errors import ToolError, UserError
 
 _SET = re.compile(r"""\{%-?\s*set\s+(version|build)\s*=\s*["']?([^"'\s%]+)["']?\s*-?%\}""")
 
@@ -33,7 +33,7 @@ def v1_recipe_version(
     """``(version, build number)`` from a v1 recipe.yaml's ``context``, None where absent or
     templated (read without rendering, as for meta.yaml); YAML that does not parse is a
     UserError naming ``source`` and the line."""
-    from tools.files import load_yaml_text, safe_yaml
+    from tools.foundation.files import load_yaml_text, safe_yaml
 
     data = load_yaml_text(recipe_text, source, safe_yaml)
     context = data.get("context") if isinstance(data, dict) else None
@@ -73,7 +73,7 @@ TOOLKIT_PATHS = ("tools", "build-locally.py")
 def git_revision(directory: Path) -> str | None:
     """``<short sha>`` (``+ uncommitted changes`` when the toolkit's own files differ from
     it: :data:`TOOLKIT_PATHS`), or None."""
-    from tools import proc
+    from tools.foundation import proc
 
     try:
         head = proc.call(

@@ -22,11 +22,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tools import diskcache, selection
-from tools.errors import UserError
-from tools.files import read_user_file
-from tools.rendered import REQUIREMENT_KINDS, ConfigRender, RenderedOutput
-from tools.repo import find_root
+from tools.foundation import diskcache, selection
+from tools.foundation.errors import UserError
+from tools.foundation.files import read_user_file
+from tools.foundation.repo import find_root
+from tools.render.output import REQUIREMENT_KINDS, ConfigRender, RenderedOutput
 from tools.smithy.forge import uses_rattler_build
 from tools.smithy.forge_yml import load_forge_yml
 
@@ -80,8 +80,9 @@ def list_configs(root: Path | None = None) -> list[str]:
 
 
 def config_labels(root: Path, names: Sequence[str] | None = None) -> dict[str, str]:
-    """name -> label of the configs in ``<root>/.ci_support`` (tools/selection.py), kept on
-    disk under the variant files' contents (reading them all is most of a cached explain)."""
+    """name -> label of the configs in ``<root>/.ci_support`` (tools/foundation/selection.py),
+    kept on disk under the variant files' contents (reading them all is most of a cached
+    explain)."""
     folder = root / ".ci_support"
     names = list_configs(root) if names is None else list(names)
     key = diskcache.Key("labels").add_files("config", [folder / f"{n}.yaml" for n in names])
@@ -117,7 +118,7 @@ def check_not_missing_file(text: str | Path, available: Sequence[str]) -> None:
 
 def resolve_config(config: str | Path, root: Path) -> Path:
     """The variant file of one config: a path to a YAML file, or a name as
-    tools/selection.py reads it (full name, NAME.yaml, label, unique prefix, glob)."""
+    tools/foundation/selection.py reads it (full name, NAME.yaml, label, unique prefix, glob)."""
     if is_variant_file(config):
         return Path(config)
     available = list_configs(root)
@@ -188,7 +189,7 @@ def render_config_text(
     warnings: list[str] | None = None,
 ) -> list[RenderedOutput]:
     """``render_config`` of a variant file's text, which need not be on disk yet (what
-    ``matrix`` is about to write).  Kept on disk (tools/diskcache.py) under the recipe
+    ``matrix`` is about to write).  Kept on disk (tools/foundation/diskcache.py) under the recipe
     folder, the variant file, conda-forge.yml and the toolkit."""
     root = root or find_root()
     recipe_dir = recipe_dir or root / "recipe"
@@ -236,7 +237,7 @@ def _render_uncached(
     subdir = _subdir_of(config_text, str(path), name)
     build_subdir = build_platform_for(forge, subdir)
     if uses_rattler_build(forge):
-        from tools.render_v1 import render_v1_config
+        from tools.render.v1 import render_v1_config
 
         outputs = render_v1_config(
             v1_recipe_file(recipe_dir),
@@ -247,7 +248,7 @@ def _render_uncached(
             build_subdir=build_subdir,
         )
         return _with_arch_lists(ConfigRender(tuple(outputs)), recipe_dir, subdir)
-    from tools.render_meta import render_meta_config
+    from tools.render.meta import render_meta_config
 
     rendered = render_meta_config(
         path, config_text, recipe_dir, name=name, subdir=subdir, build_subdir=build_subdir
@@ -258,7 +259,7 @@ def _render_uncached(
 def _with_arch_lists(rendered: ConfigRender, recipe_dir: Path, subdir: str) -> ConfigRender:
     """Each output with the GPU list its config's build exports: what the package holds
     is part of what the config builds (``render`` and ``explain`` show it)."""
-    from tools.cuda_archs import config_arch_list
+    from tools.render.cuda_archs import config_arch_list
 
     outputs = tuple(
         replace(o, cuda_arch_list=config_arch_list(recipe_dir, dict(o.variant), subdir))
@@ -287,7 +288,7 @@ def source_identity(
     ``config``; ``meta_text`` renders another revision of meta.yaml (say git HEAD's) the same
     way, with the same variant."""
     from tools.recipe.evaluate import Recipe, RecipeSource, Target
-    from tools.render_meta import load_recipe_source, variants_for_config
+    from tools.render.meta import load_recipe_source, variants_for_config
 
     root = root or find_root()
     recipe_dir = recipe_dir or root / "recipe"

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 ARCH_LISTS = "cuda_arch_lists.txt"
 _ENTRY = re.compile(r"^(\d+)\.(\d+)(\+PTX)?$")

@@ -1,7 +1,7 @@
 """The toolkit's own render of meta.yaml for one CI config (conda-build's semantics).
 
-``tools.render`` names the configs, keeps renders on disk and hands a meta.yaml feedstock's
-config here on a cache miss (a v1 recipe goes to ``tools.render_v1``), so that a command
+``tools.render.config`` names the configs, keeps renders on disk and hands a meta.yaml feedstock's
+config here on a cache miss (a v1 recipe goes to ``tools.render.v1``), so that a command
 answered from the cache never imports the recipe model, jinja2 or the YAML loaders.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from tools.errors import UserError
-from tools.files import read_user_file
+from tools.foundation.errors import UserError
+from tools.foundation.files import read_user_file
 from tools.recipe.errors import UndefinedName
 from tools.recipe.evaluate import RecipeSource, Target
 from tools.recipe.model import OutputVariant
@@ -34,7 +34,7 @@ from tools.recipe.variant_config import (
     parse_variant_file,
     validate_spec,
 )
-from tools.rendered import ConfigRender, RenderedOutput
+from tools.render.output import ConfigRender, RenderedOutput
 
 
 def load_recipe_source(recipe_dir: Path) -> RecipeSource:

@@ -1,8 +1,9 @@
 """The record every command consumes: one package a CI job produces, whichever engine rendered it.
 
-``tools.render`` fills it from the toolkit's own render of meta.yaml (conda-build's semantics),
-``tools.render_v1`` from rattler-build's render of a v1 recipe.yaml; ``render``, ``explain``,
-``check --config`` and ``drift`` read only this record, so they print the same shapes for both.
+``tools.render.config`` fills it from the toolkit's own render of meta.yaml (conda-build's
+semantics), ``tools.render.v1`` from rattler-build's render of a v1 recipe.yaml; ``render``,
+``explain``, ``check --config`` and ``drift`` read only this record, so they print the same
+shapes for both.
 """
 
 from __future__ import annotations

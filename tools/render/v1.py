@@ -1,11 +1,11 @@
 """rattler-build's render of a v1 ``recipe.yaml``, as the records every command consumes.
 
 A feedstock switched to rattler-build (conda-forge.yml ``conda_build_tool: rattler-build``)
-keeps a v1 recipe in ``recipe/recipe.yaml``.  ``tools.render.render_config`` hands its configs
-here instead of to the toolkit's own meta.yaml renderer: py-rattler-build renders the recipe
+keeps a v1 recipe in ``recipe/recipe.yaml``.  ``tools.render.config.render_config`` hands its
+configs here instead of to the toolkit's own meta.yaml renderer: py-rattler-build renders the recipe
 offline, with the variant files ``rattler-build build --recipe recipe/ -m CONFIG`` reads (the
 recipe's ``conda_build_config.yaml``, then the config on top), and this module turns every
-rendered output into a :class:`~tools.rendered.RenderedOutput`.  There is no second renderer of
+rendered output into a :class:`~tools.render.output.RenderedOutput`.  There is no second renderer of
 ours: what is added here is what rattler-build itself does after rendering, before it solves:
 
 - A bare ``build``/``host`` requirement named like a variant key is pinned to that key's value
@@ -41,9 +41,9 @@ from rattler_build import (
     VariantConfig,
 )
 
-from tools.errors import UserError
-from tools.files import read_user_file
-from tools.rendered import RenderedOutput
+from tools.foundation.errors import UserError
+from tools.foundation.files import read_user_file
+from tools.render.output import RenderedOutput
 
 
 def render_v1_config(

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 LINALG = "libtorch-cuda-linalg"
 

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.files import atomic_replace, atomic_write_text, load_json_text, sha256_of
+from tools.foundation.errors import UserError
+from tools.foundation.files import atomic_replace, atomic_write_text, load_json_text, sha256_of
 
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
 # conda-build's channel layout under its root-dir: one folder per subdir.

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.localbuild.provenance import Provenance
+from tools.localbuild.records.provenance import Provenance
 from tools.smithy.forge import build_tool_of, uses_rattler_build
 from tools.smithy.forge_yml import load_forge_yml
 

@@ -1,7 +1,7 @@
 """Which ``.ci_support`` configs exist, and which of them the user asked for.
 
 A config is named by its file's stem, exactly as conda-smithy names it, and
-selected the way every command selects one (tools/selection.py).  Asking for a
+selected the way every command selects one (tools/foundation/selection.py).  Asking for a
 name that does not exist is an error listing the closest names; we never fall
 back to another config behind the user's back (conda-smithy's script does when
 only one config is valid, which builds the wrong thing silently).
@@ -15,9 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
-from tools import selection
-from tools.errors import UserError
-from tools.selection import apply_filter
+from tools.foundation import selection
+from tools.foundation.errors import UserError
+from tools.foundation.selection import apply_filter
 
 __all__ = [
     "Config",
@@ -56,7 +56,7 @@ def discover(root: Path) -> tuple[str, ...]:
 
 
 def labels(root: Path, names: Sequence[str]) -> dict[str, str]:
-    """name -> the short label people read and may type (tools/selection.py)."""
+    """name -> the short label people read and may type (tools/foundation/selection.py)."""
     return selection.read_labels(ci_support_dir(root), names)
 
 
@@ -70,7 +70,7 @@ def select(
 ) -> tuple[str, ...]:
     """The configs to build, in the order asked; ``()`` means "ask the user".
 
-    ``requested`` holds names as every command takes them (tools/selection.py:
+    ``requested`` holds names as every command takes them (tools/foundation/selection.py:
     full name, NAME.yaml, unique prefix, glob).  ``--filter`` narrows both
     ``--all`` and the interactive menu; a name it excludes is an error, not a
     silent skip.
@@ -135,7 +135,7 @@ def read_variant(config_path: Path) -> dict[str, object]:
 def _load_variant(config_path: Path, mtime_ns: int, size: int) -> Mapping[str, object]:
     # The reader every command uses for a variant file (tools.recipe.variant_config), so a
     # damaged one reads the same here as in render, check or runners.
-    from tools.files import read_user_file
+    from tools.foundation.files import read_user_file
     from tools.recipe.variant_config import RERENDER, parse_variant_file
 
     try:

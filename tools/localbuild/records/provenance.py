@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from tools.errors import CommandError, UserError
-from tools.proc import call
+from tools.foundation.errors import CommandError, UserError
+from tools.foundation.proc import call
 
 DIRTY_WARNING = "WARNING: built from a dirty tree (uncommitted changes)"
 # The embedded engine's limit, in the words its records carry and review verify reads back.
@@ -46,7 +46,7 @@ class Provenance:
     image: str | None
     machine: str
     # The recipe file the engine built ("recipe/meta.yaml"), and whether the engine is the one
-    # conda-forge's CI builds this feedstock with (tools/localbuild/ci_engine.py); None in a
+    # conda-forge's CI builds this feedstock with (tools/localbuild/records/ci_engine.py); None in a
     # record written before they were recorded.
     recipe_file: str | None = None
     ci_engine: bool | None = None
@@ -163,7 +163,7 @@ def package_time(root: Path, env: Mapping[str, str]) -> int:
 
 def toolkit_version(package: Path | None = None) -> str:
     """A digest of the toolkit that is running (tools/*.py), edits included."""
-    package = package or Path(__file__).resolve().parents[1]
+    package = package or Path(__file__).resolve().parents[2]  # tools/
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
         digest.update(path.relative_to(package).as_posix().encode() + b"\0")
@@ -193,8 +193,8 @@ def machine(env: Mapping[str, str]) -> str:
 
 def recipe_build_number(root: Path) -> int | None:
     """The build number the recipe sets before any variant offset, read as conda-forge's bots
-    read it (tools.version); None where the recipe does not set it that way."""
-    from tools.version import release_fields
+    read it (tools.foundation.version); None where the recipe does not set it that way."""
+    from tools.foundation.version import release_fields
 
     path, read = release_fields(root)
     try:

@@ -24,11 +24,11 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.files import atomic_write_text
-from tools.localbuild.configs import discover, labels
+from tools.foundation.errors import UserError
+from tools.foundation.files import atomic_write_text
 from tools.localbuild.engines.progress import format_duration
-from tools.localbuild.provenance import DIRTY_WARNING, Provenance
+from tools.localbuild.records.configs import discover, labels
+from tools.localbuild.records.provenance import DIRTY_WARNING, Provenance
 from tools.localbuild.review.embedded import NOT_CHECKED, read_embedded
 from tools.localbuild.review.merge import choose_records, load_source
 from tools.localbuild.review.upload import SUMMARY, open_batch
