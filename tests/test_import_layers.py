@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -208,6 +209,34 @@ def test_tools_holds_only_packages_and_its_entry() -> None:
         if p.is_file() and p.suffix == ".py" and p.name not in ("__init__.py", "__main__.py")
     )
     assert loose == []
+
+
+def _layer_diagram() -> str:
+    """The fenced block under docs/architecture.md's "The layer rule"."""
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    return page.split("## The layer rule", 1)[1].split("```", 2)[1]
+
+
+def test_the_architecture_page_draws_the_declared_layers_top_down() -> None:
+    diagram = _layer_diagram()
+    # a top-level folder drawn as tools/X/, a subfolder as X/ under its parent's block; each
+    # a word of its own (tools/localbuild/cli.py on the commands' line is not the folder)
+    drawn = {}
+    for layer in LAYERS:
+        for e in layer:
+            if not e.endswith(".py"):
+                name = f"tools/{e}/" if "/" not in e else f" {e.rpartition('/')[2]}/"
+                found = re.search(re.escape(name) + r"(?=\s)", diagram)
+                drawn[e] = found.start() if found else -1
+    assert [e for e, at in drawn.items() if at < 0] == []
+    tops = [
+        (rank, min(drawn[e] for e in layer if e in drawn and "/" not in e))
+        for rank, layer in enumerate(LAYERS)
+        if any(e in drawn and "/" not in e for e in layer)
+    ]
+    assert [rank for rank, _ in sorted(tops, key=lambda t: t[1])] == sorted(
+        (rank for rank, _ in tops), reverse=True
+    )
 
 
 # What a newcomer reads in one sitting: a module over this many lines is split by behaviour.
