@@ -1,5 +1,6 @@
-"""matrix and README.md's CI-job table: --write writes it with .ci_support, --check checks
-it, and a --write the table refuses changes no file."""
+"""matrix on a copy of this feedstock: README.md's CI-job table (--write writes it with
+.ci_support, --check checks it, a --write the table refuses changes no file), and a key the
+recipe's conda_build_config.yaml sets that the CI jobs do not get."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from fixtures.cli import run_tools
 
 REPO = Path(__file__).resolve().parent.parent
@@ -157,3 +159,70 @@ def test_write_refused_by_the_readme_table_changes_no_file(pytorch_feedstock, pi
     assert result.stdout == ""  # no "added:" for a file that is not there
     assert "cuda_arch_lists.txt" in result.stderr and "cuda_arch_set" in result.stderr
     assert _snapshot(pytorch_feedstock) == before
+
+
+# -- a key set in recipe/conda_build_config.yaml that the CI jobs do not get -----------------
+
+
+def _one_python(root: Path) -> str:
+    """A Python the CI jobs build, as the pinning spells it: the oldest of the first job
+    (a migration adds newer ones; one it adds is refused as the recipe's only Python)."""
+    from fixtures import feedstock_matrix
+
+    return feedstock_matrix.configs(root)[0].pythons[0]
+
+
+def _migrations_setting(root: Path, key: str) -> list[str]:
+    return sorted(
+        p.name
+        for p in (root / ".ci_support" / "migrations").glob("*.yaml")
+        if key in (yaml.safe_load(p.read_text()) or {})
+    )
+
+
+def test_a_python_the_recipe_cbc_sets_alone_is_warned_about_with_its_zipped_partner(
+    pytorch_feedstock, pinning_dir
+):
+    """Before: `matrix --write` said "0 file(s) changed" and the jobs kept every Python,
+    silently (issue 43, item 9)."""
+    python = _one_python(pytorch_feedstock)
+    cbc = pytorch_feedstock / "recipe" / "conda_build_config.yaml"
+    line = len(cbc.read_text().splitlines()) + 2
+    cbc.write_text(cbc.read_text() + f"\npython:\n  - {python}\n")
+    result = tools("matrix", "--pinning", str(pinning_dir), "--write", cwd=pytorch_feedstock)
+    assert result.returncode == 0, result.stderr
+    [warning] = [w for w in result.stderr.splitlines() if " python is set to " in w]
+    assert warning.startswith(f"warning: {cbc}:{line}: python is set to ['{python}'], ")
+    assert "set is_python_min there too, one entry per python entry" in warning
+    for name in _migrations_setting(pytorch_feedstock, "python"):
+        assert f".ci_support/migrations/{name}" in warning
+
+
+def test_a_migration_that_adds_to_a_key_the_recipe_cbc_sets_is_named(
+    pytorch_feedstock, pinning_dir
+):
+    migrations = _migrations_setting(pytorch_feedstock, "python")
+    if not migrations:
+        pytest.skip(".ci_support/migrations holds no migration that adds a Python")
+    python = _one_python(pytorch_feedstock)
+    cbc = pytorch_feedstock / "recipe" / "conda_build_config.yaml"
+    cbc.write_text(cbc.read_text() + f"\npython:\n  - {python}\nis_python_min:\n  - false\n")
+    result = tools("matrix", "--pinning", str(pinning_dir), "--write", cwd=pytorch_feedstock)
+    assert result.returncode == 0, result.stderr
+    [warning] = [w for w in result.stderr.splitlines() if " python is set to " in w]
+    assert "is_python_min" not in warning  # set: the group is whole
+    assert all(f".ci_support/migrations/{name}" in warning for name in migrations)
+    assert "after the recipe's list: delete" in warning
+    # Deleting them, as the warning says, gives the jobs the one Python and no warning.
+    for name in migrations:
+        (pytorch_feedstock / ".ci_support" / "migrations" / name).unlink()
+    again = tools("matrix", "--pinning", str(pinning_dir), "--write", cwd=pytorch_feedstock)
+    assert again.returncode == 0 and " is set to " not in again.stderr, again.stderr
+    jobs = (pytorch_feedstock / ".ci_support").glob("*.yaml")
+    assert {tuple(yaml.safe_load(p.read_text())["python"]) for p in jobs} == {(python,)}
+
+
+def test_this_feedstocks_recipe_cbc_is_what_its_jobs_get(repo_root, pinning_dir):
+    result = tools("matrix", "--pinning", str(pinning_dir), cwd=repo_root)
+    assert result.returncode == 0, result.stderr
+    assert " is set to " not in result.stderr
