@@ -106,7 +106,7 @@ def test_a_free_threaded_python_and_one_with_the_gil_never_take_each_others_whee
 
 
 def test_the_helper_prints_every_win_64_row_of_the_recipes_file() -> None:
-    from tools.cuda_archs import read_rows
+    from tools.render.cuda_archs import read_rows
 
     rows = read_rows(ARCH_LISTS)
     win = sorted(cuda for cuda, platform in rows if platform == "win-64")
