@@ -31,8 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # build-locally's parts, one way: what a config costs, how one is built, the batch
     # that builds them, the reviewer's commands that read what batches wrote.
     ("build-locally records", ("tools.localbuild", "tools.localbuild.configs",
-                               "tools.localbuild.console", "tools.localbuild.artifacts",
-                               "tools.localbuild.provenance")),
+                               "tools.localbuild.artifacts", "tools.localbuild.provenance")),
     ("build-locally schedule", ("tools.localbuild.schedule",)),
     ("build-locally options", ("tools.localbuild.options",)),
     ("build-locally engines", ("tools.localbuild.engines",)),

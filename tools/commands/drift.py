@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from tools.log import Console
+
 HELP = "compare upstream PyTorch's pins with the recipe's and conda-forge's versions"
 
 EPILOG = """\
@@ -130,7 +132,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     from tools import readme as readme_io
     from tools import repo
     from tools.drift import present, table
@@ -171,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
             Path(args.readme) if args.readme else (root or repo.find_root()) / readme_io.DRIFT_PAGE
         )
         changed = readme_io.update_readme(readme, present.markdown(report))
-        print(
+        console.say(
             f"{readme}: drift table {'updated' if changed else 'already up to date'} "
             f"({len(report.rows)} rows)",
             file=sys.stderr,

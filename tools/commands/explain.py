@@ -10,6 +10,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tools.log import Console
+
 HELP = "explain the build matrix: a row per CI job with platform, CUDA, BLAS, Pythons and packages"
 
 COLUMNS = (
@@ -277,7 +279,7 @@ def readme_table_of(variant_files: dict[str, str], root, recipe) -> str:
     return readme_table(jobs)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     from tools.errors import UserError
     from tools.log import warn
     from tools.render import config_labels, list_configs, render_config
@@ -315,7 +317,7 @@ def run(args: argparse.Namespace) -> int:
         width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
         # A CUDA job's GPU list (long) goes on a line of its own under its row.
         notes = [f"GPU architectures: {j.archs_cell()}" if j.cuda_arch_list else "" for j in jobs]
-        print(terminal_table([job.terminal_cells() for job in jobs], width, notes))
+        console.say(terminal_table([job.terminal_cells() for job in jobs], width, notes))
         return 0
     rows = [job.cells() for job in jobs]
     if args.update_readme:
@@ -323,7 +325,9 @@ def run(args: argparse.Namespace) -> int:
 
         table = readme_table(jobs)
         changed = readme.update_readme(root / "README.md", table, readme.MATRIX_TABLE)
-        print(f"README.md: build-matrix table {'updated' if changed else 'already up to date'}")
+        console.say(
+            f"README.md: build-matrix table {'updated' if changed else 'already up to date'}"
+        )
         return 0
-    print(format_table(rows, args.markdown))
+    console.say(format_table(rows, args.markdown))
     return 0

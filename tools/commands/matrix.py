@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from tools.log import Console
+
 HELP = (
     "compute the CI jobs from the recipe, its cbc, the pinning and migrations; "
     "--check/--write .ci_support"
@@ -62,7 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     from tools import ci_support, readme
     from tools.errors import ProblemsFound, UserError
     from tools.files import replace_files
@@ -94,11 +96,11 @@ def run(args: argparse.Namespace) -> int:
             contents[root / "README.md"] = readme_text
         replace_files(contents)
         for change in diffs:
-            print(change.written())
+            console.say(change.written())
         if readme_text is not None:
-            print(f"updated: {README_TABLE}")
+            console.say(f"updated: {README_TABLE}")
         changed = len(diffs) + (readme_text is not None)
-        print(f"{len(matrix.jobs)} CI jobs; {changed} file(s) changed")
+        console.say(f"{len(matrix.jobs)} CI jobs; {changed} file(s) changed")
         return 0
     if args.json:
         document = _document(matrix)
@@ -117,19 +119,19 @@ def run(args: argparse.Namespace) -> int:
             what = (
                 ".ci_support and README.md's CI-job table are" if with_table else ".ci_support is"
             )
-            print(f"{what} up to date ({len(matrix.jobs)} CI jobs)")
+            console.say(f"{what} up to date ({len(matrix.jobs)} CI jobs)")
             return 0
         for diff in diffs:
-            print(diff)
+            console.say(diff)
         if args.diff:
             names = [
                 d.path.split("/", 1)[1]
                 for d in diffs
                 if d.kind in ("changed", "missing", "stale") and d.path.startswith(".ci_support/")
             ]
-            print(ci_support.unified_diff(folder, matrix, names), end="")
+            console.say(ci_support.unified_diff(folder, matrix, names), end="")
             if any(d.kind == "readme-table" for d in diffs):
-                print(_readme_diff(root, recipe, matrix), end="")
+                console.say(_readme_diff(root, recipe, matrix), end="")
         raise ProblemsFound(
             f"{len(diffs)} difference(s) in .ci_support and README.md's CI-job table; "
             "run `python -m tools matrix --write"
@@ -140,10 +142,10 @@ def run(args: argparse.Namespace) -> int:
             f"{k}={job.config[k][0]}" for k in job.loop_vars if k != "target_platform"
         )
         where = f"{job.platform} (built on {job.build_platform})"
-        print(f"{job.name}\n    {where}; {split or 'no split keys'}")
+        console.say(f"{job.name}\n    {where}; {split or 'no split keys'}")
     for path in matrix.migrations.closed:
-        print(f"closed migration (would be deleted): .ci_support/migrations/{path.name}")
-        print(f"    {matrix.migrations.reason(path)}")
+        console.say(f"closed migration (would be deleted): .ci_support/migrations/{path.name}")
+        console.say(f"    {matrix.migrations.reason(path)}")
     return 0
 
 

@@ -7,6 +7,8 @@ import json
 import re
 import sys
 
+from tools.log import Console
+
 HELP = "render the recipe for .ci_support configs: outputs, build strings, requirements"
 
 EPILOG = """\
@@ -64,7 +66,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     from tools.errors import UserError
     from tools.log import warn
     from tools.render import config_labels, render_config, select_configs
@@ -107,9 +109,9 @@ def run(args: argparse.Namespace) -> int:
         if len(rendered) > 1:
             name = normalize(str(config))
             label = labels.get(name, "")
-            print(f"== {label}  {name} ==" if label and label != name else f"== {name} ==")
+            console.say(f"== {label}  {name} ==" if label and label != name else f"== {name} ==")
         for out in outputs:
-            print(_describe(out))
+            console.say(_describe(out))
     return 0
 
 

@@ -8,7 +8,6 @@ tests/test_import_layers.py holds the order), on a few shared modules:
 - ``artifacts``: done markers, produced packages, SHA256SUMS, summary.json, log_files.zip;
 - ``provenance``: where a config's packages came from (commit, dirty tree, recipe, engine),
   recorded once per config;
-- ``console``: stdout, stderr and the menu's input;
 - ``cli``: the entry point: the command the options name, and the one place where errors
   become exit codes.
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tools.errors import exit_code_of
 from tools.localbuild.batch.pipeline import run_batch
-from tools.localbuild.console import Console
+from tools.log import Console
 from tools.localbuild.options import Options, parse
 from tools.smithy.forge_yml import load_forge_yml
 

@@ -92,8 +92,9 @@ and of the batch, from --durations when given, else the cost model (the line say
 exit status: 0 all selected configs built or already done (or, with --shard, none fell
 to this machine); 1 some config failed (or would, with --dry-run); 2 bad input, a recipe
 that does not render or no usable engine, in one line starting `error:` (an unknown config
-or glob lists the three closest names, an ambiguous one every match, one per line); 130
-interrupted (rerun the same command to resume).
+or glob lists the three closest names, an ambiguous one every match, one per line); 70
+internal error (a bug: `internal error` and the traceback); 130 interrupted (rerun the same
+command to resume).
 """
 
 

@@ -9,7 +9,7 @@ from tools.errors import UserError
 from tools.localbuild.batch.preflight import not_buildable
 from tools.localbuild.batch.record import FAILED
 from tools.localbuild.configs import Config, choose_interactively, discover, select
-from tools.localbuild.console import Console
+from tools.log import Console
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.ladder import Chosen
 from tools.localbuild.engines.plan import HostFacts

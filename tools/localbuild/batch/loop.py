@@ -21,7 +21,7 @@ from tools.localbuild.batch.record import (
     classify,
     utc,
 )
-from tools.localbuild.console import Console
+from tools.log import Console
 from tools.localbuild.engines import ccache
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.logtee import LogSink

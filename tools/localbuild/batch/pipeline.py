@@ -15,7 +15,7 @@ from pathlib import Path
 from tools.localbuild import ci_engine, provenance
 from tools.localbuild.batch import choose, loop, preflight, record, summary
 from tools.localbuild.configs import Config, discover, labels
-from tools.localbuild.console import Console
+from tools.log import Console
 from tools.localbuild.engines import airgap, ladder
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.plan import HostFacts

@@ -17,7 +17,7 @@ from tools.localbuild.batch.record import (
     cannot_build_here,
 )
 from tools.localbuild.configs import Config, UnreadableConfig, read_variant
-from tools.localbuild.console import Console
+from tools.log import Console
 from tools.localbuild.engines import airgap
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.ladder import Chosen

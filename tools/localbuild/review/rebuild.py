@@ -42,6 +42,7 @@ from tools.localbuild.review.compare import differences
 from tools.localbuild.review.crosscheck import Finding
 from tools.localbuild.review.pinned import pinned_channels
 from tools.localbuild.review.upload import open_batch
+from tools.log import Console
 from tools.proc import call
 from tools.selection import select_one
 
@@ -288,9 +289,10 @@ def main(argv: Sequence[str]) -> int:
         from tools.repo import find_root
 
         root = find_root(Path.cwd())
-        return report(run_rebuild(root, args, print))
+        return report(run_rebuild(root, args, console.say))
 
-    return exit_code_of(run)
+    console = Console()
+    return exit_code_of(run, stderr=console.err)
 
 
 if __name__ == "__main__":
