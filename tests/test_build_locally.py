@@ -69,8 +69,9 @@ def feedstock(tmp_path: Path) -> Path:
 
 
 def options_for(root: Path, *argv: str, env: dict[str, str] | None = None, interactive=False):
+    """How each config builds (the mode's ``build`` options) for this command line."""
     args = build_parser().parse_args(list(argv))
-    return from_args(args, env or {"PATH": "/usr/bin"}, root, interactive=interactive)
+    return from_args(args, env or {"PATH": "/usr/bin"}, root, interactive=interactive).build
 
 
 # ---------------------------------------------------------------- selection

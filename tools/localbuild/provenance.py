@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from tools.errors import CommandError, UserError
+from tools.localbuild.summary_schema import ProvenanceRecord
 from tools.proc import call
 
 DIRTY_WARNING = "WARNING: built from a dirty tree (uncommitted changes)"
@@ -56,10 +57,10 @@ class Provenance:
     channels: tuple[str, ...] | None = None
     tests: str | None = None
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> ProvenanceRecord:
         found = asdict(self)
         found["channels"] = list(self.channels) if self.channels is not None else None
-        return found
+        return found  # type: ignore[return-value]  # the same keys: tests/test_summary_schema.py
 
     @classmethod
     def from_json(cls, data: object) -> Provenance | None:

@@ -10,9 +10,9 @@ from tools.errors import EXIT_INTERRUPTED, ProblemsFound
 from tools.localbuild.artifacts import BatchFiles, read_summary
 from tools.localbuild.batch.loop import RunOutcome
 from tools.localbuild.batch.record import DONE, FAILED, INTERRUPTED, SKIPPED, ConfigResult
-from tools.log import Console
 from tools.localbuild.engines.progress import format_duration
 from tools.localbuild.provenance import dirty_warning
+from tools.log import Console
 
 
 def _status_cell(r: ConfigResult) -> str:

@@ -14,11 +14,11 @@ from tools.localbuild import ci_engine
 from tools.localbuild.batch import lock
 from tools.localbuild.batch.record import DONE, SKIPPED
 from tools.localbuild.configs import discover, labels
-from tools.log import Console
 from tools.localbuild.provenance import dirty_warning
 from tools.localbuild.review import cfep3
 from tools.localbuild.review.merge import merge
 from tools.localbuild.review.upload import SUMMARY, open_batch
+from tools.log import Console
 
 
 def request(
