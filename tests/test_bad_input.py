@@ -301,7 +301,7 @@ def test_emulate_refuses_a_write_through_a_link_an_earlier_package_placed(tmp_pa
 
 @pytest.fixture
 def feedstock(tmp_path):
-    from test_build_locally_e2e import Feedstock
+    from fixtures.feedstock_e2e import Feedstock
 
     return Feedstock(tmp_path)
 
@@ -317,7 +317,7 @@ def _engine_that_prints(tmp_path: Path, text: str) -> Path:
 
 
 def test_build_locally_never_prints_a_token_a_failing_engine_printed(feedstock, tmp_path):
-    from test_build_locally_e2e import CPU, TOKEN
+    from fixtures.feedstock_e2e import CPU, TOKEN
 
     github = "ghp_" + "A1b2C3d4" * 5
     bin_dir = _engine_that_prints(tmp_path, f"{TOKEN} {github}")
@@ -331,7 +331,7 @@ def test_build_locally_never_prints_a_token_a_failing_engine_printed(feedstock, 
 def test_the_engine_line_never_prints_a_token_a_failing_engine_printed(feedstock, tmp_path):
     # Without --engine the run goes on to the embedded engine, saying why docker did not do.
     from fixtures.e2e_feedstock import without_engines
-    from test_build_locally_e2e import CPU, TOKEN, V1_RECIPE
+    from fixtures.feedstock_e2e import CPU, TOKEN, V1_RECIPE
 
     (feedstock.root / "recipe" / "recipe-v1.yaml").write_text(V1_RECIPE)
     github = "ghp_" + "A1b2C3d4" * 5
@@ -363,7 +363,7 @@ def test_a_failed_commands_error_never_carries_a_token(monkeypatch):
 def test_build_locally_refuses_a_second_run_on_the_same_build_artifacts(feedstock):
     import signal
 
-    from test_build_locally_e2e import ARM, CPU, INTERRUPT_SAFETY_NET
+    from fixtures.feedstock_e2e import ARM, CPU, INTERRUPT_SAFETY_NET
 
     first = feedstock.start(CPU, FAKE_BUILD_HANG=CPU)
     try:
@@ -384,7 +384,7 @@ def test_build_locally_refuses_a_second_run_on_the_same_build_artifacts(feedstoc
 
 
 def test_prune_keeps_the_work_folder_another_conda_build_made_meanwhile(feedstock):
-    from test_build_locally_e2e import CPU
+    from fixtures.feedstock_e2e import CPU
 
     neighbour = "zlib_1800000000000"
     run = feedstock.run(CPU, "--prune", FAKE_BUILD_NEIGHBOUR=neighbour)
@@ -394,7 +394,7 @@ def test_prune_keeps_the_work_folder_another_conda_build_made_meanwhile(feedstoc
 
 
 def test_cfep3_request_copies_release_candidates_to_their_label(feedstock):
-    from test_build_locally_e2e import CPU
+    from fixtures.feedstock_e2e import CPU
 
     config = feedstock.root / ".ci_support" / f"{CPU}.yaml"
     config.write_text(config.read_text() + "channel_targets:\n- conda-forge pytorch_rc\n")
@@ -412,7 +412,7 @@ def test_cfep3_request_with_an_empty_channel_names_the_option(feedstock):
 
 @pytest.mark.parametrize("value", ["rm", "/bin/rm", "docker-compose"])
 def test_build_locally_refuses_a_docker_executable_that_is_no_engine(feedstock, value):
-    from test_build_locally_e2e import CPU
+    from fixtures.feedstock_e2e import CPU
 
     run = feedstock.run(CPU, DOCKER_EXECUTABLE=value)
     assert run.returncode == 2
@@ -435,7 +435,7 @@ def test_all_dry_run_lists_configs_this_machine_cannot_build_as_skipped(feedstoc
 
 
 def test_all_builds_what_this_machine_can_and_summarises_the_rest_as_skipped(feedstock):
-    from test_build_locally_e2e import CPU
+    from fixtures.feedstock_e2e import CPU
 
     ci = feedstock.root / ".ci_support"
     (ci / "win_64_cuda_compiler_versionNone.yaml").write_text("target_platform:\n- win-64\n")
