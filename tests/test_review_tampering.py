@@ -2,12 +2,13 @@
 issue measured getting through the old ``--verify`` (0 new lines) is caught here, in one
 ``FAIL`` line naming its cause, and the untouched upload still passes.
 
-The upload is a delegate's (tests/fixtures/feedstock_e2e.py, as test_build_locally_verify's): a git checkout built through the fake container
-engine (tests/fixtures/fake_docker), whose conda-build writes real .conda packages carrying
-the commit. Each test tampers a copy. What a forger must change to pass is every copy of a
-fact at once (package, SHA256SUMS, summary.json and the log); these tests change all but one,
-which is the one the review must find. The embedded engine's own case (a record claiming
-the container) is in tests/test_e2e_real_engine.py, whose batch that engine built.
+The upload is a delegate's (tests/fixtures/feedstock_e2e.py): a git checkout built through
+the fake container engine (tests/fixtures/fake_docker), whose conda-build writes real .conda
+packages carrying the commit. Each test tampers a copy. What a forger must change to pass is
+every copy of a fact at once (package, SHA256SUMS, summary.json and the log); these tests
+change all but one, which is the one the review must find. The embedded engine's own case (a
+record claiming the container) is in tests/test_e2e_real_engine.py, whose batch that engine
+built.
 """
 
 from __future__ import annotations
