@@ -157,7 +157,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     import os
-    import sys
 
     from tools.check import CHECK_IDS, load, resolve_only, run_checks
     from tools.check.baseline import compare
@@ -196,7 +195,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         for note in notes:  # the document stays a list of findings; people read stderr
             console.note(note)
     else:
-        colour = use_colour(sys.stdout, os.environ)
+        colour = use_colour(console.out, os.environ)
         text = to_text(
             findings,
             check_order=CHECK_IDS,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -281,7 +280,6 @@ def readme_table_of(variant_files: dict[str, str], root, recipe) -> str:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     from tools.errors import UserError
-    from tools.log import warn
     from tools.render import config_labels, list_configs, render_config
     from tools.repo import find_root, recipe_dir
     from tools.selection import select_many
@@ -306,15 +304,14 @@ def run(args: argparse.Namespace, console: Console) -> int:
         for c in configs
     ]
     for message in warnings:
-        warn(message)
+        console.warn(message)
     if args.json:
-        json.dump([job.to_json() for job in jobs], sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        console.say(json.dumps([job.to_json() for job in jobs], indent=2))
         return 0
     if not args.markdown and not args.update_readme:
         import shutil
 
-        width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
+        width = shutil.get_terminal_size((100, 24)).columns if console.out.isatty() else 100
         # A CUDA job's GPU list (long) goes on a line of its own under its row.
         notes = [f"GPU architectures: {j.archs_cell()}" if j.cuda_arch_list else "" for j in jobs]
         console.say(terminal_table([job.terminal_cells() for job in jobs], width, notes))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from tools.log import Console
 
@@ -68,7 +67,6 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from tools import ci_support, readme
     from tools.errors import ProblemsFound, UserError
     from tools.files import replace_files
-    from tools.log import warn
     from tools.repo import find_root, recipe_dir
 
     if args.diff and not args.check:
@@ -80,7 +78,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     pinning = ci_support.locate_pinning(args.pinning)
     matrix = ci_support.compute_matrix(root, recipe, pinning)
     for message in matrix.warnings:
-        warn(message)
+        console.warn(message)
     folder = root / ".ci_support"
     if args.write:
         # Everything is computed, the README's table included (it renders the recipe, which
@@ -107,8 +105,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         if args.check:
             diffs = _all_differences(root, recipe, matrix)
             document["differences"] = [{"path": d.path, "kind": d.kind} for d in diffs]
-        json.dump(document, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        console.say(json.dumps(document, indent=2))
         if args.check and document["differences"]:
             raise ProblemsFound(f"{len(document['differences'])} difference(s) in .ci_support")
         return 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 
 from tools.log import Console
 
@@ -68,7 +67,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     from tools.errors import UserError
-    from tools.log import warn
     from tools.render import config_labels, render_config, select_configs
     from tools.repo import find_root, recipe_dir
     from tools.selection import normalize
@@ -86,7 +84,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         (c, render_config(c, root=root, recipe_dir=recipe, warnings=warnings)) for c in configs
     ]
     for message in warnings:
-        warn(message)
+        console.warn(message)
     if args.output:
         # Every config named must have the output: one that does not would print nothing
         # under its heading, which reads as "renders nothing".
@@ -101,8 +99,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if args.built_only:
         rendered = [(c, [o for o in outputs if not o.skip]) for c, outputs in rendered]
     if args.json:
-        json.dump([o.to_json() for _, outputs in rendered for o in outputs], sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        console.say(json.dumps([o.to_json() for _, outputs in rendered for o in outputs], indent=2))
         return 0
     labels = config_labels(root) if len(rendered) > 1 else {}
     for config, outputs in rendered:
