@@ -17,7 +17,16 @@ from tools.localbuild.configs import (
     docker_image,
     select,
 )
-from tools.localbuild.options import build_parser
+from tools.localbuild.options import (
+    CONFLICTS,
+    Build,
+    Debug,
+    DryRun,
+    FetchSources,
+    ListConfigs,
+    build_parser,
+    from_args,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -187,3 +196,41 @@ def test_the_menu_takes_a_label_as_well_as_a_number() -> None:
         "  1. linux-64 cpu       linux_64_long_a",
         "  2. linux-64 cuda13.0  linux_64_long_b",
     ]
+
+
+# One command line per row of the conflicts table, in the table's order: each is refused with
+# that row's line (and a new row without a case here fails the count below).
+REFUSED = (
+    (("--all", "--debug", "--shard", "1/2"), "--debug opens a shell in one build; drop --shard"),
+    (("--shard", "1/2"), "--shard splits the selected configs"),
+    (("--output-id", "x", "cfg"), "--output-id only makes sense with --debug"),
+    (("--debug", "a", "b"), "--debug opens a shell in one build; name a single config"),
+    (("--debug", "--dry-run", "cfg"), "--debug and --dry-run exclude each other"),
+    (("--native", "--ccache", "/tmp/c", "cfg"), "--ccache is wired into the container build"),
+    (("--native", "--engine", "docker", "cfg"), "drop it or --engine docker"),
+    (("--fetch-sources", "d", "--all"), "--fetch-sources only downloads the source archive"),
+)
+
+
+@pytest.mark.parametrize(("argv", "message"), REFUSED)
+def test_each_pair_of_flags_that_exclude_each_other_is_refused_with_its_line(
+    feedstock: Path, argv: tuple[str, ...], message: str
+) -> None:
+    with pytest.raises(UserError) as refused:
+        options_for(feedstock, *argv)
+    assert message in str(refused.value)
+
+
+def test_every_row_of_the_conflicts_table_has_a_case() -> None:
+    assert len(REFUSED) == len(CONFLICTS)
+
+
+@pytest.mark.parametrize(
+    ("argv", "mode"),
+    [(("--fetch-sources", "d"), FetchSources), (("--list",), ListConfigs),
+     (("--debug", "cfg"), Debug), (("--dry-run", "--all"), DryRun), (("--all",), Build),
+     (("--list", "--dry-run"), ListConfigs)],
+)  # fmt: skip
+def test_the_command_line_names_one_mode(feedstock: Path, argv: tuple[str, ...], mode) -> None:
+    args = build_parser().parse_args(list(argv))
+    assert type(from_args(args, {}, feedstock, interactive=False)) is mode
