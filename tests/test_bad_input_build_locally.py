@@ -2,8 +2,8 @@
 a token or a silent success.
 
 Each test runs build-locally.py the way a user does (in a throw-away feedstock,
-tests/fixtures/feedstock_e2e.py) on one damaged or mistaken input, and checks the exit status
-and message.
+tests/fixtures/fake_engine_feedstock.py) on one damaged or mistaken input, and checks the exit
+status and message.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from fixtures.bad_input import (
 
 @pytest.fixture
 def feedstock(tmp_path):
-    from fixtures.feedstock_e2e import Feedstock
+    from fixtures.fake_engine_feedstock import Feedstock
 
     return Feedstock(tmp_path)
 
@@ -37,7 +37,7 @@ def _engine_that_prints(tmp_path: Path, text: str) -> Path:
 
 
 def test_build_locally_never_prints_a_token_a_failing_engine_printed(feedstock, tmp_path):
-    from fixtures.feedstock_e2e import CPU, TOKEN
+    from fixtures.fake_engine_feedstock import CPU, TOKEN
 
     github = "ghp_" + "A1b2C3d4" * 5
     bin_dir = _engine_that_prints(tmp_path, f"{TOKEN} {github}")
@@ -51,7 +51,7 @@ def test_build_locally_never_prints_a_token_a_failing_engine_printed(feedstock, 
 def test_the_engine_line_never_prints_a_token_a_failing_engine_printed(feedstock, tmp_path):
     # Without --engine the run goes on to the embedded engine, saying why docker did not do.
     from fixtures.e2e_feedstock import without_engines
-    from fixtures.feedstock_e2e import CPU, TOKEN, V1_RECIPE
+    from fixtures.fake_engine_feedstock import CPU, TOKEN, V1_RECIPE
 
     (feedstock.root / "recipe" / "recipe-v1.yaml").write_text(V1_RECIPE)
     github = "ghp_" + "A1b2C3d4" * 5
@@ -83,7 +83,7 @@ def test_a_failed_commands_error_never_carries_a_token(monkeypatch):
 def test_build_locally_refuses_a_second_run_on_the_same_build_artifacts(feedstock):
     import signal
 
-    from fixtures.feedstock_e2e import ARM, CPU, INTERRUPT_SAFETY_NET
+    from fixtures.fake_engine_feedstock import ARM, CPU, INTERRUPT_SAFETY_NET
 
     first = feedstock.start(CPU, FAKE_BUILD_HANG=CPU)
     try:
@@ -104,7 +104,7 @@ def test_build_locally_refuses_a_second_run_on_the_same_build_artifacts(feedstoc
 
 
 def test_prune_keeps_the_work_folder_another_conda_build_made_meanwhile(feedstock):
-    from fixtures.feedstock_e2e import CPU
+    from fixtures.fake_engine_feedstock import CPU
 
     neighbour = "zlib_1800000000000"
     run = feedstock.run(CPU, "--prune", FAKE_BUILD_NEIGHBOUR=neighbour)
@@ -114,7 +114,7 @@ def test_prune_keeps_the_work_folder_another_conda_build_made_meanwhile(feedstoc
 
 
 def test_cfep3_request_copies_release_candidates_to_their_label(feedstock):
-    from fixtures.feedstock_e2e import CPU
+    from fixtures.fake_engine_feedstock import CPU
 
     config = feedstock.root / ".ci_support" / f"{CPU}.yaml"
     config.write_text(config.read_text() + "channel_targets:\n- conda-forge pytorch_rc\n")
@@ -132,7 +132,7 @@ def test_cfep3_request_with_an_empty_channel_names_the_option(feedstock):
 
 @pytest.mark.parametrize("value", ["rm", "/bin/rm", "docker-compose"])
 def test_build_locally_refuses_a_docker_executable_that_is_no_engine(feedstock, value):
-    from fixtures.feedstock_e2e import CPU
+    from fixtures.fake_engine_feedstock import CPU
 
     run = feedstock.run(CPU, DOCKER_EXECUTABLE=value)
     assert run.returncode == 2
@@ -155,7 +155,7 @@ def test_all_dry_run_lists_configs_this_machine_cannot_build_as_skipped(feedstoc
 
 
 def test_all_builds_what_this_machine_can_and_summarises_the_rest_as_skipped(feedstock):
-    from fixtures.feedstock_e2e import CPU
+    from fixtures.fake_engine_feedstock import CPU
 
     ci = feedstock.root / ".ci_support"
     (ci / "win_64_cuda_compiler_versionNone.yaml").write_text("target_platform:\n- win-64\n")

@@ -1,7 +1,7 @@
 """build-locally.py end to end: one config, and batches of them.
 
 The repository's .scripts run through a fake `docker` in a throw-away feedstock
-(tests/fixtures/feedstock_e2e.py)."""
+(tests/fixtures/fake_engine_feedstock.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.feedstock_e2e import (
+from fixtures.fake_engine_feedstock import (
     ARM,
     CPU,
     CUDA,

@@ -1,7 +1,7 @@
 """build-locally.py end to end: safety (tokens, Ctrl-C), user errors and the modes.
 
 The repository's .scripts run through a fake `docker` in a throw-away feedstock
-(tests/fixtures/feedstock_e2e.py)."""
+(tests/fixtures/fake_engine_feedstock.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.e2e_feedstock import without_engines
-from fixtures.feedstock_e2e import (
+from fixtures.fake_engine_feedstock import (
     ARM,
     CPU,
     CUDA,

@@ -2,7 +2,7 @@
 the menu.
 
 The repository's .scripts run through a fake `docker` in a throw-away feedstock
-(tests/fixtures/feedstock_e2e.py)."""
+(tests/fixtures/fake_engine_feedstock.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.feedstock_e2e import (
+from fixtures.fake_engine_feedstock import (
     ARM,
     CPU,
     CUDA,

@@ -21,7 +21,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from fixtures.feedstock_e2e import ARM, CPU, Feedstock, delegate_feedstock, git_in
+from fixtures.fake_engine_feedstock import ARM, CPU, Feedstock, delegate_feedstock, git_in
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")
 

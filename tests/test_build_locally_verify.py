@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.feedstock_e2e import (
+from fixtures.fake_engine_feedstock import (
     ARM,
     CPU,
     CUDA,

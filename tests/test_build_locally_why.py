@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.feedstock_e2e import CPU, TOKEN, Feedstock
+from fixtures.fake_engine_feedstock import CPU, TOKEN, Feedstock
 from fixtures.minitorch.support import copy_project
 
 pytestmark = [

@@ -2,7 +2,7 @@
 issue measured getting through the old ``--verify`` (0 new lines) is caught here, in one
 ``FAIL`` line naming its cause, and the untouched upload still passes.
 
-The upload is a delegate's (tests/fixtures/feedstock_e2e.py): a git checkout built through
+The upload is a delegate's (tests/fixtures/fake_engine_feedstock.py): a git checkout built through
 the fake container engine (tests/fixtures/fake_docker), whose conda-build writes real .conda
 packages carrying the commit. Each test tampers a copy. What a forger must change to pass is
 every copy of a fact at once (package, SHA256SUMS, summary.json and the log); these tests
@@ -21,7 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.feedstock_e2e import (
+from fixtures.fake_engine_feedstock import (
     ARM,
     CPU,
     copy_upload,
