@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_build_locally_e2e import ARM, CPU, CUDA, Feedstock
+from fixtures.fake_engine_feedstock import ARM, CPU, CUDA, Feedstock
 
 from tools.foundation.errors import UserError
 from tools.localbuild.review.merge import Source, check_one_release, choose_records

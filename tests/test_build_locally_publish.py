@@ -21,8 +21,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from test_build_locally_e2e import ARM, CPU, Feedstock
-from test_build_locally_verify import _feedstock, _git
+from fixtures.fake_engine_feedstock import ARM, CPU, Feedstock, delegate_feedstock, git_in
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")
 
@@ -48,7 +47,7 @@ sys.exit(3 if any(token and token in a for a in sys.argv) else 0)
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Feedstock:
-    fs = _feedstock(tmp_path_factory.mktemp("lab"), name="lab")
+    fs = delegate_feedstock(tmp_path_factory.mktemp("lab"), name="lab")
     fs.env.update(FAKE_BUILD_MODULE="1")
     run = fs.run("--all")
     assert run.returncode == 0, run.stderr
@@ -170,7 +169,7 @@ def test_a_package_already_published_with_other_bytes_is_refused(built, tmp_path
 def test_an_unverified_batch_is_refused_in_one_line_and_publishes_nothing(
     tmp_path: Path,
 ) -> None:
-    fs = _feedstock(tmp_path / "lab", name="lab")
+    fs = delegate_feedstock(tmp_path / "lab", name="lab")
     assert fs.run("--all", FAKE_BUILD_FAIL="*aarch64*").returncode == 1
     channel = tmp_path / "channel"
     run = fs.review("publish", str(channel))
@@ -212,16 +211,16 @@ def test_a_package_no_config_of_the_batch_built_is_named_and_nothing_is_publishe
 def test_configs_built_from_different_commits_are_named_with_their_commits(
     tmp_path: Path,
 ) -> None:
-    fs = _feedstock(tmp_path / "lab", name="lab")
+    fs = delegate_feedstock(tmp_path / "lab", name="lab")
     assert fs.run("--all").returncode == 0
-    first = _git(fs, "rev-parse", "HEAD")
-    _git(fs, "commit", "-q", "--allow-empty", "-m", "a later commit")
+    first = git_in(fs, "rev-parse", "HEAD")
+    git_in(fs, "commit", "-q", "--allow-empty", "-m", "a later commit")
     assert fs.run(CPU, "--force").returncode == 0
     run = fs.review("publish", str(tmp_path / "channel"))
     assert run.returncode == 1, run.stderr
     [line] = run.stderr.splitlines()
     assert "the configs were built from different commits (" in line
-    assert f" at {first[:12]}" in line and f" at {_git(fs, 'rev-parse', 'HEAD')[:12]}" in line
+    assert f" at {first[:12]}" in line and f" at {git_in(fs, 'rev-parse', 'HEAD')[:12]}" in line
     assert "--commit" not in line
 
 

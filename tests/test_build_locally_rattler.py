@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_build_locally_e2e import CPU, Feedstock
+from fixtures.fake_engine_feedstock import CPU, Feedstock
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="builds a linux-64 package with bash"

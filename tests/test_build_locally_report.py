@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.debian import apt_install, can_install
-from test_build_locally_e2e import ARM, CPU, CUDA, Feedstock
+from fixtures.fake_engine_feedstock import ARM, CPU, CUDA, Feedstock
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")
 

@@ -11,72 +11,32 @@ test below hands the reviewer's command a copy with one thing wrong.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from test_build_locally_e2e import ARM, CPU, CUDA, Feedstock, _config_yaml
+from fixtures.fake_engine_feedstock import (
+    ARM,
+    CPU,
+    CUDA,
+    Feedstock,
+    copy_upload,
+    delegate_feedstock,
+    git_in,
+    post_upload,
+    rezip,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")
-
-WIN = "win_64_cuda_compiler_versionNone"
-
-
-def _git(fs: Feedstock, *args: str) -> str:
-    result = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
-        cwd=fs.root,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return result.stdout.strip()
-
-
-def _feedstock(tmp: Path, name: str = "delegate") -> Feedstock:
-    fs = Feedstock(tmp)
-    (fs.root / "recipe" / "meta.yaml").write_text("package:\n  name: libfoo\n  version: 2.13.0\n")
-    (fs.root / ".ci_support" / f"{WIN}.yaml").write_text(_config_yaml("win-64", "None"))
-    fs.env.update(FAKE_BUILD_OUTPUTS="libfoo", BUILD_MACHINE=name)
-    _git(fs, "init", "-q")
-    _git(fs, "add", "-A")
-    _git(fs, "commit", "-qm", "the PR's head")
-    return fs
-
-
-def _posted(fs: Feedstock, target: Path) -> Path:
-    """What a delegate uploads: the packages in their subdir folders, and log_files.zip."""
-    for subdir in ("linux-64", "linux-aarch64"):
-        shutil.copytree(fs.artifacts / subdir, target / subdir)
-    shutil.copy2(fs.artifacts / "log_files.zip", target / "log_files.zip")
-    return target
 
 
 @pytest.fixture(scope="module")
 def upload(tmp_path_factory) -> tuple[Feedstock, str, Path]:
-    fs = _feedstock(tmp_path_factory.mktemp("upload"))
+    fs = delegate_feedstock(tmp_path_factory.mktemp("upload"))
     run = fs.run("--all")
     assert run.returncode == 0, run.stderr
-    return fs, _git(fs, "rev-parse", "HEAD"), _posted(fs, tmp_path_factory.mktemp("posted"))
-
-
-def _copy(upload_dir: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(upload_dir, tmp_path / "posted"))
-
-
-def _rezip(posted: Path, edit) -> None:
-    """Unpack log_files.zip, let ``edit`` change the folder, pack it again."""
-    unpacked = posted / "unpacked"
-    with zipfile.ZipFile(posted / "log_files.zip") as archive:
-        archive.extractall(unpacked)
-    edit(unpacked)
-    with zipfile.ZipFile(posted / "log_files.zip", "w") as archive:
-        for path in sorted(unpacked.iterdir()):
-            archive.write(path, arcname=path.name)
-    shutil.rmtree(unpacked)
+    return fs, git_in(fs, "rev-parse", "HEAD"), post_upload(fs, tmp_path_factory.mktemp("posted"))
 
 
 # ---------------------------------------------------------------- the reviewer's verdict
@@ -94,7 +54,7 @@ def test_verify_passes_on_an_untouched_upload(upload) -> None:
 
 def test_verify_names_a_tampered_package(upload, tmp_path: Path) -> None:
     fs, head, posted = upload
-    posted = _copy(posted, tmp_path)
+    posted = copy_upload(posted, tmp_path)
     package = sorted((posted / "linux-64").glob("*.conda"))[0]
     data = bytearray(package.read_bytes())
     data[len(data) // 2] ^= 0xFF  # one bit pattern changed inside the payload
@@ -110,14 +70,14 @@ def test_verify_names_a_tampered_package(upload, tmp_path: Path) -> None:
 
 def test_verify_names_a_config_of_the_matrix_the_upload_lacks(upload, tmp_path: Path) -> None:
     fs, head, posted = upload
-    posted = _copy(posted, tmp_path)
+    posted = copy_upload(posted, tmp_path)
 
     def forget_cuda(folder: Path) -> None:
         summary = json.loads((folder / "summary.json").read_text())
         del summary["configs"][CUDA]
         (folder / "summary.json").write_text(json.dumps(summary))
 
-    _rezip(posted, forget_cuda)
+    rezip(posted, forget_cuda)
     run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 1
     missing = f"FAIL linux-64 cuda12.9: missing: no record of {CUDA} (neither built nor explained)"
@@ -126,7 +86,7 @@ def test_verify_names_a_config_of_the_matrix_the_upload_lacks(upload, tmp_path: 
 
 def test_a_failing_verdict_also_says_what_the_upload_holds(upload, tmp_path: Path) -> None:
     fs, head, posted = upload
-    posted = _copy(posted, tmp_path)
+    posted = copy_upload(posted, tmp_path)
 
     def forget_cuda_and_fail_arm(folder: Path) -> None:
         summary = json.loads((folder / "summary.json").read_text())
@@ -134,7 +94,7 @@ def test_a_failing_verdict_also_says_what_the_upload_holds(upload, tmp_path: Pat
         summary["configs"][ARM].update(status="failed", note="exit 1")
         (folder / "summary.json").write_text(json.dumps(summary))
 
-    _rezip(posted, forget_cuda_and_fail_arm)
+    rezip(posted, forget_cuda_and_fail_arm)
     run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 1
     [verdict] = run.stderr.splitlines()
@@ -148,26 +108,26 @@ def test_a_failing_verdict_also_says_what_the_upload_holds(upload, tmp_path: Pat
 
 def test_verify_names_a_log_cut_short(upload, tmp_path: Path) -> None:
     fs, head, posted = upload
-    posted = _copy(posted, tmp_path)
+    posted = copy_upload(posted, tmp_path)
 
     def cut(folder: Path) -> None:
         log = folder / f"{ARM}-log.txt"
         log.write_text("".join(log.read_text().splitlines(keepends=True)[:-4]))
 
-    _rezip(posted, cut)
+    rezip(posted, cut)
     run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 1
     assert "FAIL linux-aarch64 cpu: log cut short or not a success" in run.stdout
 
 
 def test_verify_names_the_config_and_package_built_from_another_commit(tmp_path: Path) -> None:
-    fs = _feedstock(tmp_path / "fs")
+    fs = delegate_feedstock(tmp_path / "fs")
     assert fs.run(CPU, CUDA).returncode == 0
-    head = _git(fs, "rev-parse", "HEAD")
+    head = git_in(fs, "rev-parse", "HEAD")
     (fs.root / "README.md").write_text("a later commit\n")
-    _git(fs, "add", "README.md")
-    _git(fs, "commit", "-qm", "after the review")
-    later = _git(fs, "rev-parse", "HEAD")
+    git_in(fs, "add", "README.md")
+    git_in(fs, "commit", "-qm", "after the review")
+    later = git_in(fs, "rev-parse", "HEAD")
     rebuilt = fs.run(CPU, "--force")
     assert rebuilt.returncode == 0, rebuilt.stderr
     run = fs.review("verify", str(fs.artifacts), "--commit", head)
@@ -228,7 +188,7 @@ def test_summary_log_and_report_name_the_commit_and_the_recipe(upload) -> None:
 
 
 def test_a_batch_from_a_dirty_tree_says_so_in_every_output(tmp_path: Path) -> None:
-    fs = _feedstock(tmp_path)
+    fs = delegate_feedstock(tmp_path)
     (fs.root / "recipe" / "conda_build_config.yaml").write_text("# not committed\n")
     run = fs.run(CPU)
     assert run.returncode == 0, run.stderr
@@ -251,7 +211,7 @@ def test_a_batch_from_a_dirty_tree_says_so_in_every_output(tmp_path: Path) -> No
 
 
 def test_an_earlier_runs_record_survives_a_resume_and_draws_its_bar(tmp_path: Path) -> None:
-    fs = _feedstock(tmp_path)
+    fs = delegate_feedstock(tmp_path)
     assert fs.run(CPU, ARM, FAKE_BUILD_FAIL=ARM).returncode == 1
     first = fs.summary()["configs"][CPU]
     resumed = fs.run(CPU, ARM)
@@ -268,11 +228,11 @@ def test_an_earlier_runs_record_survives_a_resume_and_draws_its_bar(tmp_path: Pa
 def test_merging_builds_of_two_commits_names_the_configs_machines_and_field(
     tmp_path: Path,
 ) -> None:
-    alpha = _feedstock(tmp_path / "alpha", "alpha")
-    beta = _feedstock(tmp_path / "beta", "beta")
+    alpha = delegate_feedstock(tmp_path / "alpha", "alpha")
+    beta = delegate_feedstock(tmp_path / "beta", "beta")
     (beta.root / "README.md").write_text("beta's checkout moved on\n")
-    _git(beta, "add", "README.md")
-    _git(beta, "commit", "-qm", "another commit")
+    git_in(beta, "add", "README.md")
+    git_in(beta, "commit", "-qm", "another commit")
     assert alpha.run(CPU).returncode == 0 and beta.run(CUDA).returncode == 0
     run = alpha.review("merge", str(beta.artifacts))
     assert run.returncode == 2

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.fake_engine_feedstock import CPU, TOKEN, Feedstock
 from fixtures.minitorch.support import copy_project
-from test_build_locally_e2e import CPU, TOKEN, Feedstock
 
 pytestmark = [
     pytest.mark.slow,

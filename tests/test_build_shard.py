@@ -235,16 +235,17 @@ def test_shard_parses_k_of_n() -> None:
     assert parse_shard(" 2/3 ") == Shard(2, 3)
 
 
-def options(*argv: str):
-    return from_args(build_parser().parse_args(list(argv)), {}, REPO, interactive=False)
+def selection(*argv: str):
+    """Which configs this command line selects (its mode's ``selection``)."""
+    return from_args(build_parser().parse_args(list(argv)), {}, REPO, interactive=False).selection
 
 
 def test_shard_needs_a_selection_to_split() -> None:
     with pytest.raises(UserError, match="add --all"):
-        options("--shard", "1/2")
-    assert options("--all", "--shard", "1/2").shard == Shard(1, 2)
-    assert options("linux_*", "--shard", "2/2").shard == Shard(2, 2)
+        selection("--shard", "1/2")
+    assert selection("--all", "--shard", "1/2").shard == Shard(1, 2)
+    assert selection("linux_*", "--shard", "2/2").shard == Shard(2, 2)
 
 
 def test_durations_without_shard_feed_the_eta() -> None:
-    assert options("--all", "--durations", "summary.json").durations == (Path("summary.json"),)
+    assert selection("--all", "--durations", "summary.json").durations == (Path("summary.json"),)

@@ -14,61 +14,37 @@ saying so.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from fixtures import feedstock_matrix
-from ruamel.yaml import YAML
+from fixtures.cuda_arch_fork import (
+    ARCH_LISTS,
+    REPO,
+    cuda_config,
+    meta_outputs,
+    tailored_fork,
+    v1_outputs,
+    values_of,
+)
 
 from tools.foundation.errors import UserError
 from tools.recipe.selectors import top_level_keys
 from tools.render.config import render_config
 from tools.render.cuda_archs import parse_arch_list, read_rows, set_name, uncovered
 
-REPO = Path(__file__).resolve().parent.parent
-ARCH_LISTS = REPO / "recipe" / "cuda_arch_lists.txt"
-
-
-def _values(config: Path) -> dict:
-    return YAML(typ="safe").load(config.read_text())
-
-
-def _cuda_config() -> Path:
-    """The first linux-64 CUDA config of .ci_support (the matrix decides which)."""
-    config = feedstock_matrix.need(platform="linux-64", cuda=True)
-    return REPO / ".ci_support" / f"{config.name}.yaml"
-
 
 def _full_cuda_config() -> Path:
-    """``_cuda_config()`` where its row is conda-forge's full list; a fork's narrower row
+    """``cuda_config()`` where its row is conda-forge's full list; a fork's narrower row
     skips (the tests compare with, or keep, the full row)."""
-    config = _cuda_config()
-    cuda = str(_values(config)["cuda_compiler_version"][0])
+    config = cuda_config()
+    cuda = str(values_of(config)["cuda_compiler_version"][0])
     row = read_rows(ARCH_LISTS)[(cuda, "linux-64")]
     if uncovered(cuda, "linux-64", parse_arch_list(row)):
         pytest.skip(f"recipe/cuda_arch_lists.txt's CUDA {cuda} linux-64 row ({row}) is not full")
     return config
-
-
-# a config's own cuda_arch_set entry (a fork's), replaced when a test tailors it
-_OWN_SET = re.compile(r"^cuda_arch_set:\n(?:- .*\n)*", flags=re.MULTILINE)
-
-
-def _tailored(tmp_path: Path, arch_set: str, one_arch: str | None = "9.0") -> tuple[Path, Path]:
-    """A recipe copy whose row for the config is ``one_arch`` (None: conda-forge's row
-    kept), and the config with ``cuda_arch_set: [arch_set]``."""
-    config = _cuda_config()
-    cuda = str(_values(config)["cuda_compiler_version"][0])
-    recipe = shutil.copytree(REPO / "recipe", tmp_path / "recipe")
-    if one_arch is not None:
-        (recipe / "cuda_arch_lists.txt").write_text(f"{cuda} linux-64 {one_arch}\n")
-    text = _OWN_SET.sub("", config.read_text()) + f"cuda_arch_set:\n- {arch_set}\n"
-    tailored = tmp_path / config.name
-    tailored.write_text(text)
-    return recipe, tailored
 
 
 def test_every_row_a_config_builds_in_full_is_a_full_list():
@@ -98,7 +74,7 @@ def test_a_one_arch_list_leaves_out_every_other_gpu():
 
 def test_a_named_set_joins_every_cuda_build_string_and_changes_its_hash(tmp_path):
     full = {o.name: o for o in render_config(_full_cuda_config(), root=REPO) if not o.skip}
-    recipe, config = _tailored(tmp_path, "sm90")
+    recipe, config = tailored_fork(tmp_path, "sm90")
     tailored = [o for o in render_config(config, root=REPO, recipe_dir=recipe) if not o.skip]
     assert {o.name for o in tailored} == set(full)
     for out in tailored:
@@ -111,30 +87,11 @@ def test_a_named_set_joins_every_cuda_build_string_and_changes_its_hash(tmp_path
 
 def test_both_recipes_name_the_set_in_the_same_build_strings(tmp_path):
     rattler_build = pytest.importorskip("rattler_build", reason="py-rattler-build is missing")
-    recipe, config = _tailored(tmp_path, "sm90")
+    recipe, config = tailored_fork(tmp_path, "sm90")
     meta = {(o.name, _unhashed(o.build_string)) for o in meta_outputs(recipe, config)}
     v1 = v1_outputs(recipe, config)
     assert rattler_build and meta == {(o.name, _unhashed(o.build_string)) for o in v1}
     assert all("_sm90_" in string for _, string in meta)
-
-
-def meta_outputs(recipe: Path, config: Path) -> list:
-    """The outputs meta.yaml in ``recipe`` builds for the linux-64 ``config`` (skips left out)."""
-    return [o for o in render_config(config, root=REPO, recipe_dir=recipe) if not o.skip]
-
-
-def v1_outputs(recipe: Path, config: Path) -> list:
-    """The outputs recipe-v1.yaml in ``recipe`` builds for the linux-64 ``config``."""
-    from tools.render.v1 import render_v1_config
-
-    return render_v1_config(
-        recipe / "recipe-v1.yaml",
-        config,
-        cbc=recipe / "conda_build_config.yaml",
-        name=config.stem,
-        subdir="linux-64",
-        build_subdir="linux-64",
-    )
 
 
 def _unhashed(build_string: str) -> str:
@@ -144,7 +101,7 @@ def _unhashed(build_string: str) -> str:
 
 
 def test_render_refuses_a_full_claim_the_row_does_not_keep(tmp_path):
-    recipe, config = _tailored(tmp_path, "full")
+    recipe, config = tailored_fork(tmp_path, "full")
     with pytest.raises(UserError) as caught:
         render_config(config, root=REPO, recipe_dir=recipe)
     message = str(caught.value)
@@ -153,7 +110,7 @@ def test_render_refuses_a_full_claim_the_row_does_not_keep(tmp_path):
 
 
 def test_the_refusal_is_one_error_line_and_exit_2(tmp_path):
-    recipe, config = _tailored(tmp_path, "full")
+    recipe, config = tailored_fork(tmp_path, "full")
     result = subprocess.run(
         [sys.executable, "-m", "tools", "render", str(config), "--recipe-dir", str(recipe)],
         cwd=REPO,
@@ -182,14 +139,14 @@ def test_conda_forges_files_carry_no_set_name():
         pytest.skip("the feedstock builds for its own channel: a fork names its set")
     cbc = (REPO / "recipe" / "conda_build_config.yaml").read_text()
     assert "cuda_arch_set" not in top_level_keys(cbc)  # under any selector
-    assert not any("cuda_arch_set" in _values(c) for c in (REPO / ".ci_support").glob("*.yaml"))
+    assert not any("cuda_arch_set" in values_of(c) for c in (REPO / ".ci_support").glob("*.yaml"))
 
 
 def test_render_refuses_a_set_name_on_the_full_row(tmp_path):
     # The lab named its set sm90, then put conda-forge's row back: the packages would hold
     # every GPU under a name that says sm90.
     _full_cuda_config()
-    recipe, config = _tailored(tmp_path, "sm90", one_arch=None)
+    recipe, config = tailored_fork(tmp_path, "sm90", one_arch=None)
     with pytest.raises(UserError) as caught:
         render_config(config, root=REPO, recipe_dir=recipe)
     message = str(caught.value)
@@ -198,7 +155,7 @@ def test_render_refuses_a_set_name_on_the_full_row(tmp_path):
 
 
 def test_render_refuses_a_set_name_its_row_does_not_have(tmp_path):
-    recipe, config = _tailored(tmp_path, "sm90", one_arch="8.0;9.0")
+    recipe, config = tailored_fork(tmp_path, "sm90", one_arch="8.0;9.0")
     with pytest.raises(UserError) as caught:
         render_config(config, root=REPO, recipe_dir=recipe)
     message = str(caught.value)
@@ -207,13 +164,13 @@ def test_render_refuses_a_set_name_its_row_does_not_have(tmp_path):
 
 
 def test_a_set_name_that_cannot_be_a_build_string_word_is_refused(tmp_path):
-    recipe, config = _tailored(tmp_path, "sm_90")
+    recipe, config = tailored_fork(tmp_path, "sm_90")
     with pytest.raises(UserError, match="not a build-string word"):
         render_config(config, root=REPO, recipe_dir=recipe)
 
 
 def test_render_and_explain_show_the_list_per_config(tmp_path):
-    recipe, config = _tailored(tmp_path, "sm90")
+    recipe, config = tailored_fork(tmp_path, "sm90")
     render = subprocess.run(
         [sys.executable, "-m", "tools", "render", str(config), "--recipe-dir", str(recipe)],
         cwd=REPO,
@@ -229,8 +186,8 @@ def test_render_and_explain_show_the_list_per_config(tmp_path):
         text=True,
         check=True,
     )
-    cuda = str(_values(_cuda_config())["cuda_compiler_version"][0])
-    row = next(r for r in explain.stdout.splitlines() if r.startswith(f"| {_cuda_config().stem} "))
+    cuda = str(values_of(cuda_config())["cuda_compiler_version"][0])
+    row = next(r for r in explain.stdout.splitlines() if r.startswith(f"| {cuda_config().stem} "))
     # the list, then the set's name where it is not conda-forge's full one: "9.0 (sm90)"
     assert re.search(rf"\| {re.escape(cuda)} \| {re.escape(_row(cuda))}( \(\w+\))? \|", row)
 
@@ -288,7 +245,7 @@ def test_explain_on_a_terminal_shows_the_list_under_each_cuda_row():
     cuda_configs = [
         c
         for c in (REPO / ".ci_support").glob("*.yaml")
-        if (str(_values(c).get("cuda_compiler_version", ["None"])[0]), _platform(c)) in rows
+        if (str(values_of(c).get("cuda_compiler_version", ["None"])[0]), _platform(c)) in rows
     ]
     assert len(notes) == len(cuda_configs) > 0
     shown = [line.removeprefix("  GPU architectures: ").split(" (")[0] for line in notes]
@@ -296,4 +253,4 @@ def test_explain_on_a_terminal_shows_the_list_under_each_cuda_row():
 
 
 def _platform(config: Path) -> str:
-    return str(_values(config)["target_platform"][0])
+    return str(values_of(config)["target_platform"][0])

@@ -2,7 +2,7 @@
 packages with py-rattler, and the track features both recipes give such a build (issue 44).
 
 A lab's CUDA build for fewer GPUs (here: one config of .ci_support tailored as
-tests/test_cuda_arch_set.py tailors it, its row cut to sm_90 and ``cuda_arch_set: sm90``) gets
+tests/fixtures/cuda_arch_fork.py tailors it, its row cut to sm_90 and ``cuda_arch_set: sm90``) gets
 the track feature ``<name>-p-0`` on every output, in meta.yaml and recipe-v1.yaml alike: one
 feature name per package, as rattler-build's ``down_prioritize_variant`` writes it, so classic
 conda (which counts distinct features) weighs both engines' packages the same.
@@ -25,8 +25,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+from fixtures.cuda_arch_fork import REPO, cuda_config, meta_outputs, tailored_fork, v1_outputs
 from fixtures.recipe_release import current, next_minor
-from test_cuda_arch_set import REPO, _cuda_config, _tailored, meta_outputs, v1_outputs
 
 pytestmark = pytest.mark.slow  # builds packages with py-rattler-build
 
@@ -47,7 +47,7 @@ def _v1(recipe: Path, config: Path) -> dict:
 def test_both_recipes_give_a_subset_build_one_feature_per_package(tmp_path: Path) -> None:
     # Before: meta.yaml wrote one shared name (pytorch_cuda_arch_subset) where rattler-build
     # writes libtorch-p-0, pytorch-p-0, ...: classic conda counted 1 feature against 3.
-    recipe, config = _tailored(tmp_path, "sm90")
+    recipe, config = tailored_fork(tmp_path, "sm90")
     meta, v1 = _meta(recipe, config), _v1(recipe, config)
     assert set(meta) == set(v1)
     for name in meta:
@@ -57,7 +57,7 @@ def test_both_recipes_give_a_subset_build_one_feature_per_package(tmp_path: Path
 
 def test_a_full_build_has_no_track_features_in_either_recipe() -> None:
     # conda-forge's configs name no cuda_arch_set: their lists are the full ones.
-    recipe, config = REPO / "recipe", _cuda_config()
+    recipe, config = REPO / "recipe", cuda_config()
     for outputs in (_meta(recipe, config), _v1(recipe, config)):
         assert {n: o.track_features for n, o in outputs.items() if o.track_features} == {}
 
@@ -104,8 +104,8 @@ def channels(tmp_path_factory) -> tuple[Path, Path]:
     """(conda-forge's, the lab's): the full build of the recipe's version, and the subset
     build of the next minor version."""
     tmp = tmp_path_factory.mktemp("solver")
-    recipe, subset = _tailored(tmp / "lab", "sm90")
-    full = _cuda_config()
+    recipe, subset = tailored_fork(tmp / "lab", "sm90")
+    full = cuda_config()
     forge = _channel(tmp / "forge", _v1(REPO / "recipe", full), current().version)
     lab = _channel(tmp / "lab-channel", _v1(recipe, subset), next_minor(current().version))
     return forge, lab

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from test_build_locally_e2e import CPU, CUDA, Feedstock
+from fixtures.fake_engine_feedstock import CPU, CUDA, Feedstock
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="drives bash scripts through the fake engine (POSIX only)"

@@ -2,12 +2,13 @@
 issue measured getting through the old ``--verify`` (0 new lines) is caught here, in one
 ``FAIL`` line naming its cause, and the untouched upload still passes.
 
-The upload is test_build_locally_verify's: a git checkout built through the fake container
-engine (tests/fixtures/fake_docker), whose conda-build writes real .conda packages carrying
-the commit. Each test tampers a copy. What a forger must change to pass is every copy of a
-fact at once (package, SHA256SUMS, summary.json and the log); these tests change all but one,
-which is the one the review must find. The embedded engine's own case (a record claiming
-the container) is in tests/test_e2e_real_engine.py, whose batch that engine built.
+The upload is a delegate's (tests/fixtures/fake_engine_feedstock.py): a git checkout built through
+the fake container engine (tests/fixtures/fake_docker), whose conda-build writes real .conda
+packages carrying the commit. Each test tampers a copy. What a forger must change to pass is
+every copy of a fact at once (package, SHA256SUMS, summary.json and the log); these tests
+change all but one, which is the one the review must find. The embedded engine's own case (a
+record claiming the container) is in tests/test_e2e_real_engine.py, whose batch that engine
+built.
 """
 
 from __future__ import annotations
@@ -20,18 +21,25 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_build_locally_e2e import ARM, CPU
-from test_build_locally_verify import _copy, _feedstock, _git, _posted, _rezip
+from fixtures.fake_engine_feedstock import (
+    ARM,
+    CPU,
+    copy_upload,
+    delegate_feedstock,
+    git_in,
+    post_upload,
+    rezip,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")
 
 
 @pytest.fixture(scope="module")
 def upload(tmp_path_factory):
-    fs = _feedstock(tmp_path_factory.mktemp("upload"))
+    fs = delegate_feedstock(tmp_path_factory.mktemp("upload"))
     run = fs.run("--all")
     assert run.returncode == 0, run.stderr
-    return fs, _git(fs, "rev-parse", "HEAD"), _posted(fs, tmp_path_factory.mktemp("posted"))
+    return fs, git_in(fs, "rev-parse", "HEAD"), post_upload(fs, tmp_path_factory.mktemp("posted"))
 
 
 def _verify(fs, posted: Path, head: str) -> list[str]:
@@ -85,13 +93,13 @@ def test_a_package_from_another_build_rehashed_into_the_lists_is_caught_by_its_l
     upload, tmp_path: Path
 ) -> None:
     fs, head, posted = upload
-    posted = _copy(posted, tmp_path)
+    posted = copy_upload(posted, tmp_path)
     package = _cpu_package(posted)
     old = _sha256(package)
     _repacked(package)
     new = _sha256(package)
     name = f"linux-64/{package.name}"
-    _rezip(posted, lambda folder: _rehash_lists(folder, name, old, new))
+    rezip(posted, lambda folder: _rehash_lists(folder, name, old, new))
     assert _verify(fs, posted, head) == [
         f"FAIL {name}: tampered: its sha256 is {new[:12]}…; {CPU}'s log says {old[:12]}…"
     ]
@@ -99,7 +107,7 @@ def test_a_package_from_another_build_rehashed_into_the_lists_is_caught_by_its_l
 
 def test_loose_lists_beside_an_untouched_zip_do_not_win(upload, tmp_path: Path) -> None:
     fs, head, posted = upload
-    posted = _copy(posted, tmp_path)
+    posted = copy_upload(posted, tmp_path)
     package = _cpu_package(posted)
     old = _sha256(package)
     _repacked(package)
@@ -120,14 +128,14 @@ def _edit_log(posted: Path, config: str, edit) -> None:
         log = folder / f"{config}-log.txt"
         log.write_text(edit(log.read_text()))
 
-    _rezip(posted, change)
+    rezip(posted, change)
 
 
 def test_a_log_whose_engine_line_was_edited_disagrees_with_its_record(
     upload, tmp_path: Path
 ) -> None:
     fs, head, posted = upload
-    posted = _copy(posted, tmp_path)
+    posted = copy_upload(posted, tmp_path)
     _edit_log(
         posted,
         CPU,
@@ -141,7 +149,7 @@ def test_a_log_whose_engine_line_was_edited_disagrees_with_its_record(
 
 def test_a_log_whose_commit_and_package_lines_were_edited_is_caught(upload, tmp_path: Path) -> None:
     fs, head, posted = upload
-    posted = _copy(posted, tmp_path)
+    posted = copy_upload(posted, tmp_path)
     other = "f" * 40
     digest = _sha256(_cpu_package(posted))
 
@@ -160,7 +168,7 @@ def test_a_log_whose_commit_and_package_lines_were_edited_is_caught(upload, tmp_
 
 def test_a_log_replaced_by_its_end_line_alone_is_caught(upload, tmp_path: Path) -> None:
     fs, head, posted = upload
-    posted = _copy(posted, tmp_path)
+    posted = copy_upload(posted, tmp_path)
     _edit_log(posted, ARM, lambda text: text.splitlines(keepends=True)[-1])
     fails = _verify(fs, posted, head)
     assert (
@@ -175,14 +183,14 @@ def test_records_rewritten_to_a_moved_pr_head_disagree_with_their_logs(
     upload, tmp_path: Path
 ) -> None:
     fs, head, posted = upload
-    posted = _copy(posted, tmp_path)
+    posted = copy_upload(posted, tmp_path)
     moved = "e" * 40
 
     def rewrite(folder: Path) -> None:
         summary = folder / "summary.json"
         summary.write_text(summary.read_text().replace(head, moved))
 
-    _rezip(posted, rewrite)
+    rezip(posted, rewrite)
     fails = _verify(fs, posted, moved)
     for label in ("linux-64 cpu", "linux-64 cuda12.9", "linux-aarch64 cpu"):
         assert f"FAIL {label}: its log's commit line says '{head}', its record '{moved}'" in fails
@@ -192,7 +200,7 @@ def test_a_record_of_another_toolkit_or_ci_support_file_is_not_this_checkouts(
     upload, tmp_path: Path
 ) -> None:
     fs, head, posted = upload
-    posted = _copy(posted, tmp_path)
+    posted = copy_upload(posted, tmp_path)
 
     def rewrite(folder: Path) -> None:
         summary = json.loads((folder / "summary.json").read_text())
@@ -201,7 +209,7 @@ def test_a_record_of_another_toolkit_or_ci_support_file_is_not_this_checkouts(
         source["ci_support_sha256"] = "1" * 64
         (folder / "summary.json").write_text(json.dumps(summary))
 
-    _rezip(posted, rewrite)
+    rezip(posted, rewrite)
     fails = _verify(fs, posted, head)
     [toolkit] = [f for f in fails if "tools 000000000000, this checkout's is tools " in f]
     assert toolkit.startswith("FAIL linux-64 cpu: built with tools 000000000000")
@@ -222,7 +230,7 @@ def test_the_records_say_whether_tests_ran_and_verify_says_when_they_did_not(
         "### build-locally: tests: run\n" in log
         and "### build-locally: channels: conda-forge\n" in log
     )
-    posted = _copy(posted, tmp_path)
+    posted = copy_upload(posted, tmp_path)
 
     def skipped(folder: Path) -> None:
         why = "skipped: --no-test in EXTRA_CB_OPTIONS"
@@ -232,7 +240,7 @@ def test_the_records_say_whether_tests_ran_and_verify_says_when_they_did_not(
         log = folder / f"{CPU}-log.txt"
         log.write_text(log.read_text().replace("tests: run", f"tests: {why}"))
 
-    _rezip(posted, skipped)
+    rezip(posted, skipped)
     run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 0, run.stdout + run.stderr
     note, verdict = run.stdout.splitlines()

@@ -1,7 +1,7 @@
 """``python -m tools <command>``: the maintainers' toolkit.
 
 Each command lives in ``tools/commands/<name>.py`` and defines ``HELP`` (one
-line), ``configure(parser)`` and ``run(args) -> int``.  Command modules keep
+line), ``configure(parser)`` and ``run(args, console) -> int``.  Command modules keep
 their heavy imports inside ``run`` so that ``--help`` stays instant.
 
 ``python -m`` finds the package only from the repository root.  Elsewhere,
@@ -27,6 +27,7 @@ if not __package__:
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from tools.foundation.errors import ToolError, exit_code_of
+from tools.foundation.log import Console
 
 # Order is the order shown by --help.
 COMMANDS = (
@@ -71,8 +72,8 @@ EPILOG = (
 exit status: 0 done; 1 checked and found problems (check, matrix --check, drift --check,
 emulate, bump with a patch that no longer applies), summed up in a last line starting
 `problems:`; 2 bad input or a failed external command, in one line starting `error:` (lists
-of config names follow one per line, a command's usage follows a refused command line); 130
-interrupted.
+of config names follow one per line, a command's usage follows a refused command line); 70
+internal error (a bug: `internal error` and the traceback); 130 interrupted.
 """
 )
 
@@ -108,10 +109,18 @@ class _Version(argparse.Action):
         except ToolError:
             feedstock = None
         # a recipe whose version cannot be read is an error line and exit 2, as in any command
-        parser.exit(exit_code_of(lambda: print(describe(feedstock, PACKAGE_ROOT))))
+        console = Console()
+        parser.exit(exit_code_of(lambda: console.say(describe(feedstock, PACKAGE_ROOT))))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, console: Console | None = None) -> int:
+    """Run the command ``argv`` names, speaking through ``console``; whatever goes wrong,
+    an exit code (tools.foundation.errors), a crash included."""
+    console = console or Console()
+    return exit_code_of(lambda: _dispatch(argv, console), stderr=console.err)
+
+
+def _dispatch(argv: Sequence[str] | None, console: Console) -> int:
     commands = _available()
     modules = {name: importlib.import_module(mod) for name, mod in commands.items()}
     parser = _Parser(
@@ -133,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # argparse leaves these to the top-level parser, whose usage does not show the
         # command's options: the command at fault reports them with its own usage.
         sub_parsers[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
-    return exit_code_of(lambda: args._run(args))
+    return args._run(args, console)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tools.foundation.log import Console
+
 HELP = "move both recipes to a new PyTorch release: sha256, patches, archive and wheel facts"
 
 EPILOG = """\
@@ -53,11 +55,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     from tools.bump.pipeline import BumpRequest, bump
     from tools.commands.explain import readme_table_of
     from tools.foundation import repo
     from tools.foundation.errors import ProblemsFound
+
+    say = console.say
 
     root = repo.find_root()
     recipe = repo.recipe_dir(args.recipe_dir, root)
@@ -72,29 +76,29 @@ def run(args: argparse.Namespace) -> int:
             readme_table=readme_table_of,
         )
     )
-    print(f"pytorch {result.previous.version} -> {args.version}")
-    print(f"  source:  {result.archive.origin}")
-    print(f"  sha256:  {result.archive.sha256}")
+    say(f"pytorch {result.previous.version} -> {args.version}")
+    say(f"  source:  {result.archive.origin}")
+    say(f"  sha256:  {result.archive.sha256}")
     backend = result.backend
-    print(f"  backend: {backend.kind or 'unknown'} ({backend.declared}; {backend.source})")
+    say(f"  backend: {backend.kind or 'unknown'} ({backend.declared}; {backend.source})")
     for tried in result.patches:
-        print(f"  patch    {tried.describe()}")
+        say(f"  patch    {tried.describe()}")
     if result.facts is not None:
         facts = result.facts
-        print(f"  wheel:   torch {facts.version}, Requires-Python {facts.requires_python or '-'}")
-        print(f"  CUDA:    {facts.cuda.text.split(';')[0] if facts.cuda else 'none (CPU wheel)'}")
+        say(f"  wheel:   torch {facts.version}, Requires-Python {facts.requires_python or '-'}")
+        say(f"  CUDA:    {facts.cuda.text.split(';')[0] if facts.cuda else 'none (CPU wheel)'}")
     if result.requires_python:
-        print(f"  Python:  requires {result.requires_python} ({result.requires_python_origin})")
+        say(f"  Python:  requires {result.requires_python} ({result.requires_python_origin})")
     if result.pythons.dropped:
-        print(
+        say(
             f"  Python:  skips {', '.join(result.pythons.dropped)} "
             f"(below {result.pythons.floor}) in both recipes"
         )
     for path in result.written:
-        print(f"changed: {path}")
-    print("checklist (only a person can decide these):")
+        say(f"changed: {path}")
+    say("checklist (only a person can decide these):")
     for item in result.checklist or ["nothing: review the diff and commit"]:
-        print(f"  - {item}")
+        say(f"  - {item}")
     if result.failing_patches:
         names = ", ".join(p.name for p in result.failing_patches)
         raise ProblemsFound(f"{len(result.failing_patches)} patch(es) no longer apply: {names}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tools.foundation.log import Console
+
 HELP = (
     "check built packages (.conda/.tar.bz2, a directory, a prefix or a wheel) "
     "like PyTorch's binary checks"
@@ -153,9 +155,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     import os
-    import sys
 
     from tools.check import CHECK_IDS, load, resolve_only, run_checks
     from tools.check.baseline import compare
@@ -190,11 +191,11 @@ def run(args: argparse.Namespace) -> int:
     if args.status:
         findings = [f for f in findings if f.status in args.status]
     if args.json:
-        print(to_json(findings))
+        console.say(to_json(findings))
         for note in notes:  # the document stays a list of findings; people read stderr
-            print(note, file=sys.stderr)
+            console.note(note)
     else:
-        colour = use_colour(sys.stdout, os.environ)
+        colour = use_colour(console.out, os.environ)
         text = to_text(
             findings,
             check_order=CHECK_IDS,
@@ -203,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
             counted=counted,
             status_filter=args.status,
         )
-        print(text)
+        console.say(text)
     if any_failed(counted):
         raise ProblemsFound(failure_message(counted))
     return 0

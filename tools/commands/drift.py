@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
+
+from tools.foundation.log import Console
 
 HELP = "compare upstream PyTorch's pins with the recipe's and conda-forge's versions"
 
@@ -130,7 +131,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     from tools.drift import present, table
     from tools.drift.pipeline import DriftRequest, drift_report
     from tools.foundation import readme as readme_io
@@ -159,22 +160,20 @@ def run(args: argparse.Namespace) -> int:
             "channel_data": list(args.channel_data),
             "recipe_configs": [c.name for c in view.configs] if view else [],
         }
-        json.dump(present.as_json(report, inputs), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        console.say(json.dumps(present.as_json(report, inputs), indent=2))
     elif args.markdown:
-        sys.stdout.write(present.markdown(report))
+        console.say(present.markdown(report), end="")
     elif not args.update_readme:
-        sys.stdout.write(present.text_table(report))
+        console.say(present.text_table(report), end="")
 
     if args.update_readme:
         readme = (
             Path(args.readme) if args.readme else (root or repo.find_root()) / readme_io.DRIFT_PAGE
         )
         changed = readme_io.update_readme(readme, present.markdown(report))
-        print(
+        console.note(
             f"{readme}: drift table {'updated' if changed else 'already up to date'} "
-            f"({len(report.rows)} rows)",
-            file=sys.stderr,
+            f"({len(report.rows)} rows)"
         )
 
     if args.check:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tools.emulate.arch import ARCHES, get_arch
 from tools.foundation.errors import UserError
+from tools.foundation.log import Console
 
 HELP = "run packages' tests for aarch64/ppc64le under QEMU, once per CPU setting"
 
@@ -162,14 +163,14 @@ def _children_write_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     from tools.emulate import emulation, report
     from tools.foundation.errors import ProblemsFound
 
     options = options_from_args(args)
     with _children_write_to_stderr():
         result = emulation.run(options)
-    print(report.to_json(result) if args.json else report.format_table(result))
+    console.say(report.to_json(result) if args.json else report.format_table(result))
     if not result.passed:
         failed = sum(not r.passed for r in result.results)
         raise ProblemsFound(

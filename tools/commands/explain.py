@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from tools.foundation.log import Console
 
 HELP = "explain the build matrix: a row per CI job with platform, CUDA, BLAS, Pythons and packages"
 
@@ -277,9 +278,8 @@ def readme_table_of(variant_files: dict[str, str], root, recipe) -> str:
     return readme_table(jobs)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     from tools.foundation.errors import UserError
-    from tools.foundation.log import warn
     from tools.foundation.repo import find_root, recipe_dir
     from tools.foundation.selection import select_many
     from tools.render.config import config_labels, list_configs, render_config
@@ -304,18 +304,17 @@ def run(args: argparse.Namespace) -> int:
         for c in configs
     ]
     for message in warnings:
-        warn(message)
+        console.warn(message)
     if args.json:
-        json.dump([job.to_json() for job in jobs], sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        console.say(json.dumps([job.to_json() for job in jobs], indent=2))
         return 0
     if not args.markdown and not args.update_readme:
         import shutil
 
-        width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
+        width = shutil.get_terminal_size((100, 24)).columns if console.out.isatty() else 100
         # A CUDA job's GPU list (long) goes on a line of its own under its row.
         notes = [f"GPU architectures: {j.archs_cell()}" if j.cuda_arch_list else "" for j in jobs]
-        print(terminal_table([job.terminal_cells() for job in jobs], width, notes))
+        console.say(terminal_table([job.terminal_cells() for job in jobs], width, notes))
         return 0
     rows = [job.cells() for job in jobs]
     if args.update_readme:
@@ -323,7 +322,9 @@ def run(args: argparse.Namespace) -> int:
 
         table = readme_table(jobs)
         changed = readme.update_readme(root / "README.md", table, readme.MATRIX_TABLE)
-        print(f"README.md: build-matrix table {'updated' if changed else 'already up to date'}")
+        console.say(
+            f"README.md: build-matrix table {'updated' if changed else 'already up to date'}"
+        )
         return 0
-    print(format_table(rows, args.markdown))
+    console.say(format_table(rows, args.markdown))
     return 0

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tools.foundation.log import Console
+
 HELP = "replay an upstream torch wheel through the recipe's packaging stages (offline)"
 
 EPILOG = """\
@@ -36,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--recipe-dir", type=Path, help="the recipe folder (default: recipe/)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     from tools.foundation.errors import ProblemsFound, UserError
     from tools.foundation.repo import find_root
     from tools.layout.replay import check_python, licence_list, load_rules, replay
@@ -57,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     licences = licence_list(text, str(meta)) if recipe_version(text) == release else None
     result = replay(wheel, rules, host, licences)
     check_python(wheel, config_pythons(config, root, recipe), result)
-    print(render(wheel, config, result, licences is not None))
+    console.say(render(wheel, config, result, licences is not None))
     if result.fails:
         count = sum(p.kind != "warning" for p in result.problems)
         raise ProblemsFound(f"{count} file(s) would fail the packaging of {args.wheel.name}")

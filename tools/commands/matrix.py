@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+
+from tools.foundation.log import Console
 
 HELP = (
     "compute the CI jobs from the recipe, its cbc, the pinning and migrations; "
@@ -62,12 +63,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    from tools import rerender
+def run(args: argparse.Namespace, console: Console) -> int:
+    from tools import rerender as ci_support
     from tools.foundation import readme
     from tools.foundation.errors import ProblemsFound, UserError
     from tools.foundation.files import replace_files
-    from tools.foundation.log import warn
     from tools.foundation.repo import find_root, recipe_dir
 
     if args.diff and not args.check:
@@ -76,15 +76,15 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--json describes the jobs or --check's differences; drop --write / --diff")
     root = find_root()
     recipe = recipe_dir(args.recipe_dir, root)
-    pinning = rerender.locate_pinning(args.pinning)
-    matrix = rerender.compute_matrix(root, recipe, pinning)
+    pinning = ci_support.locate_pinning(args.pinning)
+    matrix = ci_support.compute_matrix(root, recipe, pinning)
     for message in matrix.warnings:
-        warn(message)
+        console.warn(message)
     folder = root / ".ci_support"
     if args.write:
         # Everything is computed, the README's table included (it renders the recipe, which
         # may refuse), before any file changes; then every file is written or none is.
-        diffs, contents = rerender.planned(folder, matrix)
+        diffs, contents = ci_support.planned(folder, matrix)
         table = _readme_table(root, recipe, matrix)
         readme_text = (
             None
@@ -95,19 +95,18 @@ def run(args: argparse.Namespace) -> int:
             contents[root / "README.md"] = readme_text
         replace_files(contents)
         for change in diffs:
-            print(change.written())
+            console.say(change.written())
         if readme_text is not None:
-            print(f"updated: {README_TABLE}")
+            console.say(f"updated: {README_TABLE}")
         changed = len(diffs) + (readme_text is not None)
-        print(f"{len(matrix.jobs)} CI jobs; {changed} file(s) changed")
+        console.say(f"{len(matrix.jobs)} CI jobs; {changed} file(s) changed")
         return 0
     if args.json:
         document = _document(matrix)
         if args.check:
             diffs = _all_differences(root, recipe, matrix)
             document["differences"] = [{"path": d.path, "kind": d.kind} for d in diffs]
-        json.dump(document, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        console.say(json.dumps(document, indent=2))
         if args.check and document["differences"]:
             raise ProblemsFound(f"{len(document['differences'])} difference(s) in .ci_support")
         return 0
@@ -118,19 +117,19 @@ def run(args: argparse.Namespace) -> int:
             what = (
                 ".ci_support and README.md's CI-job table are" if with_table else ".ci_support is"
             )
-            print(f"{what} up to date ({len(matrix.jobs)} CI jobs)")
+            console.say(f"{what} up to date ({len(matrix.jobs)} CI jobs)")
             return 0
         for diff in diffs:
-            print(diff)
+            console.say(diff)
         if args.diff:
             names = [
                 d.path.split("/", 1)[1]
                 for d in diffs
                 if d.kind in ("changed", "missing", "stale") and d.path.startswith(".ci_support/")
             ]
-            print(rerender.unified_diff(folder, matrix, names), end="")
+            console.say(ci_support.unified_diff(folder, matrix, names), end="")
             if any(d.kind == "readme-table" for d in diffs):
-                print(_readme_diff(root, recipe, matrix), end="")
+                console.say(_readme_diff(root, recipe, matrix), end="")
         raise ProblemsFound(
             f"{len(diffs)} difference(s) in .ci_support and README.md's CI-job table; "
             "run `python -m tools matrix --write"
@@ -141,10 +140,10 @@ def run(args: argparse.Namespace) -> int:
             f"{k}={job.config[k][0]}" for k in job.loop_vars if k != "target_platform"
         )
         where = f"{job.platform} (built on {job.build_platform})"
-        print(f"{job.name}\n    {where}; {split or 'no split keys'}")
+        console.say(f"{job.name}\n    {where}; {split or 'no split keys'}")
     for path in matrix.migrations.closed:
-        print(f"closed migration (would be deleted): .ci_support/migrations/{path.name}")
-        print(f"    {matrix.migrations.reason(path)}")
+        console.say(f"closed migration (would be deleted): .ci_support/migrations/{path.name}")
+        console.say(f"    {matrix.migrations.reason(path)}")
     return 0
 
 
@@ -156,13 +155,13 @@ README_TABLE = "README.md (CI-job table between the matrix-table markers)"
 def _readme_table(root, recipe, matrix) -> str | None:
     """The table the README should carry, or ``None`` when its README has no such section
     (a feedstock that does not keep the table)."""
-    from tools import rerender
+    from tools import rerender as ci_support
     from tools.commands.explain import readme_table_of
     from tools.foundation import readme
 
     if readme.section_of(root / "README.md", readme.MATRIX_TABLE) is None:
         return None
-    files = {n: t for n, t in rerender.expected_files(matrix).items() if n.endswith(".yaml")}
+    files = {n: t for n, t in ci_support.expected_files(matrix).items() if n.endswith(".yaml")}
     return readme_table_of(files, root, recipe)
 
 
@@ -188,13 +187,13 @@ def _readme_diff(root, recipe, matrix) -> str:
 
 
 def _all_differences(root, recipe, matrix) -> list:
-    from tools import rerender
+    from tools import rerender as ci_support
     from tools.foundation import readme
 
-    diffs = rerender.differences(root / ".ci_support", matrix)
+    diffs = ci_support.differences(root / ".ci_support", matrix)
     table = _readme_table(root, recipe, matrix)
     if table is not None and readme.section_of(root / "README.md", readme.MATRIX_TABLE) != table:
-        diffs.append(rerender.Difference("README.md", "readme-table"))
+        diffs.append(ci_support.Difference("README.md", "readme-table"))
     return diffs
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
+
+from tools.foundation.log import Console
 
 HELP = "render the recipe for .ci_support configs: outputs, build strings, requirements"
 
@@ -64,9 +65,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     from tools.foundation.errors import UserError
-    from tools.foundation.log import warn
     from tools.foundation.repo import find_root, recipe_dir
     from tools.foundation.selection import normalize
     from tools.render.config import config_labels, render_config, select_configs
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         (c, render_config(c, root=root, recipe_dir=recipe, warnings=warnings)) for c in configs
     ]
     for message in warnings:
-        warn(message)
+        console.warn(message)
     if args.output:
         # Every config named must have the output: one that does not would print nothing
         # under its heading, which reads as "renders nothing".
@@ -99,17 +99,16 @@ def run(args: argparse.Namespace) -> int:
     if args.built_only:
         rendered = [(c, [o for o in outputs if not o.skip]) for c, outputs in rendered]
     if args.json:
-        json.dump([o.to_json() for _, outputs in rendered for o in outputs], sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        console.say(json.dumps([o.to_json() for _, outputs in rendered for o in outputs], indent=2))
         return 0
     labels = config_labels(root) if len(rendered) > 1 else {}
     for config, outputs in rendered:
         if len(rendered) > 1:
             name = normalize(str(config))
             label = labels.get(name, "")
-            print(f"== {label}  {name} ==" if label and label != name else f"== {name} ==")
+            console.say(f"== {label}  {name} ==" if label and label != name else f"== {name} ==")
         for out in outputs:
-            print(_describe(out))
+            console.say(_describe(out))
     return 0
 
 

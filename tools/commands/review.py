@@ -6,6 +6,8 @@ import argparse
 import re
 from pathlib import Path
 
+from tools.foundation.log import Console
+
 HELP = "review finished batches: verify an upload, report, request a copy, merge, publish, why"
 
 EPILOG = """\
@@ -125,8 +127,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     why.set_defaults(_review=_why)
 
 
-def run(args: argparse.Namespace) -> int:
-    return args._review(args)
+def run(args: argparse.Namespace, console: Console) -> int:
+    return args._review(args, console)
 
 
 def _root() -> Path:
@@ -142,11 +144,10 @@ def _dir(root: Path, given: Path | None) -> Path:
     return given if given is not None else root / "build_artifacts"
 
 
-def _verify(args: argparse.Namespace) -> int:
-    from tools.localbuild.console import Console
+def _verify(args: argparse.Namespace, console: Console) -> int:
     from tools.localbuild.review.verify import verify
 
-    root, say = _root(), Console().say
+    root, say = _root(), console.say
     rebuild = None
     if args.rebuild:
         from tools.localbuild.review.rebuild import run_rebuild
@@ -160,16 +161,13 @@ def _verify(args: argparse.Namespace) -> int:
     )  # fmt: skip
 
 
-def _report(args: argparse.Namespace) -> int:
-    from tools.localbuild.console import Console
+def _report(args: argparse.Namespace, console: Console) -> int:
     from tools.localbuild.review.report import write_report
 
-    console = Console()
     return write_report(_root(), args.dirs, console.say, console.note)
 
 
-def _request(args: argparse.Namespace) -> int:
-    from tools.localbuild.console import Console
+def _request(args: argparse.Namespace, console: Console) -> int:
     from tools.localbuild.review.modes import request
 
     root = _root()
@@ -177,31 +175,29 @@ def _request(args: argparse.Namespace) -> int:
         root,
         args.channel,
         _dir(root, args.dir),
-        Console(),
+        console,
         allow_other_engine=args.allow_other_engine,
     )
     return 0
 
 
-def _merge(args: argparse.Namespace) -> int:
-    from tools.localbuild.console import Console
+def _merge(args: argparse.Namespace, console: Console) -> int:
     from tools.localbuild.review.modes import merge_folders
 
     return merge_folders(
         _root(),
         args.dirs,
-        Console(),
+        console,
         request_channel=args.request,
         allow_other_engine=args.allow_other_engine,
     )
 
 
-def _publish(args: argparse.Namespace) -> int:
+def _publish(args: argparse.Namespace, console: Console) -> int:
     import os
 
     from tools.foundation.proc import SECRET_ENV_VARS
     from tools.foundation.secrets import UPLOAD_TOKEN_VARS
-    from tools.localbuild.console import Console
     from tools.localbuild.review.publish import publish
 
     env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV_VARS}
@@ -211,14 +207,13 @@ def _publish(args: argparse.Namespace) -> int:
         args.dest,
         env,
         token,
-        say=Console().say,
+        say=console.say,
         allow_other_engine=args.allow_other_engine,
     )
 
 
-def _why(args: argparse.Namespace) -> int:
-    from tools.localbuild.console import Console
+def _why(args: argparse.Namespace, console: Console) -> int:
     from tools.localbuild.review.modes import why
 
     root = _root()
-    return why(root, args.config, _dir(root, args.dir), Console())
+    return why(root, args.config, _dir(root, args.dir), console)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tools.foundation.log import Console
+
 HELP = "show (or --json for the build workflow) which runner builds and which tests each config"
 
 EPILOG = """\
@@ -57,7 +59,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="the workflow's matrices, one line")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     import json
 
     from tools.foundation.repo import find_root
@@ -95,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             "test_gpu": [t.to_json() for t in tests],
             "note": note,
         }
-        print(json.dumps(document, separators=(",", ":")))
+        console.say(json.dumps(document, separators=(",", ":")))
         return 0
     gpu = {t.config: t for t in tests}
     for job in builds:
@@ -104,10 +106,10 @@ def run(args: argparse.Namespace) -> int:
         tested = (
             f"tests on {','.join(gpu[job.config].runs_on)}" if job.config in gpu else "tests here"
         )
-        print(
+        console.say(
             f"{job.label}  {job.config}\n"
             f"    build on {where} ({kind}, {job.timeout_minutes} min), {tested}"
         )
     if note:
-        print(f"note: {note}")
+        console.say(f"note: {note}")
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tools.foundation.log import Console
+
 HELP = "install a build's pytorch packages with py-rattler and run real GPU kernels in them"
 
 EPILOG = """\
@@ -38,7 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prefix", type=Path, help="install here (must not exist)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     import os
     import sys
     import tempfile
@@ -57,18 +59,18 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="gpu-smoke-") as scratch:
         prefix = args.prefix or Path(scratch) / "env"
         installed = install(args.artifacts, channels, prefix, args.python, args.cuda)
-        print(f"smoke: installed {len(installed.packages)} packages into {prefix}")
+        console.say(f"smoke: installed {len(installed.packages)} packages into {prefix}")
         for line in installed.packages:
             if line.split()[0] in ("pytorch", "libtorch", "libtorch-cuda-linalg"):
-                print(f"  {line}")
+                console.say(f"  {line}")
         sys.stdout.flush()
         # The installed environment alone, plus what finds the GPUs and their driver.
         keep = ("HOME", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
         env = {k: v for k, v in os.environ.items() if k in keep}
         env["PATH"] = f"{prefix / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin"
         result = call(*kernel_command(installed, test), env=env, check=False, capture=True)
-        print(result.stdout, end="")
-        print(result.stderr, end="", file=sys.stderr)
+        console.say(result.stdout, end="")
+        console.note(result.stderr, end="")
     if result.returncode:
         raise ProblemsFound(f"the kernel test {test.name} failed (exit {result.returncode})")
     return 0

@@ -1,7 +1,8 @@
 """One exception root for the toolkit, and the one handler that maps it to exit codes.
 
 Exit codes: 0 success, 1 "checked and found problems", 2 unusable input or a
-failed external command, 130 interrupted.  Library code raises, never exits; both entry
+failed external command, 70 an internal error (a bug of the toolkit: any other exception),
+130 interrupted.  Library code raises, never exits; both entry
 points (``python -m tools`` and ``build-locally.py``) run their command through
 :func:`exit_code_of`.
 
@@ -14,12 +15,16 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from typing import TextIO
 
 from tools.foundation.secrets import scrub, secret_values
 
 EXIT_INTERRUPTED = 130
+#: An exception no rule expected: a bug, not the user's input. BSD's EX_SOFTWARE, so that a
+#: crash never reads as "problems found" (1) or "bad input" (2).
+EXIT_INTERNAL = 70
 
 
 class ToolError(Exception):
@@ -58,7 +63,8 @@ class ProblemsFound(ToolError):
 def exit_code_of(command: Callable[[], int | None], *, stderr: TextIO | None = None) -> int:
     """Run ``command`` and return its exit code; a toolkit error becomes one ``error: ...``
     line on ``stderr`` (``problems: ...`` for :class:`ProblemsFound`) and its exit code,
-    Ctrl-C exits 130, a closed pipe (``| head``) 0."""
+    Ctrl-C exits 130, a closed pipe (``| head``) 0, and any other exception prints
+    ``internal error`` with its traceback and exits :data:`EXIT_INTERNAL`."""
     err = sys.stderr if stderr is None else stderr
     try:
         return int(command() or 0)
@@ -70,3 +76,14 @@ def exit_code_of(command: Callable[[], int | None], *, stderr: TextIO | None = N
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+    except Exception as exc:
+        # A traceback quotes values from the environment too: masked like any message.
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        print(
+            f"internal error (a bug of the toolkit; please report it with this traceback):\n"
+            f"{scrub(trace, secret_values(os.environ))}",
+            file=err,
+            end="",
+            flush=True,
+        )
+        return EXIT_INTERNAL

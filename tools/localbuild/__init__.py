@@ -3,14 +3,15 @@
 Four parts, imported one way (``schedule`` <- ``engines`` <- ``batch`` <- ``review``;
 tests/test_import_layers.py holds the order), on a few shared modules:
 
-- ``options``: the command line and the environment, read once into a frozen record;
+- ``options/``: the command line and the environment, read once into the mode they name
+  (one frozen record per mode: fetch sources, list, debug, dry run, build);
 - ``configs``: which ``.ci_support`` configs exist and which ones the user meant;
 - ``artifacts``: done markers, produced packages, SHA256SUMS, summary.json, log_files.zip;
+- ``summary_schema``: summary.json's shape as typed records (``--help`` prints it from them);
 - ``provenance``: where a config's packages came from (commit, dirty tree, recipe, engine),
   recorded once per config;
-- ``console``: stdout, stderr and the menu's input;
-- ``cli``: the entry point: the command the options name, and the one place where errors
-  become exit codes.
+- ``cli``: the entry point: a ``match`` over the mode the options name, run through the one
+  place where errors become exit codes.
 
 ``schedule/``: what a config costs and where it runs (facts, shard, eta, runners).
 ``engines/``: how one config is built and watched (ladder, engine, plan, embedded, rattler,

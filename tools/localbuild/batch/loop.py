@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from tools.foundation.errors import CommandError, UserError
+from tools.foundation.log import Console
 from tools.foundation.proc import call, format_command, redact
 from tools.localbuild.batch import lock
 from tools.localbuild.batch.preflight import BatchPlan
@@ -21,14 +22,13 @@ from tools.localbuild.batch.record import (
     classify,
     utc,
 )
-from tools.localbuild.console import Console
 from tools.localbuild.engines import ccache
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.logtee import LogSink
 from tools.localbuild.engines.plan import BuildPlan
 from tools.localbuild.engines.progress import Progress, format_duration
 from tools.localbuild.engines.runner import run, run_attached
-from tools.localbuild.options import Options
+from tools.localbuild.options import Build, Options
 from tools.localbuild.records import artifacts as art
 from tools.localbuild.records.provenance import DIRTY_WARNING, Provenance, machine
 from tools.localbuild.schedule.eta import Estimate, estimate
@@ -207,13 +207,14 @@ def _prune(
 
 
 def run_all(
-    options: Options,
+    mode: Build,
     batch: BatchPlan,
     engine: ContainerEngine,
     console: Console,
     label_of: Mapping[str, str] | None = None,
     provenance: Mapping[str, Provenance] | None = None,
 ) -> RunOutcome:
+    options = mode.build
     label_of = label_of or {}
     provenance = provenance or {}
 
@@ -223,14 +224,14 @@ def run_all(
     plans, unbuildable, unreadable = batch.plans, batch.unbuildable, batch.unreadable
     previous = art.read_summary(options.artifacts)
     progress = Progress(console.err, is_tty=console.err.isatty())
-    expected = _estimate(options, plans, measured_seconds(options.durations), progress)
+    expected = _estimate(options, plans, measured_seconds(mode.selection.durations), progress)
     for result in unbuildable:
         progress.message(f"[-] {name(result.config)}: skipped, {result.note}")
     for result in unreadable:
         progress.message(f"[!] {name(result.config)}: FAILED, {result.note}")
     results: list[ConfigResult] = []
     stop_reason = ""
-    if unreadable and options.fail_fast:
+    if unreadable and mode.fail_fast:
         stop_reason = f"not started: --fail-fast after {unreadable[0].config} failed"
     interrupted = False
     for plan in plans:
@@ -238,7 +239,7 @@ def run_all(
             results.append(ConfigResult(plan.config, PENDING, note=stop_reason))
             continue
         try:
-            if plan.marker.exists() and not options.force:
+            if plan.marker.exists() and not mode.force:
                 kept = built_earlier(plan, previous.get(plan.config, {}), options.root)
                 progress.message(
                     f"[{plan.index}/{plan.total}] {name(plan.config)}: "
@@ -254,7 +255,7 @@ def run_all(
                 engine,
                 progress,
                 label=label_of.get(plan.config, ""),
-                expected=_expected_for(plan, plans, expected, options),
+                expected=_expected_for(plan, plans, expected, force=mode.force),
                 provenance=provenance.get(plan.config),
             )
             window = (window[0], time.time())
@@ -262,9 +263,9 @@ def run_all(
             if result.status == INTERRUPTED:
                 interrupted = True
                 stop_reason = "not started: the run was interrupted"
-            elif result.status == FAILED and options.fail_fast:
+            elif result.status == FAILED and mode.fail_fast:
                 stop_reason = f"not started: --fail-fast after {plan.config} failed"
-            if options.prune and result.status != INTERRUPTED:
+            if mode.prune and result.status != INTERRUPTED:
                 _prune(options, engine, plan, result, work_before, window, progress)
         except KeyboardInterrupt:  # between builds: nothing to stop, but still summarise
             interrupted = True
@@ -310,12 +311,12 @@ def _estimate(
 
 
 def _expected_for(
-    plan: BuildPlan, plans: Sequence[BuildPlan], found: Estimate | None, options: Options
+    plan: BuildPlan, plans: Sequence[BuildPlan], found: Estimate | None, *, force: bool
 ) -> tuple[float, float, str] | None:
     """This config's expected seconds, those of the configs after it that will build (a done
     marker skips one unless --force), and the estimate's source."""
     if found is None:
         return None
     later = plans[plans.index(plan) + 1 :]
-    after = sum(found.seconds[p.config] for p in later if options.force or not p.marker.exists())
+    after = sum(found.seconds[p.config] for p in later if force or not p.marker.exists())
     return found.seconds[plan.config], after, found.source

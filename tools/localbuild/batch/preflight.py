@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tools.foundation.errors import ProblemsFound, UserError
+from tools.foundation.log import Console
 from tools.localbuild.batch import lock
 from tools.localbuild.batch.record import (
     FAILED,
@@ -16,12 +17,11 @@ from tools.localbuild.batch.record import (
     ConfigResult,
     cannot_build_here,
 )
-from tools.localbuild.console import Console
 from tools.localbuild.engines import airgap
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.ladder import Chosen
 from tools.localbuild.engines.plan import BuildPlan, HostFacts, describe, plan_build
-from tools.localbuild.options import Options
+from tools.localbuild.options import DryRun, Options
 from tools.localbuild.records.configs import Config, UnreadableConfig, read_variant
 
 
@@ -33,7 +33,11 @@ class BatchPlan:
 
 
 def plan_all(
-    options: Options, configs: Sequence[Config], engine: ContainerEngine, host: HostFacts
+    options: Options,
+    configs: Sequence[Config],
+    engine: ContainerEngine,
+    host: HostFacts,
+    requested: Sequence[str] = (),
 ) -> BatchPlan:
     """Plans for the configs this machine can build; the others, when a glob or --all chose
     them, become results with the reason (a config named exactly is an error): "skipped" for
@@ -42,7 +46,7 @@ def plan_all(
     unbuildable: list[ConfigResult] = []
     unreadable: list[ConfigResult] = []
     for config in configs:
-        result = not_buildable(options, config, engine, host)
+        result = not_buildable(options, config, engine, host, requested)
         if result is None:
             buildable.append(config)
         else:
@@ -55,21 +59,26 @@ def plan_all(
 
 
 def not_buildable(
-    options: Options, config: Config, engine: ContainerEngine, host: HostFacts
+    options: Options,
+    config: Config,
+    engine: ContainerEngine,
+    host: HostFacts,
+    requested: Sequence[str] = (),
 ) -> ConfigResult | None:
     """``None`` when this machine can build ``config``; else why not, as the result the run
     records: "failed" for a file that cannot be read, "skipped" for one that needs another
-    machine.  A config the user named exactly raises instead (the run refuses it)."""
+    machine.  A config the user named exactly (``requested``) raises instead (the run
+    refuses it)."""
     try:
         read_variant(config.path)
     except UnreadableConfig as exc:
-        if config.name in options.requested:
+        if config.name in requested:
             raise
         return ConfigResult(config.name, FAILED, note=str(exc))
     try:
         plan_build(options, config, engine, host)
     except UserError as exc:
-        if config.name in options.requested:
+        if config.name in requested:
             raise
         why = str(exc).removeprefix(f"{config.name}: ")
         return ConfigResult(
@@ -89,7 +98,7 @@ class Checked:
     recipes: Mapping[str, tuple[str, int]]  # per config: the rendered version, build number
 
 
-def preflight(options: Options, batch: BatchPlan, chosen: Chosen) -> Checked:
+def preflight(options: Options, batch: BatchPlan, chosen: Chosen, *, dry_run: bool) -> Checked:
     """What the run refuses before it starts a container, in the order it finds out (the
     engine itself answered the ladder already)."""
     if not batch.plans and not batch.unreadable:
@@ -112,11 +121,11 @@ def preflight(options: Options, batch: BatchPlan, chosen: Chosen) -> Checked:
         built = [o for o in outputs if not o.skip] or outputs
         if built:
             recipes[plan.config] = (built[0].version, built[0].build_number)
-    _check_airgap(options, batch)
+    _check_airgap(options, batch, dry_run=dry_run)
     return Checked(chosen.version if chosen.builder == "docker" else None, recipes)
 
 
-def _check_airgap(options: Options, batch: BatchPlan) -> None:
+def _check_airgap(options: Options, batch: BatchPlan, *, dry_run: bool) -> None:
     """The embedded engine's inputs: channels that hold packages, the source archive the
     recipe names; options only it takes are refused for the others."""
     embedded = any(p.dispatch == "embedded" for p in batch.plans)
@@ -143,19 +152,20 @@ def _check_airgap(options: Options, batch: BatchPlan) -> None:
             "none; install ccache (apt install ccache, or conda install ccache) or drop --ccache"
         )
     for channel in options.channels:
-        airgap.check_channel(channel, index=not options.dry_run, artifacts=options.artifacts)
+        airgap.check_channel(channel, index=not dry_run, artifacts=options.artifacts)
     if options.source_cache is not None:
         airgap.check_source(options.root, options.source_cache)
 
 
 def dry_run(
-    options: Options,
+    mode: DryRun,
     batch: BatchPlan,
     engine: ContainerEngine,
     console: Console,
     label_of: Mapping[str, str],
     engine_line: str = "",
 ) -> int:
+    options = mode.build
     lock.check_free(options.artifacts)  # the run would be refused here, so the dry run is
     if engine_line:
         console.say(engine_line)
@@ -163,7 +173,7 @@ def dry_run(
     for plan in batch.plans:
         status = (
             "would skip: done marker exists (--force rebuilds)"
-            if plan.marker.exists() and not options.force
+            if plan.marker.exists() and not mode.force
             else "would build"
         )
         label = label_of.get(plan.config, "")

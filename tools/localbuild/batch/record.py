@@ -17,6 +17,7 @@ from tools.localbuild.engines import ccache
 from tools.localbuild.engines.plan import BuildPlan
 from tools.localbuild.records import artifacts as art
 from tools.localbuild.records.provenance import Provenance
+from tools.localbuild.records.summary_schema import ConfigRecord
 
 DONE, FAILED, INTERRUPTED, SKIPPED, PENDING = "done", "failed", "interrupted", "skipped", "pending"
 UNBUILDABLE = "cannot build on this machine"
@@ -46,7 +47,7 @@ class ConfigResult:
     earlier: bool = False  # done by an earlier run of this build_artifacts/ (a resume)
     provenance: Provenance | None = None
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> ConfigRecord:
         return {
             "status": self.status,
             "reason": self.reason or None,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tools.foundation.errors import UserError
 from tools.foundation.files import atomic_replace, atomic_write_text, load_json_text, sha256_of
+from tools.localbuild.records.summary_schema import SummaryRecord
 
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
 # conda-build's channel layout under its root-dir: one folder per subdir.
@@ -229,15 +230,16 @@ def summary_document(
     finished: str,
     this_run: Iterable[str],
     configs: Mapping[str, Mapping[str, object]],
-) -> dict[str, object]:
-    """summary.json's shape, the same for a local batch and for a merge of several machines."""
+) -> SummaryRecord:
+    """summary.json's shape (``SummaryRecord``), the same for a local batch and for a merge of
+    several machines."""
     return {
         "version": SUMMARY_VERSION,
         "feedstock": feedstock,
         "started": started,
         "finished": finished,
         "this_run": list(this_run),
-        "configs": dict(configs),
+        "configs": dict(configs),  # type: ignore[dict-item]  # records read back are loose
     }
 
 

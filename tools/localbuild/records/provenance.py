@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tools.foundation.errors import CommandError, UserError
 from tools.foundation.proc import call
+from tools.localbuild.records.summary_schema import ProvenanceRecord
 
 DIRTY_WARNING = "WARNING: built from a dirty tree (uncommitted changes)"
 # The embedded engine's limit, in the words its records carry and review verify reads back.
@@ -56,10 +57,10 @@ class Provenance:
     channels: tuple[str, ...] | None = None
     tests: str | None = None
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> ProvenanceRecord:
         found = asdict(self)
         found["channels"] = list(self.channels) if self.channels is not None else None
-        return found
+        return found  # type: ignore[return-value]  # the same keys: tests/test_summary_schema.py
 
     @classmethod
     def from_json(cls, data: object) -> Provenance | None:

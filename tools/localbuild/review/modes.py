@@ -9,9 +9,9 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from tools.foundation.errors import ProblemsFound, UserError
+from tools.foundation.log import Console
 from tools.localbuild.batch import lock
 from tools.localbuild.batch.record import DONE, SKIPPED
-from tools.localbuild.console import Console
 from tools.localbuild.records import artifacts as art
 from tools.localbuild.records import ci_engine
 from tools.localbuild.records.configs import discover, labels

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tools.foundation.errors import ProblemsFound, UserError, exit_code_of
+from tools.foundation.log import Console
 from tools.foundation.proc import call
 from tools.foundation.selection import select_one
 from tools.localbuild.records.configs import discover, labels
@@ -288,9 +289,10 @@ def main(argv: Sequence[str]) -> int:
         from tools.foundation.repo import find_root
 
         root = find_root(Path.cwd())
-        return report(run_rebuild(root, args, print))
+        return report(run_rebuild(root, args, console.say))
 
-    return exit_code_of(run)
+    console = Console()
+    return exit_code_of(run, stderr=console.err)
 
 
 if __name__ == "__main__":

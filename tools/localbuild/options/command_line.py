@@ -1,8 +1,9 @@
-"""The command line and the environment, read once into a frozen record.
+"""The command line and the environment, read once into the mode they name (``modes``).
 
 conda-smithy's options (positional config, --filter, --debug, --output-id) keep
-their meaning; everything else is the CFEP-03 batch layer on top.  The
-environment is injected as a Mapping so tests never touch ``os.environ``.
+their meaning; everything else is the CFEP-03 batch layer on top.  Which flags exclude or
+need each other is one table (:data:`CONFLICTS`).  The environment is injected as a
+Mapping so tests never touch ``os.environ``.
 """
 
 from __future__ import annotations
@@ -10,14 +11,25 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 
 from tools.foundation.errors import UserError
 from tools.foundation.proc import SECRET_ENV_VARS, secret_values
-from tools.localbuild.schedule.shard import Shard, parse_shard
+from tools.localbuild.options.modes import (
+    Build,
+    Debug,
+    DryRun,
+    FetchSources,
+    ListConfigs,
+    Mode,
+    Options,
+    Selection,
+)
+from tools.localbuild.records.summary_schema import describe as describe_summary
+from tools.localbuild.schedule.shard import parse_shard
 
 #: The engines --engine may force (tools/localbuild/engines/ladder.py tries them in order).
 BUILDERS = ("docker", "conda-build", "rattler-build")
@@ -45,6 +57,16 @@ plus CFEP-03 batch builds with resume, per-config logs, a summary, SHA256SUMS
 and log_files.zip in build_artifacts/.
 """
 
+# summary.json's shape comes from its typed record (tools/localbuild/records/summary_schema.py).
+WRITTEN = textwrap.fill(
+    "written to build_artifacts/: <config>-log.txt (timestamped UTC, tokens redacted; an "
+    "earlier attempt's log moves to old-logs/), conda-forge-build-done-<config> (the resume "
+    f"marker), summary.json ({describe_summary()}), SHA256SUMS (`sha256sum -c` format, every "
+    "package in the channel folders) and log_files.zip (the logs, summary.json and SHA256SUMS).",
+    width=88,
+    break_on_hyphens=False,
+)
+
 EPILOG = f"""\
 environment: DOCKER_EXECUTABLE (docker|podman, or the path of either), DOCKER_IMAGE
 (overrides the config's image), CONDA_FORGE_DOCKER_RUN_ARGS (extra `run` options),
@@ -60,20 +82,7 @@ reason (summary status "skipped") and a config file that cannot be read fails (s
 check the run makes (something to build, the engine answers, the recipe renders) and stops
 before the first container.
 
-written to build_artifacts/: <config>-log.txt (timestamped UTC, tokens redacted;
-an earlier attempt's log moves to old-logs/), conda-forge-build-done-<config> (the
-resume marker), summary.json ({{"version": 1, "configs": {{<config>: {{"status":
-done|failed|interrupted|skipped|pending, "reason" (why a skipped config was not built),
-"earlier_run" (done by an earlier run, kept by a resume), "machine", "started",
-"duration_seconds", "returncode", "log", "packages": [{{"path", "sha256", "size"}}],
-"ccache": {{"hits", "misses", "hit_rate"}} or null, "note", "provenance": {{"commit",
-"dirty", "diff_sha256", "recipe_version", "recipe_build_number" (the recipe's), "build_number"
-(this config's, variant offsets included), "ci_support_sha256", "toolkit", "engine", "image",
-"machine", "recipe_file", "ci_engine" (built as conda-forge's CI builds it), "channels",
-"tests" (run, or skipped: why)}}}}}}, ...}};
-every config of the matrix has a record),
-SHA256SUMS (`sha256sum -c` format, every package in the channel folders) and log_files.zip
-(the logs, summary.json and SHA256SUMS).
+{WRITTEN}
 
 several machines: `--all --shard K/N` on machine K of N (the same command
 everywhere), then `python -m tools review merge DIR...` on one of them with the others'
@@ -92,43 +101,10 @@ and of the batch, from --durations when given, else the cost model (the line say
 exit status: 0 all selected configs built or already done (or, with --shard, none fell
 to this machine); 1 some config failed (or would, with --dry-run); 2 bad input, a recipe
 that does not render or no usable engine, in one line starting `error:` (an unknown config
-or glob lists the three closest names, an ambiguous one every match, one per line); 130
-interrupted (rerun the same command to resume).
+or glob lists the three closest names, an ambiguous one every match, one per line); 70
+internal error (a bug: `internal error` and the traceback); 130 interrupted (rerun the same
+command to resume).
 """
-
-
-@dataclass(frozen=True)
-class Options:
-    root: Path
-    requested: tuple[str, ...]
-    all_configs: bool
-    filter_glob: str | None
-    debug: bool
-    output_id: str | None
-    force: bool
-    prune: bool
-    fail_fast: bool
-    dry_run: bool
-    native: bool
-    engine: str | None  # --engine: docker, conda-build or rattler-build; None: the ladder
-    channels: tuple[str, ...]  # --channel: replace the config's channel_sources
-    source_cache: Path | None  # --source-cache: holds the recipe's source archive
-    fetch_sources: Path | None  # --fetch-sources: fill that folder, build nothing
-    list_only: bool
-    ccache: Path | None
-    interactive: bool
-    shard: Shard | None  # --shard K/N: this machine's part of the selection
-    durations: tuple[Path, ...]  # summary.json files whose durations balance the shards
-    env: Mapping[str, str]  # what the build sees: the caller's environment minus secrets
-    secrets: tuple[str, ...]  # values to redact wherever output is written
-    withheld: tuple[str, ...]  # names of the secret variables the caller had set
-    # the flag that forced the engine, as the person typed it (`--native`, `--engine docker`),
-    # for the messages about that engine; None: the ladder chose
-    engine_flag: str | None = None
-
-    @property
-    def artifacts(self) -> Path:
-        return self.root / "build_artifacts"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -265,83 +241,107 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_spread(args: argparse.Namespace) -> None:
-    """--shard: what it combines with, checked before anything runs."""
-    if args.shard and args.debug:
-        raise UserError("--debug opens a shell in one build; drop --shard")
-    if args.shard and not (args.all_configs or args.config or args.list_only):
-        raise UserError(
-            "--shard splits the selected configs: add --all (with --filter) or config names"
-        )
-
+#: Flags that exclude or need each other: when the command line is refused, and the one
+#: line that says why (``{engine}`` and the like: the flag's value).  Checked in this order,
+#: before anything runs; the first that applies is the error.
+CONFLICTS: tuple[tuple[Callable[[argparse.Namespace], object], str], ...] = (
+    (lambda a: a.shard and a.debug, "--debug opens a shell in one build; drop --shard"),
+    (
+        lambda a: a.shard and not (a.all_configs or a.config or a.list_only),
+        "--shard splits the selected configs: add --all (with --filter) or config names",
+    ),
+    (lambda a: a.output_id and not a.debug, "--output-id only makes sense with --debug"),
+    (
+        lambda a: a.debug and (a.all_configs or len(a.config) > 1),
+        "--debug opens a shell in one build; name a single config",
+    ),
+    (lambda a: a.debug and a.dry_run, "--debug and --dry-run exclude each other"),
+    (
+        lambda a: a.native and a.ccache is not None,
+        "--ccache is wired into the container build; with --native configure ccache "
+        "yourself (recipe/README) and drop --ccache",
+    ),
+    (
+        lambda a: a.native and a.engine not in (None, "conda-build"),
+        "--native builds with conda-build; drop it or --engine {engine}",
+    ),
+    (
+        lambda a: a.fetch_sources is not None and (a.config or a.all_configs or a.dry_run),
+        "--fetch-sources only downloads the source archive; drop the rest",
+    ),
+)
 
 _RUN_ARG_SECRET = re.compile(r"(?:^|[\s=])(" + "|".join(SECRET_ENV_VARS) + r")(?:[\s=]|$)")
 
 
+def check_conflicts(args: argparse.Namespace) -> None:
+    for applies, why in CONFLICTS:
+        if applies(args):
+            raise UserError(why.format(**vars(args)))
+
+
 def from_args(
     args: argparse.Namespace, env: Mapping[str, str], root: Path, *, interactive: bool
-) -> Options:
-    _check_spread(args)
-    if args.output_id and not args.debug:
-        raise UserError("--output-id only makes sense with --debug")
-    if args.debug and (args.all_configs or len(args.config) > 1):
-        raise UserError("--debug opens a shell in one build; name a single config")
-    if args.debug and args.dry_run:
-        raise UserError("--debug and --dry-run exclude each other")
-    if args.native and args.ccache is not None:
-        raise UserError(
-            "--ccache is wired into the container build; with --native configure ccache "
-            "yourself (recipe/README) and drop --ccache"
-        )
-    if args.native and args.engine not in (None, "conda-build"):
-        raise UserError(f"--native builds with conda-build; drop it or --engine {args.engine}")
-    if args.fetch_sources is not None and (args.config or args.all_configs or args.dry_run):
-        raise UserError("--fetch-sources only downloads the source archive; drop the rest")
-    run_args = env.get("CONDA_FORGE_DOCKER_RUN_ARGS", "")
-    leaked = _RUN_ARG_SECRET.search(run_args)
+) -> Mode:
+    """The mode the command line names (the first of --fetch-sources, --list, --debug,
+    --dry-run, else the build), once :data:`CONFLICTS` and the environment allow it."""
+    check_conflicts(args)
+    build = _build_options(args, env, root)  # refuses a leaked token or a bad --ccache in any mode
+    if args.fetch_sources is not None:
+        return FetchSources(root, _absolute(args.fetch_sources))
+    selection = Selection(
+        requested=tuple(args.config),
+        all_configs=args.all_configs,
+        filter_glob=args.filter_glob,
+        interactive=interactive,
+        shard=parse_shard(args.shard) if args.shard else None,
+        durations=tuple(args.durations),
+    )
+    if args.list_only:
+        return ListConfigs(root, selection)
+    if args.debug:
+        return Debug(build, selection)
+    if args.dry_run:
+        return DryRun(build, selection, force=args.force)
+    return Build(build, selection, force=args.force, prune=args.prune, fail_fast=args.fail_fast)
+
+
+def _build_options(args: argparse.Namespace, env: Mapping[str, str], root: Path) -> Options:
+    leaked = _RUN_ARG_SECRET.search(env.get("CONDA_FORGE_DOCKER_RUN_ARGS", ""))
     if leaked:
         raise UserError(
             f"CONDA_FORGE_DOCKER_RUN_ARGS forwards {leaked.group(1)}; local builds never "
             "upload, so remove it from there"
         )
-    ccache = None
-    if args.ccache is not None:
-        ccache = (args.ccache if args.ccache.is_absolute() else Path.cwd() / args.ccache).resolve()
-        # The .scripts pass CONDA_FORGE_DOCKER_RUN_ARGS through word splitting.
-        if any(c.isspace() for c in str(ccache)) or "," in str(ccache) or ":" in str(ccache):
-            raise UserError(
-                f"--ccache {ccache}: the path must not contain whitespace, ':' or ','; "
-                "pick a simpler directory"
-            )
-        if ccache.exists() and not ccache.is_dir():
-            raise UserError(f"--ccache {ccache}: exists and is not a directory")
-    clean_env = {k: v for k, v in env.items() if k not in SECRET_ENV_VARS}
     return Options(
         root=root,
-        requested=tuple(args.config),
-        all_configs=args.all_configs,
-        filter_glob=args.filter_glob,
-        debug=args.debug,
-        output_id=args.output_id,
-        force=args.force,
-        prune=args.prune,
-        fail_fast=args.fail_fast,
-        dry_run=args.dry_run,
-        native=args.native or args.engine == "conda-build",
-        engine="conda-build" if args.native else args.engine,
-        channels=tuple(args.channels),
-        source_cache=_absolute(args.source_cache),
-        fetch_sources=_absolute(args.fetch_sources),
-        list_only=args.list_only,
-        ccache=ccache,
-        interactive=interactive,
-        shard=parse_shard(args.shard) if args.shard else None,
-        durations=tuple(args.durations),
-        env=MappingProxyType(clean_env),
+        env=MappingProxyType({k: v for k, v in env.items() if k not in SECRET_ENV_VARS}),
         secrets=tuple(secret_values(env)),
         withheld=tuple(name for name in SECRET_ENV_VARS if name in env),
+        engine="conda-build" if args.native else args.engine,
         engine_flag="--native" if args.native else args.engine and f"--engine {args.engine}",
+        native=args.native or args.engine == "conda-build",
+        ccache=_ccache(args.ccache),
+        channels=tuple(args.channels),
+        source_cache=_absolute(args.source_cache),
+        debug=args.debug,
+        output_id=args.output_id,
     )
+
+
+def _ccache(given: Path | None) -> Path | None:
+    if given is None:
+        return None
+    ccache = (given if given.is_absolute() else Path.cwd() / given).resolve()
+    # The .scripts pass CONDA_FORGE_DOCKER_RUN_ARGS through word splitting.
+    if any(c.isspace() for c in str(ccache)) or "," in str(ccache) or ":" in str(ccache):
+        raise UserError(
+            f"--ccache {ccache}: the path must not contain whitespace, ':' or ','; "
+            "pick a simpler directory"
+        )
+    if ccache.exists() and not ccache.is_dir():
+        raise UserError(f"--ccache {ccache}: exists and is not a directory")
+    return ccache
 
 
 def _absolute(path: Path | None) -> Path | None:
@@ -363,7 +363,7 @@ def refuse_moved(argv: Sequence[str]) -> None:
 
 def parse(
     argv: Sequence[str] | None, env: Mapping[str, str], root: Path, *, interactive: bool
-) -> Options:
+) -> Mode:
     refuse_moved(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     return from_args(args, env, root, interactive=interactive)
