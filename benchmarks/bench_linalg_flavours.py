@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
 import pytest  # noqa: E402  (the fixtures skip with pytest's exception)
-from fixtures.minitorch.fake_conda_build import FakeCondaBuild  # noqa: E402
-from fixtures.minitorch.support import (  # noqa: E402
+from helpers.minitorch.fake_conda_build import FakeCondaBuild  # noqa: E402
+from helpers.minitorch.support import (  # noqa: E402
     RECIPE_DIR,
     base_venv,
     compiles,

@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fixtures.cache import CacheError, pip_download, tests_cache_root, unpacked_wheel
-from fixtures.feedstock_matrix import PINNING, REFERENCE
+from helpers.cache import CacheError, pip_download, tests_cache_root, unpacked_wheel
+from helpers.feedstock_matrix import PINNING, REFERENCE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TORCH_VERSION = "2.13.0"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conda_package_streaming.create import conda_builder
-from fixtures import feedstock_matrix
+from helpers import feedstock_matrix
 
 from tools.__main__ import main
 
@@ -330,7 +330,7 @@ def test_build_locally_never_prints_a_token_a_failing_engine_printed(feedstock, 
 
 def test_the_engine_line_never_prints_a_token_a_failing_engine_printed(feedstock, tmp_path):
     # Without --engine the run goes on to the embedded engine, saying why docker did not do.
-    from fixtures.e2e_feedstock import without_engines
+    from helpers.e2e_feedstock import without_engines
     from test_build_locally_e2e import CPU, TOKEN, V1_RECIPE
 
     (feedstock.root / "recipe" / "recipe-v1.yaml").write_text(V1_RECIPE)

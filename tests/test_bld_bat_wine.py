@@ -1,8 +1,8 @@
 """recipe/bld.bat executed by Wine's cmd, stage by stage, as conda-build runs it (issue 42).
 
-tests/fixtures/wine/harness.py runs the unmodified script through a conda_build.bat in the
+tests/helpers/wine/harness.py runs the unmodified script through a conda_build.bat in the
 work directory, one fresh host prefix per output, with stand-ins for the Windows Python,
-pip, cmake, robocopy and findstr (tests/fixtures/wine/standins.py says what each models).
+pip, cmake, robocopy and findstr (tests/helpers/wine/standins.py says what each models).
 Two sequences cover the dimensions: the setuptools layout on a CPU config with the megabuild
 Python's output first, and the scikit-build-core layout on a CUDA config with it last and a
 space in PREFIX and SP_DIR. Each output's package is what the script added to its prefix.
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.feedstock_matrix import arch_row, need
-from fixtures.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS, two_interpreters
-from fixtures.wine.harness import (
+from helpers.feedstock_matrix import arch_row, need
+from helpers.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS, two_interpreters
+from helpers.wine.harness import (
     CORE_DLLS,
     CUDA_DLLS,
     Output,

@@ -7,7 +7,7 @@ and its stage must fail. One work directory, a CUDA configuration in the scikit-
 layout (the widest set of programs: the architecture list, `cmake --install`, the
 activation scripts). The programs every stage runs before its dispatch (the preamble) crash
 in the compile stage only. The top-level build's script is conda-build's LF-only
-conda_build.bat (tests/fixtures/wine/harness.py), which must only hand over to the recipe's
+conda_build.bat (tests/helpers/wine/harness.py), which must only hand over to the recipe's
 CRLF bld.bat.
 """
 
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from fixtures.feedstock_matrix import need
-from fixtures.minitorch.support import SCIKIT_BUILD_CORE, Interpreter, two_interpreters
-from fixtures.wine.harness import (
+from helpers.feedstock_matrix import need
+from helpers.minitorch.support import SCIKIT_BUILD_CORE, Interpreter, two_interpreters
+from helpers.wine.harness import (
     PYBIND11,
     RECIPE_DIR,
     Output,

@@ -4,7 +4,7 @@ a reused work directory compiles instead of installing.
 One work directory (the setuptools layout, a CPU config) is compiled, compiled again as a
 rebuild in a kept work directory does, and libtorch is installed; then each test drives one
 failure path with a stand-in that fails as the real program would (WINE_STANDIN_FAIL and the
-products in tests/fixtures/wine/standins.py) and checks the stage's status and bld.bat's (or
+products in tests/helpers/wine/standins.py) and checks the stage's status and bld.bat's (or
 the recipe helper's) message. tests/test_bld_bat_wine.py runs the successful sequences.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.feedstock_matrix import need
-from fixtures.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS, Interpreter, two_interpreters
-from fixtures.wine.harness import (
+from helpers.feedstock_matrix import need
+from helpers.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS, Interpreter, two_interpreters
+from helpers.wine.harness import (
     PYBIND11,
     Output,
     WineCondaBuild,

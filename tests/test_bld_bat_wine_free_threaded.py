@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fixtures.minitorch.support import SETUPTOOLS, Interpreter, two_interpreters
-from fixtures.wine.harness import (
+from helpers.minitorch.support import SETUPTOOLS, Interpreter, two_interpreters
+from helpers.wine.harness import (
     PYBIND11,
     Output,
     WineCondaBuild,

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fixtures.wine import harness
+from helpers.wine import harness
 
 ROOT = Path(__file__).resolve().parents[1]
 

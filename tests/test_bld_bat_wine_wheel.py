@@ -2,7 +2,7 @@
 
 The wheel's files stand for a Windows build of its release, as `python -m tools layout`
 takes them: its torch/lib, include, share and bin are the install tree the build produces
-(tests/fixtures/wine/standins.py "compiles" them), its other torch/ files the package's
+(tests/helpers/wine/standins.py "compiles" them), its other torch/ files the package's
 source. bld.bat's compile, libtorch and pytorch stages (the wheel's Python, 3.12, as the
 megabuild Python) then run under Wine with the scikit-build-core layout the release uses, and
 each output's files must be exactly what the layout replay says. The binaries' contents are
@@ -18,9 +18,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures import cache
-from fixtures.minitorch.support import SCIKIT_BUILD_CORE, two_interpreters
-from fixtures.wine.harness import Output, WineCondaBuild, host_python, run_sequence
+from helpers import cache
+from helpers.minitorch.support import SCIKIT_BUILD_CORE, two_interpreters
+from helpers.wine.harness import Output, WineCondaBuild, host_python, run_sequence
 
 from tools.commands.layout import default_config, host_requirements
 from tools.layout.replay import load_rules, replay

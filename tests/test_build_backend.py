@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.minitorch.support import clean_env, find_interpreters
+from helpers.minitorch.support import clean_env, find_interpreters
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOL = REPO_ROOT / "recipe" / "build_backend.py"

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.e2e_feedstock import without_engines
+from helpers.e2e_feedstock import without_engines
 from test_build_locally_e2e import CPU, FAKE_DOCKER, Feedstock
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")

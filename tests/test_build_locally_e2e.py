@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.cli import answer_on_a_terminal, default_sigint
-from fixtures.e2e_feedstock import without_engines
+from helpers.cli import answer_on_a_terminal, default_sigint
+from helpers.e2e_feedstock import without_engines
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="drives bash scripts through a pseudo-terminal (POSIX only)"

@@ -1,6 +1,6 @@
 """The embedded engine's refusals and failures, as a user without Docker meets them (issue 35).
 
-A copy of this feedstock as tests/fixtures/e2e_feedstock.py makes it for the embedded engine
+A copy of this feedstock as tests/helpers/e2e_feedstock.py makes it for the embedded engine
 (no container engine or conda-build on PATH; the miniature packed as PyTorch's release archive
 in a source cache). What goes wrong before the build (a wrong archive, an empty channel, a
 config of another platform) is one `error:` line that leaves build_artifacts/ as it was; a
@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from fixtures.e2e_feedstock import REPO, E2EFeedstock, narrowed_config
+from helpers.e2e_feedstock import REPO, E2EFeedstock, narrowed_config
 
 from tools.files import sha256_of
 from tools.recipe import release

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.cli import answer_on_a_terminal
+from helpers import feedstock_matrix
+from helpers.cli import answer_on_a_terminal
 
 from tools.files import sha256_of
 from tools.localbuild.engines import embedded

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.debian import apt_install, can_install
+from helpers.debian import apt_install, can_install
 from test_build_locally_e2e import ARM, CPU, CUDA, Feedstock
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")

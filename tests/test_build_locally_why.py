@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.minitorch.support import copy_project
+from helpers.minitorch.support import copy_project
 from test_build_locally_e2e import CPU, TOKEN, Feedstock
 
 pytestmark = [

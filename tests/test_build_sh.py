@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.minitorch.fake_conda_build import FakeCondaBuild, Package, site_packages_of
-from fixtures.minitorch.support import (
+from helpers.minitorch.fake_conda_build import FakeCondaBuild, Package, site_packages_of
+from helpers.minitorch.support import (
     LAYOUTS,
     LIBTORCH_LIBS,
     PYTHON_INDEPENDENT,

@@ -12,8 +12,8 @@ import subprocess
 from dataclasses import dataclass
 
 import pytest
-from fixtures.minitorch.fake_conda_build import FakeCondaBuild, Package, site_packages_of
-from fixtures.minitorch.support import (
+from helpers.minitorch.fake_conda_build import FakeCondaBuild, Package, site_packages_of
+from helpers.minitorch.support import (
     LIBTORCH_LIBS,
     REPO_ROOT,
     base_venv,
@@ -80,7 +80,7 @@ def test_cpu_libtorch_ships_no_linalg_and_no_activation_scripts(cpu_flow: CpuFlo
 
 def _recipe_file_tests(output: str) -> list[str]:
     """meta.yaml's test commands of ``output`` (linux-64 CPU) that check installed files."""
-    from fixtures import feedstock_matrix
+    from helpers import feedstock_matrix
 
     from tools.render import render_config
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fixtures.minitorch.support import RECIPE_DIR, clean_env
+from helpers.minitorch.support import RECIPE_DIR, clean_env
 
 BUILD_SH = RECIPE_DIR / "build.sh"
 

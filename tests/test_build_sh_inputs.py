@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.minitorch.support import RECIPE_DIR, clean_env
+from helpers.minitorch.support import RECIPE_DIR, clean_env
 
 BUILD_SH = RECIPE_DIR / "build.sh"
 

@@ -1,9 +1,9 @@
 """recipe/build.sh's osx-arm64 and osx-64 branches, executed into Mach-O packages.
 
-The macOS cross toolchain (tests/fixtures/macos) compiles the miniature torch for each target
+The macOS cross toolchain (tests/helpers/macos) compiles the miniature torch for each target
 through build.sh's stages, as recipe-v1.yaml runs them; conda-build's Mach-O relocation
 follows each output, and the packages go through ``python -m tools check --config osx_…``.
-The flows (tests/fixtures/macos/flows.py): both layouts on osx-arm64, generic and MKL on
+The flows (tests/helpers/macos/flows.py): both layouts on osx-arm64, generic and MKL on
 osx-64 (cross-built from arm64, conda-forge.yml), the pytorch outputs in both Python orders,
 and MKL on osx-arm64, which build.sh refuses. docs/testing.md says what these runs prove
 and what only a Mac can.
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fixtures.macos.cross_build import MacCondaBuild
-from fixtures.macos.flows import (
+from helpers.macos.cross_build import MacCondaBuild
+from helpers.macos.flows import (
     FLOWS,
     LIBTORCH_DEPENDS,
     Built,
@@ -29,9 +29,9 @@ from fixtures.macos.flows import (
     tools_check,
     variant,
 )
-from fixtures.macos.relocate import is_macho, read
-from fixtures.minitorch.fake_conda_build import Package, site_packages_of
-from fixtures.minitorch.support import (
+from helpers.macos.relocate import is_macho, read
+from helpers.minitorch.fake_conda_build import Package, site_packages_of
+from helpers.minitorch.support import (
     CORE_OBJECTS,
     PYTHON_BOUND,
     base_venv,

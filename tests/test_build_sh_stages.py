@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.minitorch.fake_conda_build import FakeCondaBuild, Package
-from fixtures.minitorch.support import (
+from helpers.minitorch.fake_conda_build import FakeCondaBuild, Package
+from helpers.minitorch.support import (
     RECIPE_DIR,
     base_venv,
     clean_env,

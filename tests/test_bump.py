@@ -1,5 +1,5 @@
 """``python -m tools bump`` end to end, offline: two miniature releases served from file://
-(tests/fixtures/bump/releases.py says what each stands for), a feedstock copy moved to the
+(tests/helpers/bump/releases.py says what each stands for), a feedstock copy moved to the
 first (setup.py layout, every patch applies) and then to the second (scikit-build-core, one
 patch rejected, one to drop), with the release's wheel (2.15.0's real METADATA lines)."""
 
@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.bump import command, releases
+from helpers import feedstock_matrix
+from helpers.bump import command, releases
 
 REPO = releases.REPO
 

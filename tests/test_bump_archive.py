@@ -1,5 +1,5 @@
 """``python -m tools bump`` learns from the source archive alone (no --wheel): a feedstock copy
-moved straight to the 2.15-like miniature release (tests/fixtures/bump/releases.py: Python
+moved straight to the 2.15-like miniature release (tests/helpers/bump/releases.py: Python
 3.10 dropped, consumers held to C++20, CUDA 12 refused, new environment knobs, a listed
 licence file gone), and to the older release, which changes none of these."""
 
@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.bump import command, releases
+from helpers import feedstock_matrix
+from helpers.bump import command, releases
 from packaging.version import Version
 
 from tools.bump import knobs, licences, source

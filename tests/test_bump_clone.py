@@ -2,7 +2,7 @@
 (version, sha256 and build number changed in both recipes, and committed, as after
 `python -m tools bump` and a rebuild), passes the tests that read the recipe's release.
 
-Before those tests read the release from the recipe (tests/fixtures/recipe_release.py), 31 of
+Before those tests read the release from the recipe (tests/helpers/recipe_release.py), 31 of
 them failed in such a clone: they compared renders with a hard-coded 2.13.0 and build 0."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from fixtures.bump import releases
-from fixtures.clone import fresh_clone, git, run_tests
-from fixtures.recipe_release import current, next_minor
+from helpers.bump import releases
+from helpers.clone import fresh_clone, git, run_tests
+from helpers.recipe_release import current, next_minor
 
 from tools.recipe import release
 

@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.cache import (
+from helpers.cache import (
     CacheError,
     cached_dir,
     pip_download,
@@ -23,7 +23,7 @@ from fixtures.cache import (
     staging,
     unpacked_wheel,
 )
-from fixtures.standin_channel.channel import _build_libraries, add_to_pool
+from helpers.standin_channel.channel import _build_libraries, add_to_pool
 
 # fork: the children inherit sys.path (tests/ and the repository) from this process.
 FORK = multiprocessing.get_context("fork")

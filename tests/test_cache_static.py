@@ -1,4 +1,4 @@
-"""Every entry of the tests cache is published through tests/fixtures/cache.py.
+"""Every entry of the tests cache is published through tests/helpers/cache.py.
 
 Two test runs share the cache (docs/testing.md), so an entry built any other way (unpacked
 into a fixed ``.partial`` folder, the old entry deleted, then renamed into place) is one that
@@ -72,7 +72,7 @@ def test_no_test_module_publishes_a_cache_entry_its_own_way() -> None:
     ]
     assert modules
     problems = [problem for module in modules for problem in own_publishing(module, TESTS.parent)]
-    assert problems == [], "publish through fixtures/cache.py (cached_dir) instead"
+    assert problems == [], "publish through helpers/cache.py (cached_dir) instead"
 
 
 def test_the_torch_unpack_that_raced_is_recognised(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """`--ccache DIR` through the embedded engine, measured with the real ccache (issue 43).
 
 `python build-locally.py CPU_CONFIG --ccache DIR` builds the miniature (one Python, no test
-phase) in a throw-away copy of this feedstock (tests/fixtures/e2e_feedstock.py, the stand-in
+phase) in a throw-away copy of this feedstock (tests/helpers/e2e_feedstock.py, the stand-in
 channel of tests/test_e2e_real_engine.py), with the machine's ccache on PATH as the compiler
 launcher; then once more from a second copy in another folder, with the same DIR, as a
 second checkout (or a rebuild after the work folder went) does. The engine writes
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.debian import apt_install, can_install
-from fixtures.e2e_feedstock import CPU, PYTHONS, E2EFeedstock, e2e_channel
+from helpers.debian import apt_install, can_install
+from helpers.e2e_feedstock import CPU, PYTHONS, E2EFeedstock, e2e_channel
 
 from tools.localbuild.engines.ccache import CcacheStats, parse_stats, stats_file
 

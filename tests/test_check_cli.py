@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 from conda_package_streaming.create import conda_builder
-from fixtures.cli import run_tools
-from fixtures.elf_module import small_elf
+from helpers.cli import run_tools
+from helpers.elf_module import small_elf
 
 ROOT = Path(__file__).resolve().parent.parent
 WHEEL_NAME = "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl"

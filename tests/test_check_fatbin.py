@@ -127,7 +127,7 @@ def test_the_recipe_arch_lists_parse_and_check_knows_their_cuda_versions():
 
 @pytest.fixture(scope="module")
 def nvcc13() -> Path:
-    from fixtures.standin_channel.cuda import CudaWheelError, toolkit
+    from helpers.standin_channel.cuda import CudaWheelError, toolkit
 
     try:
         return toolkit("13.0") / "bin" / "nvcc"

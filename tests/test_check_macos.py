@@ -1,6 +1,6 @@
 """`tools check`'s macOS rules on real Mach-O files, one broken package per rule.
 
-The dylibs are linked by clang and ld64.lld in the test (tests/fixtures/foreign_binaries.py)
+The dylibs are linked by clang and ld64.lld in the test (tests/helpers/foreign_binaries.py)
 and packed into .conda packages for osx-arm64 / osx-64, then read as any package is.
 """
 
@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from fixtures.foreign_binaries import conda_package, macho  # noqa: F401 (fixture)
+from helpers.foreign_binaries import conda_package, macho  # noqa: F401 (fixture)
 
 from tools.check import Expectations, check
 from tools.check.macho import read_macho

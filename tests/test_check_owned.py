@@ -6,7 +6,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.recipe_helpers import load_package_files
+from helpers.recipe_helpers import load_package_files
 
 from tools.check import run_checks
 from tools.check.archive import Member, Package

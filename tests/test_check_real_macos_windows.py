@@ -14,8 +14,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.cli import run_tools
+from helpers import feedstock_matrix
+from helpers.cli import run_tools
 
 from tools.check.formats import binary_format
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 from conda_package_handling import api as cph
-from fixtures.cache import cached_dir
-from fixtures.cli import run_tools
+from helpers.cache import cached_dir
+from helpers.cli import run_tools
 
 from tools.check import Expectations, OutputExpectation, load, run_checks
 from tools.check.findings import Finding

@@ -16,8 +16,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.cli import run_tools
-from fixtures.elf_module import small_elf
+from helpers.cli import run_tools
+from helpers.elf_module import small_elf
 
 from tools.check import check
 from tools.check.requires_dist import marker_environment

@@ -1,13 +1,13 @@
 """`tools check`'s Windows rules on real PE files, one broken package per rule.
 
 The DLLs are linked by MinGW-w64 in the test, importing exactly the DLLs each test names
-(tests/fixtures/foreign_binaries.py), and packed into win-64 .conda packages.
+(tests/helpers/foreign_binaries.py), and packed into win-64 .conda packages.
 """
 
 from __future__ import annotations
 
 import pytest
-from fixtures.foreign_binaries import conda_package, pe  # noqa: F401 (fixture)
+from helpers.foreign_binaries import conda_package, pe  # noqa: F401 (fixture)
 
 from tools.check import Expectations, check
 

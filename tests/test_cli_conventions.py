@@ -14,9 +14,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.cli import run_tools
-from fixtures.forge_lines import set_forge_line
+from helpers import feedstock_matrix
+from helpers.cli import run_tools
+from helpers.forge_lines import set_forge_line
 
 from tools.__main__ import COMMANDS, WHERE_TO_RUN
 

@@ -15,7 +15,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from fixtures.recipe_helpers import load_cmake_cache
+from helpers.recipe_helpers import load_cmake_cache
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOL = REPO_ROOT / "recipe" / "cmake_cache.py"
@@ -624,7 +624,7 @@ def _python_entries(cache: Path) -> dict[str, str]:
 
 @pytest.mark.slow
 def test_retargeted_cache_reconfigures_like_a_fresh_configure(tmp_path: Path) -> None:
-    from fixtures.minitorch.support import run, two_interpreters
+    from helpers.minitorch.support import run, two_interpreters
 
     first, second = two_interpreters()
     if first.version == second.version:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.minitorch.support import (
+from helpers.minitorch.support import (
     CACHE_TOOL,
     Interpreter,
     clean_env,

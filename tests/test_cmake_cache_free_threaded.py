@@ -19,8 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fixtures.minitorch.support import RECIPE_DIR, clean_env
-from fixtures.recipe_helpers import CMAKE_CACHE_TOOL, load_cmake_cache
+from helpers.minitorch.support import RECIPE_DIR, clean_env
+from helpers.recipe_helpers import CMAKE_CACHE_TOOL, load_cmake_cache
 
 cmake_cache = load_cmake_cache()
 BUILD_SH = RECIPE_DIR / "build.sh"

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.cuda_build import cuda_build_tools
-from fixtures.minitorch.support import (
+from helpers.cuda_build import cuda_build_tools
+from helpers.minitorch.support import (
     CACHE_TOOL,
     CORE_OBJECTS,
     LIBTORCH_LIBS,

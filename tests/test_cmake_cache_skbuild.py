@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.minitorch.support import (
+from helpers.minitorch.support import (
     CACHE_TOOL,
     SCIKIT_BUILD_CORE,
     Interpreter,
@@ -33,7 +33,7 @@ from fixtures.minitorch.support import (
     two_interpreters,
     venv_python,
 )
-from fixtures.recipe_helpers import load_cmake_cache
+from helpers.recipe_helpers import load_cmake_cache
 
 cmake_cache = load_cmake_cache()
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.recipe_helpers import load_cmake_cache
+from helpers.recipe_helpers import load_cmake_cache
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOL = REPO_ROOT / "recipe" / "cmake_cache.py"

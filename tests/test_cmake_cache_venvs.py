@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import setuptools
-from fixtures.minitorch.support import (
+from helpers.minitorch.support import (
     Interpreter,
     base_venv,
     find_interpreters,
@@ -70,7 +70,7 @@ def test_a_venv_of_another_python_at_the_cached_path_is_replaced(cache_home: Pat
 def test_concurrent_requests_for_one_venv_all_get_a_complete_one(cache_home: Path) -> None:
     script = (
         "import sys; from pathlib import Path; "
-        "from fixtures.minitorch.support import Interpreter, base_venv; "
+        "from helpers.minitorch.support import Interpreter, base_venv; "
         "print(base_venv(Interpreter(Path(sys.executable), sys.version_info[:2]), 'race'))"
     )
     procs = [

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.cli import run_tools
+from helpers import feedstock_matrix
+from helpers.cli import run_tools
 
 from tools.selection import (
     ConfigSelectionError,
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DRIFT_SOURCE = Path(__file__).parent / "fixtures" / "drift" / "pytorch-src"
 FAKE_DOCKER = Path(__file__).parent / "fixtures" / "fake_docker" / "docker"
 # The configs these tests name, read from .ci_support: a fork's tailored matrix keeps them
-# meaningful (tests/fixtures/feedstock_matrix.py).
+# meaningful (tests/helpers/feedstock_matrix.py).
 MATRIX = feedstock_matrix.configs(ROOT)
 CONFIGS = [c.name for c in MATRIX]
 LABELS = read_labels(ROOT / ".ci_support", CONFIGS)

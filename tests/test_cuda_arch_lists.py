@@ -2,7 +2,7 @@
 
 For each CUDA config in .ci_support, Linux and Windows, the recipe's row (the exact list
 build.sh or bld.bat exports) is compiled with the compiler of that CUDA version, from
-NVIDIA's wheels (cached; see tests/fixtures/standin_channel/cuda.py): nvcc must accept
+NVIDIA's wheels (cached; see tests/helpers/standin_channel/cuda.py): nvcc must accept
 every entry, the fatbin must hold SASS for each and PTX for each +PTX entry. The CUDA 12.9
 and 12.8 nvcc wheels ship ptxas but no nvcc driver, so there ptxas assembles a PTX kernel
 for every entry (the step that decides which GPUs a CUDA version can target), and the nvcc
@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
+from helpers import feedstock_matrix
 
 from tools.check.elf import read_elf
 from tools.cuda_archs import parse_arch_list, runnable
@@ -63,7 +63,7 @@ def test_every_entry_is_a_gpu_the_configs_platform_has(cuda, platform):
 
 
 def _wheel_root(component: str, cuda: str) -> Path:
-    from fixtures.standin_channel.cuda import CudaWheelError, toolkit, wheel_root
+    from helpers.standin_channel.cuda import CudaWheelError, toolkit, wheel_root
 
     try:
         if component == "toolkit":

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
+from helpers import feedstock_matrix
 from ruamel.yaml import YAML
 
 from tools.cuda_archs import parse_arch_list, read_rows, set_name, uncovered
@@ -241,7 +241,7 @@ def _row(cuda: str) -> str:
 
 def _activate(cudaarchs_preset: str | None, conda_build: str = "1") -> str:
     """CUDAARCHS after sourcing the stand-in cuda-nvcc activation (13.0, linux-64)."""
-    from fixtures.standin_channel.cuda import CUDAARCHS, TARGETS, activation_script
+    from helpers.standin_channel.cuda import CUDAARCHS, TARGETS, activation_script
 
     script = activation_script(TARGETS["linux-64"], CUDAARCHS[("13.0", "linux-64")])
     env = {"PATH": "/usr/bin:/bin", "CXX": "g++", "CONDA_BUILD": conda_build}
@@ -260,7 +260,7 @@ def test_the_stand_in_nvcc_activation_sets_cudaarchs_in_a_build_as_conda_forges_
     # cuda-nvcc-feedstock's activate.sh: `if [[ ! -v CUDAARCHS ]]; then export CUDAARCHS=
     # "@default_cudaarchs@"` under CONDA_BUILD=1; the value is that feedstock's
     # DEFAULT_CUDAARCHS (CMake's form: every generation, the newest also as PTX).
-    from fixtures.standin_channel.cuda import CUDAARCHS
+    from helpers.standin_channel.cuda import CUDAARCHS
 
     exported = _activate(None)
     assert exported == CUDAARCHS[("13.0", "linux-64")]

@@ -25,7 +25,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from fixtures.recipe_release import current, next_minor
+from helpers.recipe_release import current, next_minor
 from test_cuda_arch_set import REPO, _cuda_config, _tailored, meta_outputs, v1_outputs
 
 pytestmark = pytest.mark.slow  # builds packages with py-rattler-build

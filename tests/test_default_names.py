@@ -3,7 +3,7 @@
 A name (name-version-build string, hash included) that moves at the same build number
 would give two different packages of one configuration one file name: a change that
 moves hashes moves the build number too (recipe/meta.yaml and recipe/recipe-v1.yaml),
-and the file is rewritten on purpose (tests/fixtures/default_names.py says how). The
+and the file is rewritten on purpose (tests/helpers/default_names.py says how). The
 file was first written from the render of the commit before ``cuda_arch_set`` existed,
 and the default matrix renders the same names today.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.default_names import GOLDEN, REPO, default_names
-from fixtures.recipe_release import current
+from helpers import feedstock_matrix
+from helpers.default_names import GOLDEN, REPO, default_names
+from helpers.recipe_release import current
 
 pytest.importorskip("rattler_build", reason="py-rattler-build renders recipe-v1.yaml")
 
@@ -31,7 +31,7 @@ def rendered() -> dict[str, dict[str, list[str]]]:
     if version != current().version:
         pytest.skip(
             f"{GOLDEN.name} holds {version}'s names, the recipe builds {current().version}: "
-            "python tests/fixtures/default_names.py --write"
+            "python tests/helpers/default_names.py --write"
         )
     return default_names(REPO)
 

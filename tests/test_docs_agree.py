@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fixtures.cli import run_tools
+from helpers.cli import run_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 

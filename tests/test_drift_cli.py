@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures.cli import default_sigint, run_tools
-from fixtures.drift.synthetic import Output
+from helpers.cli import default_sigint, run_tools
+from helpers.drift.synthetic import Output
 
 from tools.__main__ import main
 from tools.drift import channel as channel_io

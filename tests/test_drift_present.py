@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fixtures.drift.synthetic import Output, claim
+from helpers.drift.synthetic import Output, claim
 
 from tools import readme as readme_io
 from tools.drift import present, table

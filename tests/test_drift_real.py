@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
+from helpers import feedstock_matrix
 
 from tools.drift import present, table
 from tools.drift.model import Status

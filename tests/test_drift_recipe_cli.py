@@ -12,8 +12,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.cli import REPO, run_tools
+from helpers import feedstock_matrix
+from helpers.cli import REPO, run_tools
 
 from tools.recipe import release
 

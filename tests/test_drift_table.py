@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fixtures.drift.synthetic import Output, claim
+from helpers.drift.synthetic import Output, claim
 
 from tools.drift import present, table
 from tools.drift.channel import read_channel_files

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fixtures.drift.synthetic import Output
+from helpers.drift.synthetic import Output
 
 from tools.drift import table
 from tools.drift.model import Status

@@ -1,7 +1,7 @@
 """The main job end to end on a real build engine (issues 22 and 35).
 
 `python build-locally.py CONFIG` in a throw-away copy of this feedstock
-(tests/fixtures/e2e_feedstock.py), two ways, both with py-rattler-build as the engine
+(tests/helpers/e2e_feedstock.py), two ways, both with py-rattler-build as the engine
 (tools/localbuild/engines/rattler.py):
 
 - the CUDA config through the container path: the feedstock switched to rattler-build,
@@ -16,7 +16,7 @@
   engine on recipe-v1.yaml beside meta.yaml, as this repository has it).
 
 The v1 recipe builds the miniature (tests/fixtures/minitorch) against the stand-in channel
-(tests/fixtures/standin_channel). Then the packages are checked with `python -m tools
+(tests/helpers/standin_channel). Then the packages are checked with `python -m tools
 check`, solved and installed with py-rattler, imported, and libtorch's cmake_test is built
 against the installed prefix.
 
@@ -43,25 +43,25 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.e2e_feedstock import CPU as _CPU
-from fixtures.e2e_feedstock import CUDA as _CUDA
-from fixtures.e2e_feedstock import (
+from helpers.e2e_feedstock import CPU as _CPU
+from helpers.e2e_feedstock import CUDA as _CUDA
+from helpers.e2e_feedstock import (
     PYTHONS,
     REPO,
     E2EFeedstock,
     bytecode_outside_site_packages,
     e2e_channel,
 )
-from fixtures.e2e_feedstock import install as _install
-from fixtures.e2e_feedstock import solve as _solve
-from fixtures.minitorch.support import (
+from helpers.e2e_feedstock import install as _install
+from helpers.e2e_feedstock import solve as _solve
+from helpers.minitorch.support import (
     CORE_OBJECTS,
     EXTENSION,
     PYTHON_BOUND_OBJECTS,
     SCIKIT_BUILD_CORE,
     SETUPTOOLS,
 )
-from fixtures.recipe_release import current
+from helpers.recipe_release import current
 
 from tools.cuda_archs import parse_arch_list, read_rows, set_name
 

@@ -35,16 +35,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.cache import cached_dir
-from fixtures.e2e_feedstock import (
+from helpers.cache import cached_dir
+from helpers.e2e_feedstock import (
     REPO,
     E2EFeedstock,
     bytecode_outside_site_packages,
     install,
     solve,
 )
-from fixtures.recipe_release import current
-from fixtures.wheel_replay.support import config_file, replay_feedstock, replay_key
+from helpers.recipe_release import current
+from helpers.wheel_replay.support import config_file, replay_feedstock, replay_key
 
 pytestmark = [
     pytest.mark.slow,
@@ -58,7 +58,7 @@ PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 @pytest.fixture(scope="module")
 def channel(tmp_path_factory) -> Path:
-    from fixtures.standin_channel.channel import ChannelError, standin_channel
+    from helpers.standin_channel.channel import ChannelError, standin_channel
 
     try:
         return standin_channel([config_file(tmp_path_factory.mktemp("config"))])
@@ -251,7 +251,7 @@ def test_the_recipes_own_tests_pass_in_the_engines_test_phase(replay, channel, n
     # `rattler-build test` on the package: the test sections of recipe-v1.yaml as packaged,
     # in environments the engine solves from the build's channel and the stand-ins; among
     # them RECIPE_CHECKS, which no prefix check repeats. The upstream pytest slice alone is
-    # skipped (fixtures/wheel_replay/support.py says why).
+    # skipped (helpers/wheel_replay/support.py says why).
     import rattler_build
 
     channels = [replay.artifacts.as_uri(), channel.as_uri()]

@@ -8,7 +8,7 @@ import sys
 import venv
 from pathlib import Path
 
-from fixtures.elf_module import ELF_MAGIC, compiled_module
+from helpers.elf_module import ELF_MAGIC, compiled_module
 
 TESTS = Path(__file__).resolve().parent
 
@@ -20,7 +20,7 @@ def test_in_a_virtual_environment_the_base_interpreters_extension_module_is_used
             str(tmp_path / "venv" / "bin" / "python"),
             "-c",
             f"import sys; sys.path.insert(0, {str(TESTS)!r}); "
-            "from fixtures.elf_module import small_elf; print(small_elf())",
+            "from helpers.elf_module import small_elf; print(small_elf())",
         ],
         capture_output=True,
         text=True,

@@ -13,7 +13,7 @@ import os
 import sys
 
 import pytest
-from fixtures.e2e_feedstock import without_engines
+from helpers.e2e_feedstock import without_engines
 from test_build_locally_e2e import CPU, CUDA, V1_RECIPE, Feedstock
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")

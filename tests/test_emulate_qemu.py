@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.cache import CacheError, pip_download
-from fixtures.debian import apt_install
+from helpers.cache import CacheError, pip_download
+from helpers.debian import apt_install
 
 from tools.emulate import host, rootfs
 from tools.emulate.arch import ARCHES

@@ -24,10 +24,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.clone import fresh_clone, git, run_tests
-from fixtures.recipe_release import REPO
-from fixtures.selector_tailoring import tailor
+from helpers import feedstock_matrix
+from helpers.clone import fresh_clone, git, run_tests
+from helpers.recipe_release import REPO
+from helpers.selector_tailoring import tailor
 
 TAILORING = REPO / "docs" / "fork-tailoring.patch"
 # the second lab's labels in place of docs/fork-tailoring.patch's

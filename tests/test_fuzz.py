@@ -1,7 +1,7 @@
 """Damaged real inputs through the real commands: never a traceback, a long message or a
 stray write.
 
-A fixed campaign (seed and case count below; tests/fixtures/fuzz.py has the inputs,
+A fixed campaign (seed and case count below; tests/helpers/fuzz.py has the inputs,
 mutators and rules), so a failure reproduces exactly; ``python benchmarks/fuzz_report.py``
 runs a larger one.  It runs in about half a minute on two cores.
 """
@@ -9,7 +9,7 @@ runs a larger one.  It runs in about half a minute on two cores.
 from __future__ import annotations
 
 import pytest
-from fixtures.fuzz import REPO, Campaign, summary, tree_digest
+from helpers.fuzz import REPO, Campaign, summary, tree_digest
 
 SEED = 20261123
 CASES_PER_KIND = {

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
+from helpers import feedstock_matrix
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "fixtures" / "drift" / "pytorch-src"

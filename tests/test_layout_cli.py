@@ -12,8 +12,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.recipe_release import current, other_release
+from helpers import feedstock_matrix
+from helpers.recipe_release import current, other_release
 
 ROOT = Path(__file__).resolve().parents[1]
 # a release other than the recipe's: the recipe's own is held to meta.yaml's licence list

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.recipe_release import current
+from helpers import feedstock_matrix
+from helpers.recipe_release import current
 
 from tools.commands.layout import default_config, host_requirements
 from tools.layout.replay import licence_list, load_rules, replay

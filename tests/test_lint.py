@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.debian import apt_install, can_install
+from helpers.debian import apt_install, can_install
 
 pytestmark = pytest.mark.lint
 

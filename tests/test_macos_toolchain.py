@@ -1,4 +1,4 @@
-"""The macOS cross toolchain the build.sh tests use (tests/fixtures/macos/toolchain.py):
+"""The macOS cross toolchain the build.sh tests use (tests/helpers/macos/toolchain.py):
 .ci/run installs its Debian packages on CI; elsewhere their absence is one skip naming them,
 and with CI set a failure. Built, it links a C++ library into an arm64 and an x86_64 Mach-O
 dylib with the install name, rpath, minimum macOS and (arm64) signature asked for."""
@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures.macos import toolchain
+from helpers.macos import toolchain
 
 from tools.check import macho
 

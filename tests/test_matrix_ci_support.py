@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fixtures.cli import run_tools
-from fixtures.forge_lines import set_forge_line
+from helpers.cli import run_tools
+from helpers.forge_lines import set_forge_line
 
 from tools.ci_support import dump_config
 
@@ -366,7 +366,7 @@ def test_write_refused_by_the_readme_table_changes_no_file(pytorch_feedstock, pi
     """The README's table renders the recipe, which refuses a GPU row shorter than its
     cuda_arch_set says; that refusal comes after .ci_support is computed, and must come
     before any of it is written (issue 43, item 7)."""
-    from fixtures import feedstock_matrix
+    from helpers import feedstock_matrix
 
     cuda = feedstock_matrix.select(cuda=True, root=pytorch_feedstock)
     if not cuda:
@@ -404,7 +404,7 @@ def test_write_refused_by_the_readme_table_changes_no_file(pytorch_feedstock, pi
 def _one_python(root: Path) -> str:
     """A Python the CI jobs build, as the pinning spells it: the oldest of the first job
     (a migration adds newer ones; one it adds is refused as the recipe's only Python)."""
-    from fixtures import feedstock_matrix
+    from helpers import feedstock_matrix
 
     return feedstock_matrix.configs(root)[0].pythons[0]
 

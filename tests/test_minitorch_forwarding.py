@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.minitorch.support import (
+from helpers.minitorch.support import (
     SCIKIT_BUILD_CORE,
     backend_wheel,
     base_venv,
@@ -18,7 +18,7 @@ from fixtures.minitorch.support import (
     two_interpreters,
     venv_python,
 )
-from fixtures.recipe_helpers import load_cmake_cache
+from helpers.recipe_helpers import load_cmake_cache
 
 cmake_cache = load_cmake_cache()
 

@@ -1,5 +1,5 @@
 """The check the end-to-end tests run over every built package: bytecode outside
-site-packages (tests/fixtures/e2e_feedstock.py), on a package made here."""
+site-packages (tests/helpers/e2e_feedstock.py), on a package made here."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import tarfile
 from pathlib import Path
 
 from conda_package_streaming.create import conda_builder
-from fixtures.e2e_feedstock import bytecode_outside_site_packages
+from helpers.e2e_feedstock import bytecode_outside_site_packages
 
 MEMBERS = (
     "info/index.json",

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.recipe_helpers import RECIPE, load_package_files
+from helpers.recipe_helpers import RECIPE, load_package_files
 
 rules = load_package_files()
 

@@ -26,10 +26,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.cache import cached_dir, unpacked_wheel
-from fixtures.debian import apt_install, can_install
-from fixtures.minitorch.support import find_interpreters
-from fixtures.patched_upstream import (
+from helpers.cache import cached_dir, unpacked_wheel
+from helpers.debian import apt_install, can_install
+from helpers.minitorch.support import find_interpreters
+from helpers.patched_upstream import (
     PATCHES,
     ROOT,
     cmake,
@@ -116,7 +116,7 @@ def build_dispatch_probe(tmp_path: Path, upstream: Path) -> subprocess.Completed
     configured = cmake("-S", str(project), "-B", str(build), "-G", "Ninja")
     if configured.returncode != 0 and _no_objcxx(configured) and can_install():
         # CI runs as root on a fresh Debian machine: it installs what the test needs, as the
-        # other Debian-package tests do (fixtures/debian.py), and configures anew.
+        # other Debian-package tests do (helpers/debian.py), and configures anew.
         apt_install("gobjc++")
         shutil.rmtree(build)
         configured = cmake("-S", str(project), "-B", str(build), "-G", "Ninja")

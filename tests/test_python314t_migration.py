@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fixtures import feedstock_matrix
-from fixtures.cache import cached_dir
-from fixtures.cli import REPO, run_tools
-from fixtures.default_names import GOLDEN
-from fixtures.recipe_release import current
+from helpers import feedstock_matrix
+from helpers.cache import cached_dir
+from helpers.cli import REPO, run_tools
+from helpers.default_names import GOLDEN
+from helpers.recipe_release import current
 
 from tools.errors import UserError
 from tools.render import list_configs, render_config
@@ -153,7 +153,7 @@ def _render_v1(root: Path, config: str):
 
 
 def test_the_v1_recipe_renders_the_same_314t_pytorch_as_meta_yaml(migrated) -> None:
-    from fixtures.recipe_equivalence import allowed_differences, differences, from_meta, from_v1
+    from helpers.recipe_equivalence import allowed_differences, differences, from_meta, from_v1
 
     root, _ = migrated
     rows = allowed_differences(root / "recipe" / "README.md")
@@ -168,7 +168,7 @@ def test_the_v1_recipe_renders_the_same_314t_pytorch_as_meta_yaml(migrated) -> N
 
 def test_the_migration_moves_no_existing_package_name(migrated) -> None:
     # meta.yaml's names for every config, rattler-build's for one config per platform, as
-    # tests/fixtures/default_names.py renders them for tests/test_default_names.py
+    # tests/helpers/default_names.py renders them for tests/test_default_names.py
     from tools.render import build_platform_for
     from tools.render_v1 import render_v1_config
 

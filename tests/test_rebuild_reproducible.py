@@ -1,6 +1,6 @@
 """Reproducible packages and the core member's rebuild (issue 51), on the real engine.
 
-The delegate: a git clone of the e2e feedstock (tests/fixtures/e2e_feedstock.py: the
+The delegate: a git clone of the e2e feedstock (tests/helpers/e2e_feedstock.py: the
 miniature's CPU config, one Python, no test phase, the stand-in channel as `--channel`, the
 miniature as the release archive in `--source-cache`) builds with the embedded engine; its
 build_artifacts/ is the upload. The core member: another clone of the same commit, at a
@@ -31,7 +31,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.e2e_feedstock import CPU, PYTHONS, E2EFeedstock, e2e_channel
+from helpers.e2e_feedstock import CPU, PYTHONS, E2EFeedstock, e2e_channel
 
 from tools.localbuild.artifacts import write_log_zip, write_sha256sums
 from tools.localbuild.engines.repack import RENDERED, Rewrites, repack

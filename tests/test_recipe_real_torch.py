@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.patched_upstream import installed_aten_config, patched, torch_tree_with
+from helpers.patched_upstream import installed_aten_config, patched, torch_tree_with
 
 RECIPE = Path(__file__).resolve().parent.parent / "recipe"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import rattler
-from fixtures import feedstock_matrix
-from fixtures.recipe_release import current
+from helpers import feedstock_matrix
+from helpers.recipe_release import current
 from ruamel.yaml import YAML
 
 from tools.render import RenderedOutput, list_configs, render_config

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
+from helpers import feedstock_matrix
 
 RECIPE = Path(__file__).resolve().parent.parent / "recipe"
 META = RECIPE / "meta.yaml"

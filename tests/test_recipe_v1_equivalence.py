@@ -6,7 +6,7 @@ offline, the config file as variant config) is compared with the toolkit's rende
 package the same version, build number, build string but for the hash, requirements per
 section, run_constrained, run_exports, ignore_run_exports and tests. A difference passes only
 when a row of the table in recipe/README.md ("Where the two recipes may differ") names it, with
-its reason; tests/fixtures/recipe_equivalence.py says how the two renders are brought into one
+its reason; tests/helpers/recipe_equivalence.py says how the two renders are brought into one
 shape. The two renders of all 15 configs take about 10 s on one core.
 """
 
@@ -17,8 +17,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.recipe_equivalence import (
+from helpers import feedstock_matrix
+from helpers.recipe_equivalence import (
     TABLE_HEADING,
     Difference,
     allowed_differences,
@@ -27,7 +27,7 @@ from fixtures.recipe_equivalence import (
     from_meta,
     from_v1,
 )
-from fixtures.recipe_release import current, next_minor
+from helpers.recipe_release import current, next_minor
 from rattler import MatchSpec, Version, VersionSpec
 from ruamel.yaml import YAML
 

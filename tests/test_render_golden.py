@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures.cli import REPO, run_tools
+from helpers.cli import REPO, run_tools
 
 from tools.render import list_configs, render_config
 

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fixtures.cli import REPO, run_tools
+from helpers.cli import REPO, run_tools
 
 from tools.recipe.errors import RecipeError, UnsupportedConstruct
 from tools.recipe.namespace import known_names, python_int, selector_namespace

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.cli import REPO, run_tools
-from fixtures.recipe_release import current
+from helpers import feedstock_matrix
+from helpers.cli import REPO, run_tools
+from helpers.recipe_release import current
 
 from tools.recipe import release
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 from conda_package_streaming.create import conda_builder
-from fixtures import feedstock_matrix
-from fixtures.cli import REPO
+from helpers import feedstock_matrix
+from helpers.cli import REPO
 
 from tools.render_v1 import pin_spec
 

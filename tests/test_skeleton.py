@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
+from helpers import feedstock_matrix
 from ruamel.yaml import YAML
 
 from tools.smithy.forge_yml import SCHEMA_PATH

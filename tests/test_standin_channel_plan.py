@@ -1,4 +1,4 @@
-"""The stand-in channel's plan (tests/fixtures/standin_channel) is whole.
+"""The stand-in channel's plan (tests/helpers/standin_channel) is whole.
 
 A cold tests cache builds every package of the channel in one rattler-build call, and a
 build or host requirement that no package of the channel provides stops it with "Failed to
@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fixtures import cache, feedstock_matrix
-from fixtures.e2e_feedstock import REPO, narrowed_config
-from fixtures.standin_channel.channel import VIRTUAL, _build_libraries, plan
-from fixtures.standin_channel.model import ChannelError, satisfies
+from helpers import cache, feedstock_matrix
+from helpers.e2e_feedstock import REPO, narrowed_config
+from helpers.standin_channel.channel import VIRTUAL, _build_libraries, plan
+from helpers.standin_channel.model import ChannelError, satisfies
 
 
 def _plan(tmp_path: Path):

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures.debian import apt_install, can_install
-from fixtures.minitorch.support import run
+from helpers.debian import apt_install, can_install
+from helpers.minitorch.support import run
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "system_fmt"

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.e2e_feedstock import REPO
-from fixtures.wheel_replay.support import BUILD_INPUTS, replay_key
+from helpers.e2e_feedstock import REPO
+from helpers.wheel_replay.support import BUILD_INPUTS, replay_key
 
 CHANNEL = Path("standin-channel/channels/0123456789abcdef")
 WHEEL = "torch-replayed-cp311-cp311-manylinux_2_28_x86_64.whl"
@@ -77,7 +77,7 @@ def test_the_stand_in_channels_specs_come_out_in_one_order_whatever_the_hash_see
     # The channel's digest is part of the key; the pypi-releases entry named by these specs
     # flipped it between two values from one run to the next, and so rebuilt the replay.
     code = (
-        "from fixtures.standin_channel.model import Wanted; "
+        "from helpers.standin_channel.model import Wanted; "
         "print(Wanted('setuptools', {'setuptools >=77.0.3', 'setuptools <82', "
         "'setuptools >=77.0.3,<82', 'setuptools *'}).version_specs())"
     )
