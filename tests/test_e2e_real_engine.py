@@ -43,17 +43,17 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers.conda_packages import bytecode_outside_site_packages
+from helpers.conda_packages import install as _install
+from helpers.conda_packages import solve as _solve
 from helpers.e2e_feedstock import CPU as _CPU
 from helpers.e2e_feedstock import CUDA as _CUDA
 from helpers.e2e_feedstock import (
     PYTHONS,
     REPO,
     E2EFeedstock,
-    bytecode_outside_site_packages,
     e2e_channel,
 )
-from helpers.e2e_feedstock import install as _install
-from helpers.e2e_feedstock import solve as _solve
 from helpers.minitorch.support import (
     CORE_OBJECTS,
     EXTENSION,

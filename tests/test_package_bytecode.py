@@ -8,7 +8,7 @@ import tarfile
 from pathlib import Path
 
 from conda_package_streaming.create import conda_builder
-from helpers.e2e_feedstock import bytecode_outside_site_packages
+from helpers.conda_packages import bytecode_outside_site_packages
 
 MEMBERS = (
     "info/index.json",
