@@ -5,6 +5,8 @@ mode, per target platform, cross for linux-aarch64): same outputs and build stri
 hashes included, and the same requirement specs (pin_subpackage aside, which conda-build
 leaves unresolved in that mode).  To regenerate after an intended change, render each
 config with ``python -m tools render CONFIG --json`` and review the diff.
+The document is tests/golden/render/torchlike.json: ``--update-golden`` rewrites it
+(tests/helpers/golden.py), and ``git diff tests/golden`` is the review.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from pathlib import Path
 
 import pytest
 from helpers.cli import REPO, run_tools
+from helpers.golden import GOLDEN as GOLDEN_PATH
 
 from tools.render import list_configs, render_config
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recipes" / "torchlike"
-GOLDEN = json.loads((FIXTURE.parent / "torchlike-expected" / "render.json").read_text())
+GOLDEN_FILE = "render/torchlike.json"
+CONFIGS = list_configs(FIXTURE)
 KEYS = (
     "name",
     "version",
@@ -34,19 +38,34 @@ KEYS = (
 )
 
 
-def test_every_config_has_a_golden_document():
-    assert list_configs(FIXTURE) == sorted(GOLDEN)
-    assert len(GOLDEN) == 11
-
-
-@pytest.mark.parametrize("config", sorted(GOLDEN))
-def test_render_matches_golden(config):
-    rendered = [
+def _rendered(config: str) -> list[dict]:
+    return [
         {k: v for k, v in o.to_json().items() if k in KEYS}
         for o in render_config(config, root=FIXTURE)
     ]
-    assert len(rendered) == len(GOLDEN[config])
-    assert rendered == GOLDEN[config]
+
+
+def _golden() -> dict[str, list[dict]]:
+    return json.loads((GOLDEN_PATH / GOLDEN_FILE).read_text())
+
+
+# First in the file: with --update-golden it writes the document the tests below read.
+def test_the_golden_document_is_every_config_rendered(golden):
+    document = {config: _rendered(config) for config in CONFIGS}
+    golden.check(GOLDEN_FILE, json.dumps(document, indent=1, sort_keys=True) + "\n")
+
+
+def test_every_config_has_a_golden_document():
+    assert sorted(_golden()) == CONFIGS
+    assert len(CONFIGS) == 11
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_render_matches_golden(config):
+    rendered = _rendered(config)
+    expected = _golden()[config]
+    assert len(rendered) == len(expected)
+    assert rendered == expected
 
 
 def test_cuda_config_builds_both_linalg_flavours_once_and_each_python():
@@ -105,4 +124,4 @@ def test_render_command_unknown_config_exits_2_naming_the_three_closest():
     first, *closest = result.stderr.splitlines()
     assert first.startswith("error: no config named 'linux_99_'")
     # each line: the config's label, then its name
-    assert len(closest) == 3 and all(n.split()[-1] in GOLDEN for n in closest)
+    assert len(closest) == 3 and all(n.split()[-1] in CONFIGS for n in closest)
