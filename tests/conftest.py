@@ -190,8 +190,8 @@ def upstream_cuda13_wheel(tests_cache_dir: Path) -> Path:
         pytest.skip(str(error))
 
 
-# Upstream's 2.15.0 wheels of the three platforms the replays lay out (tests/test_layout_replay.py);
-# one Python's wheel each: the file layout does not depend on it.
+# Upstream's 2.15.0 wheels of the three platforms the replays lay out
+# (tests/e2e/test_layout_replay.py); one Python's wheel each: the file layout does not depend on it.
 UPSTREAM_WHEELS = {
     "linux-64": ("manylinux_2_28_x86_64", "manylinux_2_28_x86_64"),
     "osx-arm64": ("macosx_14_0_arm64", "macosx_*_arm64"),

@@ -20,7 +20,7 @@ from helpers import feedstock_matrix
 
 from tools.__main__ import main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # The config these tests hand to the commands, read from .ci_support: a linux-64 CPU one
 # where the matrix has one (the fastest to render), else a linux-64 one, else any.
 _LINUX = feedstock_matrix.prefer(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "benchmarks").glob("*.py"))
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-BLD_BAT = Path(__file__).resolve().parents[1] / "recipe" / "bld.bat"
+BLD_BAT = Path(__file__).resolve().parents[2] / "recipe" / "bld.bat"
 ROOT = BLD_BAT.parents[1]
 TEXT = BLD_BAT.read_text()
 CODE = [
@@ -172,7 +172,8 @@ def test_bytecode_is_checked_against_this_pythons_cache_tag_after_pip_install() 
     assert len(installs) == 2  # the kept tree, or the megabuild Python's wheel
     assert max(installs) < pytorch.index("call :check_bytecode_matches_python")
     check = section("check_bytecode_matches_python")
-    # Run by this output's own Python, which knows its cache tag (tests/test_foreign_bytecode.py).
+    # Run by this output's own Python, which knows its cache tag
+    # (tests/e2e/test_foreign_bytecode.py).
     assert '"%PYTHON%" -B "%RECIPE_DIR%\\foreign_bytecode.py" "%SP_DIR%"' in check
 
 
@@ -396,7 +397,7 @@ def test_the_helper_stops_the_build_with_one_error_line_when_no_row_exists() -> 
     assert line.startswith("error: ") and str(ARCH_LISTS) in line and "0.0 win-64" in line
 
 
-# Forms Windows' cmd and Wine 8's cmd run differently (issue 42; tests/test_bld_bat_wine.py
+# Forms Windows' cmd and Wine 8's cmd run differently (issue 42; tests/e2e/test_bld_bat_wine.py
 # runs the script under Wine). Each: a pattern over bld.bat's code lines, and why it is avoided.
 CMD_DIFFERENCES = {
     "a for variable inside `do if ... ( block )`": (

@@ -6,7 +6,7 @@ pip, cmake, robocopy and findstr (tests/helpers/wine/standins.py says what each 
 Two sequences cover the dimensions: the setuptools layout on a CPU config with the megabuild
 Python's output first, and the scikit-build-core layout on a CUDA config with it last and a
 space in PREFIX and SP_DIR. Each output's package is what the script added to its prefix.
-tests/test_bld_bat_wine_failures.py drives bld.bat's failure paths.
+tests/e2e/test_bld_bat_wine_failures.py drives bld.bat's failure paths.
 """
 
 from __future__ import annotations

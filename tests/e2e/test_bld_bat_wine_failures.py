@@ -5,7 +5,7 @@ One work directory (the setuptools layout, a CPU config) is compiled, compiled a
 rebuild in a kept work directory does, and libtorch is installed; then each test drives one
 failure path with a stand-in that fails as the real program would (WINE_STANDIN_FAIL and the
 products in tests/helpers/wine/standins.py) and checks the stage's status and bld.bat's (or
-the recipe helper's) message. tests/test_bld_bat_wine.py runs the successful sequences.
+the recipe helper's) message. tests/e2e/test_bld_bat_wine.py runs the successful sequences.
 """
 
 from __future__ import annotations

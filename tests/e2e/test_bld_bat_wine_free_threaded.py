@@ -6,7 +6,7 @@ CF_TORCH_PYTHON), never install the compile stage's GIL wheel into it, and never
 compile stage build the core against a free-threaded Python or in a kept tree one
 retargeted. No free-threaded interpreter runs here (docs/testing.md), so the free-threaded
 Python is ``free_threaded``'s stand-in; the kept 3.14t tree is the CMake cache
-tests/test_cmake_cache_free_threaded.py lays out.
+tests/e2e/test_cmake_cache_free_threaded.py lays out.
 """
 
 from __future__ import annotations

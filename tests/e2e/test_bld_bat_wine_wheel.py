@@ -28,7 +28,7 @@ from tools.layout.wheel import INSTALL_TOPS, read_wheel
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = """[build-system]
 requires = ["scikit-build-core>=1.0"]
 build-backend = "scikit_build_core.build"

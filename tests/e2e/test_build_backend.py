@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers.minitorch.support import clean_env, find_interpreters
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOL = REPO_ROOT / "recipe" / "build_backend.py"
 MINITORCH = REPO_ROOT / "tests" / "fixtures" / "minitorch"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-RECIPE = Path(__file__).resolve().parent.parent / "recipe"
+RECIPE = Path(__file__).resolve().parents[2] / "recipe"
 sys.path.insert(0, str(RECIPE))
 import build_jobs  # noqa: E402
 

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="drives bash scripts through a pseudo-terminal (POSIX only)"
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FAKE_DOCKER = REPO / "tests" / "fixtures" / "fake_docker" / "docker"
 CUDA = "linux_64_cuda_compiler_version12.9"
 CPU = "linux_64_cuda_compiler_versionNone"

@@ -5,7 +5,7 @@ A copy of this feedstock as tests/helpers/e2e_feedstock.py makes it for the embe
 in a source cache). What goes wrong before the build (a wrong archive, an empty channel, a
 config of another platform) is one `error:` line that leaves build_artifacts/ as it was; a
 build whose solve fails is recorded, and `--why` names the solver failure.
-The builds that succeed are tests/test_e2e_real_engine.py's.
+The builds that succeed are tests/e2e/test_e2e_real_engine.py's.
 """
 
 from __future__ import annotations

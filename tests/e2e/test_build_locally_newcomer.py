@@ -23,7 +23,7 @@ from tools.localbuild.engines import embedded
 from tools.localbuild.engines.airgap import recipe_source
 from tools.recipe import release
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

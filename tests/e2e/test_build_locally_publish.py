@@ -1,7 +1,7 @@
 """``build-locally.py --publish DEST``: a verified batch into a channel (docs/fork.md).
 
 The batch is built by the fake container engine (tests/fixtures/fake_docker) in a git
-checkout, as tests/test_build_locally_verify.py builds one: real .conda packages, here each
+checkout, as tests/e2e/test_build_locally_verify.py builds one: real .conda packages, here each
 holding an importable module (FAKE_BUILD_MODULE), which `tools check` and `--verify` accept.
 A directory channel is served over HTTP on 127.0.0.1, and py-rattler solves and installs
 from it; anaconda.org is stood in for by a fake `anaconda` program that records its call.

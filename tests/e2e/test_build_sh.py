@@ -6,8 +6,8 @@ libtorch-cuda-linalg magma and nomagma, libtorch, pytorch for two Pythons) in on
 directory and one $PREFIX path, recreated for each output, and each output's package is what
 the script added to $PREFIX. That flow runs once per build layout of the miniature: setup.py
 (PyTorch <= 2.13) and scikit-build-core (>= 2.14), whose host environments each hold their
-own scikit-build-core. Bad variant values are tests/test_build_sh_inputs.py's (without
-building); the CPU, unpatched and macOS builds tests/test_build_sh_cpu.py's.
+own scikit-build-core. Bad variant values are tests/e2e/test_build_sh_inputs.py's (without
+building); the CPU, unpatched and macOS builds tests/e2e/test_build_sh_cpu.py's.
 """
 
 from __future__ import annotations
@@ -374,7 +374,7 @@ def test_pytorch_stage_refuses_a_build_option_the_compile_stage_did_not_configur
 @pytest.mark.slow
 def test_the_core_compiles_once_and_the_bindings_once_per_python(flow: Flow) -> None:
     # Counted from the compiler launcher: .ninja_log is recompacted on every reconfigure.
-    # The other output order is tests/test_build_sh_output_order.py's.
+    # The other output order is tests/e2e/test_build_sh_output_order.py's.
     launched = flow.conda.launched_objects()
     core = ("c10/c10.cpp.o", "aten/src/ATen/Context.cpp.o", "torch/csrc/global_deps.c.o")
     assert {o: launched[o] for o in core} == dict.fromkeys(core, 1), launched

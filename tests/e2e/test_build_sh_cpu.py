@@ -1,5 +1,5 @@
 """recipe/build.sh, run for real against the miniature torch-like project, outside the
-Linux CUDA flow of tests/test_build_sh.py: a CPU configuration (what libtorch and pytorch
+Linux CUDA flow of tests/e2e/test_build_sh.py: a CPU configuration (what libtorch and pytorch
 ship without CUDA, and what build.sh refuses to package), a source tree without the recipe's
 nomagma patch, and a macOS configuration whose linkage a stand-in otool lists. Each fixture
 runs its faked conda-build once for the module.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-RECIPE = Path(__file__).resolve().parent.parent / "recipe"
+RECIPE = Path(__file__).resolve().parents[2] / "recipe"
 
 
 def shell_function(name: str) -> str:
@@ -77,7 +77,7 @@ def test_a_cross_build_names_the_targets_soabi_for_torch_c(tmp_path: Path):
 
 def test_a_cross_build_names_the_targets_headers_for_findpython(tmp_path: Path):
     # Cross FindPython finds headers through PATH's config tool, not the interpreter
-    # (tests/test_cmake_cache_cross.py shows it on real CMake); name the target's.
+    # (tests/e2e/test_cmake_cache_cross.py shows it on real CMake); name the target's.
     args = cmake_args(tmp_path, "linux-64", "linux-aarch64")
     assert f"-DPython_INCLUDE_DIR={sysconfig.get_paths()['include']}" in args
 

@@ -1,7 +1,7 @@
 """recipe/build.sh on bad input, without building: each refusal is one line naming the
 variable, its value and the file to edit, exit 2, and nothing in $PREFIX.
 
-Split from tests/test_build_sh.py (the builds of the miniature); fast.
+Split from tests/e2e/test_build_sh.py (the builds of the miniature); fast.
 """
 
 from __future__ import annotations

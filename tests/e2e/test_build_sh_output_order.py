@@ -1,5 +1,5 @@
 """The megabuild compiles each Python's bindings exactly once, whatever order conda-build
-builds the pytorch outputs in: here the other Python's output first (tests/test_build_sh.py's
+builds the pytorch outputs in: here the other Python's output first (tests/e2e/test_build_sh.py's
 flow builds the megabuild Python's first and counts the same way).
 
 conda-build shares one work directory between the top-level build and every output, and
@@ -49,7 +49,7 @@ def other_python_first(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Outputs:
     """A CPU build whose pytorch outputs come in the order the megabuild does not favour:
-    the other Python's first (tests/test_build_sh.py's flow builds the megabuild's first)."""
+    the other Python's first (tests/e2e/test_build_sh.py's flow builds the megabuild's first)."""
     layout = request.param
     megabuild, other = two_interpreters()
     venvs = {

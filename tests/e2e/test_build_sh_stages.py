@@ -6,7 +6,7 @@ PKG_VERSION and CF_TORCH_BUILD_STAGE). Every output that inherits it starts from
 directory and the same $PREFIX path, holding only its own host packages (the staging output
 installs nothing for it to restore): ``libtorch`` installs, ``libtorch-cuda-linalg`` installs
 a flavour, ``pytorch`` retargets the tree to its Python. The miniature torch-like project and
-the faked build environment are those of tests/test_build_sh.py, which drives the same script
+the faked build environment are those of tests/e2e/test_build_sh.py, which drives the same script
 the way conda-build does for meta.yaml.
 """
 

@@ -26,7 +26,7 @@ from tools.localbuild.schedule.runners import (
     short_name,
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 FORGE = ForgeCi(build_platform={"linux-aarch64": "linux-64"}, timeout_minutes=1440)
 

@@ -20,12 +20,12 @@ from tools.recipe import release
 # The tests that compare renders with the recipe's version, build number or sha256, and
 # those whose wheels would become the recipe's release (held to its licence list then).
 RECIPE_READING = (
-    "tests/test_recipe_render.py",
-    "tests/test_render_skip_reasons.py",
-    "tests/test_drift_recipe_cli.py",
-    "tests/test_recipe_v1_equivalence.py",
-    "tests/test_layout_cli.py",
-    "tests/test_layout_replay.py",
+    "tests/unit/test_recipe_render.py",
+    "tests/e2e/test_render_skip_reasons.py",
+    "tests/e2e/test_drift_recipe_cli.py",
+    "tests/unit/test_recipe_v1_equivalence.py",
+    "tests/e2e/test_layout_cli.py",
+    "tests/e2e/test_layout_replay.py",
 )
 
 

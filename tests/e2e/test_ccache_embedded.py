@@ -2,7 +2,7 @@
 
 `python build-locally.py CPU_CONFIG --ccache DIR` builds the miniature (one Python, no test
 phase) in a throw-away copy of this feedstock (tests/helpers/e2e_feedstock.py, the stand-in
-channel of tests/test_e2e_real_engine.py), with the machine's ccache on PATH as the compiler
+channel of tests/e2e/test_e2e_real_engine.py), with the machine's ccache on PATH as the compiler
 launcher; then once more from a second copy in another folder, with the same DIR, as a
 second checkout (or a rebuild after the work folder went) does. The engine writes
 `ccache --print-stats` to build_artifacts/ccache-stats-<config>.txt, read here with the

@@ -24,7 +24,7 @@ from conda_package_streaming.create import conda_builder
 from helpers.cli import run_tools
 from helpers.elf_module import small_elf
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WHEEL_NAME = "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl"
 BAD_RUNPATH = "/opt/intel/oneapi/mkl/lib/intel64"
 

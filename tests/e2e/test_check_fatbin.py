@@ -24,7 +24,7 @@ from tools.check.elf import read_elf
 from tools.check.fatbin import DeviceCode
 from tools.cuda_archs import parse_arch_list, read_rows, runnable
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FATBIN_ONLY = ("--only", "cuda.fatbin")
 KERNEL = "__global__ void add_one(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] += 1; }\n"
 CUDA13 = Expectations(

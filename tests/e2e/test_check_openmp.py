@@ -22,7 +22,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-RECIPE = Path(__file__).resolve().parents[1] / "recipe"
+RECIPE = Path(__file__).resolve().parents[2] / "recipe"
 sys.path.insert(0, str(RECIPE))
 import check_openmp  # noqa: E402
 

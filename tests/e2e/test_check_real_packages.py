@@ -32,7 +32,7 @@ from tools.check.findings import Finding
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 VERSION = "2.13.0"
 SUFFIX = "h0c0ffee_2"
 LIBTORCH_LIBS = (

@@ -32,7 +32,7 @@ from tools.check.linkage import runpath_problem
 from tools.check.metadata import compare_specs
 from tools.check.tree import Tree
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def elf(needed=(), runpath=("$ORIGIN",), versions=(), cxx11=0, old=0, std=0) -> ElfInfo:

@@ -20,7 +20,7 @@ from helpers.forge_lines import set_forge_line
 
 from tools.__main__ import COMMANDS, WHERE_TO_RUN
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # The config these tests name, read from .ci_support: a CPU one where the matrix has one (the
 # fastest to render; conda-forge's first is linux-64), and the glob of its platform.
 _ONE = feedstock_matrix.prefer({"cuda": False}, {})

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers.recipe_helpers import load_cmake_cache
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOL = REPO_ROOT / "recipe" / "cmake_cache.py"
 
 cmake_cache = load_cmake_cache()

@@ -7,7 +7,7 @@ which shows the first trap (the backend deletes the tree and compiles the core a
 leaves the cache scikit-build-core and FindPython write for 3.13 from scratch. The retarget
 must have written exactly that for every entry it touched, and nothing else. The second
 trap (switching Python_EXECUTABLE alone) is shown on the same tree. That a retargeted tree
-is kept and compiles the core once is tests/test_build_sh.py's flow, on this layout too.
+is kept and compiles the core once is tests/e2e/test_build_sh.py's flow, on this layout too.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 What retarget-python does to the record beside the cache, and how it refuses a record or an
 interpreter it cannot use: one line naming the file, exit 2, nothing written.
-(tests/test_cmake_cache_skbuild.py runs it on trees scikit-build-core really built.)
+(tests/e2e/test_cmake_cache_skbuild.py runs it on trees scikit-build-core really built.)
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers.recipe_helpers import load_cmake_cache
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOL = REPO_ROOT / "recipe" / "cmake_cache.py"
 
 cmake_cache = load_cmake_cache()

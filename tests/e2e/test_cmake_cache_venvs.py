@@ -24,7 +24,7 @@ from helpers.minitorch.support import (
 
 pytestmark = pytest.mark.slow
 
-TESTS_DIR = Path(__file__).resolve().parent
+TESTS_DIR = Path(__file__).resolve().parents[2] / "tests"
 THIS_PYTHON = Interpreter(Path(sys.executable), (sys.version_info[0], sys.version_info[1]))
 
 

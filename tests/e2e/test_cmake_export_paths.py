@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HELPER = ROOT / "recipe" / "cmake_export_paths.py"
 BLD_BAT = (ROOT / "recipe" / "bld.bat").read_text()
 

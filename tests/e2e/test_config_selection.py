@@ -27,9 +27,9 @@ from tools.selection import (
     select_one,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-DRIFT_SOURCE = Path(__file__).parent / "fixtures" / "drift" / "pytorch-src"
-FAKE_DOCKER = Path(__file__).parent / "fixtures" / "fake_docker" / "docker"
+ROOT = Path(__file__).resolve().parents[2]
+DRIFT_SOURCE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "drift" / "pytorch-src"
+FAKE_DOCKER = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "fake_docker" / "docker"
 # The configs these tests name, read from .ci_support: a fork's tailored matrix keeps them
 # meaningful (tests/helpers/feedstock_matrix.py).
 MATRIX = feedstock_matrix.configs(ROOT)

@@ -21,7 +21,7 @@ from helpers import feedstock_matrix
 from tools.check.elf import read_elf
 from tools.cuda_archs import parse_arch_list, runnable
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 KERNEL = "__global__ void add_one(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] += 1; }\n"
 #: The PTX ISA of each CUDA version (its ptxas reads no newer; sm_110 needs 9.0).
 PTX_ISA = {"12.8": "8.7", "12.9": "8.8", "13.0": "9.0"}

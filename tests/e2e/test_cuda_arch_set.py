@@ -28,7 +28,7 @@ from tools.errors import UserError
 from tools.recipe.selectors import top_level_keys
 from tools.render import render_config
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 ARCH_LISTS = REPO / "recipe" / "cuda_arch_lists.txt"
 
 

@@ -2,7 +2,7 @@
 packages with py-rattler, and the track features both recipes give such a build (issue 44).
 
 A lab's CUDA build for fewer GPUs (here: one config of .ci_support tailored as
-tests/test_cuda_arch_set.py tailors it, its row cut to sm_90 and ``cuda_arch_set: sm90``) gets
+tests/e2e/test_cuda_arch_set.py tailors it, its row cut to sm_90 and ``cuda_arch_set: sm90``) gets
 the track feature ``<name>-p-0`` on every output, in meta.yaml and recipe-v1.yaml alike: one
 feature name per package, as rattler-build's ``down_prioritize_variant`` writes it, so classic
 conda (which counts distinct features) weighs both engines' packages the same.

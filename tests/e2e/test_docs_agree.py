@@ -11,7 +11,7 @@ from pathlib import Path
 
 from helpers.cli import run_tools
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Files that point into a page as (README, "Section") or (docs/PAGE.md, "Section").
 POINTING = ("conda-forge.yml", ".ci_support/README", "docs/architecture.md")
@@ -219,3 +219,12 @@ def test_the_native_aot_section_says_what_upstream_does_and_whether_the_recipe_n
     assert 'native_aot/native_aot.cmake" OPTIONAL' in section
     assert "not needed here" in section
     assert "caches that value" not in section
+
+
+def test_every_tests_path_the_testing_page_names_exists() -> None:
+    # The page says where each kind of test and helper lives; a move that leaves it behind
+    # sends the reader to a file that is gone.
+    page = (ROOT / "docs" / "testing.md").read_text()
+    named = {m.rstrip(".") for m in re.findall(r"\btests/[\w./-]+", page)}
+    assert len(named) > 50
+    assert sorted(n for n in named if not (ROOT / n).exists()) == []

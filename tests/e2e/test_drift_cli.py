@@ -14,8 +14,8 @@ from tools.__main__ import main
 from tools.drift import channel as channel_io
 from tools.drift import recipe as recipe_io
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures" / "drift"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "drift"
 SOURCE = FIXTURES / "pytorch-src"
 CHANNEL = FIXTURES / "channeldata.json"
 

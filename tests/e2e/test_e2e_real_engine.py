@@ -12,7 +12,7 @@
   archive in a `--source-cache` (the recipe's URL unchanged, its sha256 the miniature's),
   `--ccache` through the ccache on PATH (the fake one, which counts compiles). The
   feedstock is switched to rattler-build there too, so that `tools check --config`
-  renders the recipe the engine built (tests/test_build_locally_embedded.py drives the
+  renders the recipe the engine built (tests/e2e/test_build_locally_embedded.py drives the
   engine on recipe-v1.yaml beside meta.yaml, as this repository has it).
 
 The v1 recipe builds the miniature (tests/fixtures/minitorch) against the stand-in channel

@@ -2,7 +2,7 @@
 
 Everything after the compile is the recipe's own: recipe/build.sh's libtorch and pytorch
 stages, run by the real engine (py-rattler-build through build-locally.py, as
-tests/test_e2e_real_engine.py runs it) on recipe-v1.yaml against the stand-in channel. Only
+tests/e2e/test_e2e_real_engine.py runs it) on recipe-v1.yaml against the stand-in channel. Only
 the compile is replayed: the source is tests/fixtures/wheel_replay (its README says what
 each part stands for), whose install rules lay upstream's 2.13.0 CPU wheel out as PyTorch's
 own install rules lay out the build.
@@ -36,13 +36,8 @@ from pathlib import Path
 
 import pytest
 from helpers.cache import cached_dir
-from helpers.e2e_feedstock import (
-    REPO,
-    E2EFeedstock,
-    bytecode_outside_site_packages,
-    install,
-    solve,
-)
+from helpers.conda_packages import bytecode_outside_site_packages, install, solve
+from helpers.e2e_feedstock import REPO, E2EFeedstock
 from helpers.recipe_release import current
 from helpers.wheel_replay.support import config_file, replay_feedstock, replay_key
 
@@ -232,7 +227,7 @@ RECIPE_CHECKS = {
 
 def test_no_package_carries_bytecode_outside_site_packages(replay) -> None:
     # The recipe's helpers' bytecode (info/recipe/__pycache__) and the source's tools/
-    # (the tests' source_files) hold the engine's work paths: tests/test_e2e_real_engine.py.
+    # (the tests' source_files) hold the engine's work paths: tests/e2e/test_e2e_real_engine.py.
     found = {
         path.name: stray
         for path in sorted(replay.artifacts.glob("*/*.conda"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from helpers.elf_module import ELF_MAGIC, compiled_module
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[2] / "tests"
 
 
 def test_in_a_virtual_environment_the_base_interpreters_extension_module_is_used(tmp_path):

@@ -3,7 +3,7 @@
 pytorch and pytorch-gpu run-depend on ``__cuda``; rattler-build's test phase solves their test
 environment with this machine's virtual packages, which show no ``__cuda`` without a GPU.
 .scripts/build_steps.sh exports CONDA_OVERRIDE_CUDA for the container path; the embedded engine
-hands the build the same. (tests/test_e2e_real_engine.py builds and tests a CUDA config through
+hands the build the same. (tests/e2e/test_e2e_real_engine.py builds and tests a CUDA config through
 the embedded engine for real.)
 """
 

@@ -25,7 +25,7 @@ from tools.emulate.mounts import MOUNTINFO, mounts_under
 
 pytestmark = [pytest.mark.slow, pytest.mark.qemu]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 # The newest CPU-only aarch64 torch on PyPI is 2.10; 2.9.1 (about 100 MB) is
 # the one this machine's facts were established with.  cp311 matches the
 # Python of the bookworm rootfs.

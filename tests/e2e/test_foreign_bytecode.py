@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "recipe" / "foreign_bytecode.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "recipe" / "foreign_bytecode.py"
 TAG = sys.implementation.cache_tag
 
 

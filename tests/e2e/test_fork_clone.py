@@ -88,12 +88,12 @@ def test_the_quick_loop_passes_in_two_differently_tailored_clones(tmp_path: Path
 # The tests that read recipe/conda_build_config.yaml or edit conda-forge.yml, and failed in a
 # clone tailored with selectors before they read the file as conda-build does (issue 50).
 SELECTOR_READERS = (
-    "tests/test_recipe_static.py::test_conda_build_config_offers_both_linalg_flavours",
-    "tests/test_recipe_static.py::test_rc_and_channel_targets_are_zipped",
-    "tests/test_recipe_render.py::test_final_release_configs_go_to_the_final_release_label",
-    "tests/test_cli_conventions.py::test_matrix_write_with_a_build_platform_typo_writes_and_deletes_nothing",
-    "tests/test_matrix_ci_support.py::test_osx_64_null_on_this_feedstock_matches_a_real_rerender",
-    "tests/test_cuda_arch_set.py::test_conda_forges_files_carry_no_set_name",
+    "tests/e2e/test_recipe_static.py::test_conda_build_config_offers_both_linalg_flavours",
+    "tests/e2e/test_recipe_static.py::test_rc_and_channel_targets_are_zipped",
+    "tests/unit/test_recipe_render.py::test_final_release_configs_go_to_the_final_release_label",
+    "tests/e2e/test_cli_conventions.py::test_matrix_write_with_a_build_platform_typo_writes_and_deletes_nothing",
+    "tests/e2e/test_matrix_ci_support.py::test_osx_64_null_on_this_feedstock_matches_a_real_rerender",
+    "tests/e2e/test_cuda_arch_set.py::test_conda_forges_files_carry_no_set_name",
 )
 
 

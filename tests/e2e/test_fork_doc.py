@@ -5,7 +5,7 @@ repository; the doc's diff is applied as printed, `matrix --write` reads the ref
 (as it reads $CONDA_PREFIX's in a conda environment), and the builds use the fake container
 engine and the fake conda-build of tests/fixtures/fake_docker. Their packages are not
 PyTorch, so `--verify` and `--publish` must refuse them for `tools check`'s findings and for
-nothing else; tests/test_build_locally_publish.py publishes a batch that passes and installs
+nothing else; tests/e2e/test_build_locally_publish.py publishes a batch that passes and installs
 from it over HTTP.
 """
 
@@ -24,7 +24,7 @@ from helpers import feedstock_matrix
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "fork.md"
 FAKE_DOCKER = REPO / "tests" / "fixtures" / "fake_docker" / "docker"
 CONTAINER_BIN = FAKE_DOCKER.parent / "container_bin"
@@ -155,7 +155,7 @@ def test_the_doc_shows_the_lab_tailoring_as_one_diff_of_about_twenty_lines() -> 
 
 def test_the_docs_diff_is_the_patch_the_tailored_clone_test_applies() -> None:
     """One tailoring: the diff the doc prints is docs/fork-tailoring.patch, the one
-    tests/test_fork_clone.py applies before it runs the matrix-reading tests."""
+    tests/e2e/test_fork_clone.py applies before it runs the matrix-reading tests."""
     [diff] = fenced("diff")
     patch = (REPO / "docs" / "fork-tailoring.patch").read_text(encoding="utf-8")
     assert diff.strip() == patch[patch.index("diff --git") :].strip()

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from helpers import feedstock_matrix
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tests" / "fixtures" / "drift" / "pytorch-src"
 # The config these tests hand to the commands, read from .ci_support: a linux-64 CPU one
 # where the matrix has one (the fastest to render), else a linux-64 one, else any.

@@ -1,6 +1,6 @@
 """`python -m tools layout` on small wheels made here: exit statuses and what it prints.
 
-The replays of upstream's real wheels are tests/test_layout_replay.py; these wheels hold a
+The replays of upstream's real wheels are tests/e2e/test_layout_replay.py; these wheels hold a
 handful of files in upstream's layout, so each behaviour shows in well under a second.
 """
 
@@ -15,7 +15,7 @@ import pytest
 from helpers import feedstock_matrix
 from helpers.recipe_release import current, other_release
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # a release other than the recipe's: the recipe's own is held to meta.yaml's licence list
 # (test_the_recipes_release_is_held_to_meta_yamls_licence_list), which these small wheels lack
 LINUX = f"torch-{other_release()}-cp312-cp312-manylinux_2_28_x86_64.whl"

@@ -21,7 +21,7 @@ from tools.commands.layout import default_config, host_requirements
 from tools.layout.replay import licence_list, load_rules, replay
 from tools.layout.wheel import Wheel, read_wheel
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "recipe"
 
 
@@ -43,7 +43,7 @@ def _replay(path: Path, *, licences: bool = True):
 def replay_2_15(request: pytest.FixtureRequest, upstream_2_15_wheel):
     # 2.15.0's layout, whatever release the recipe builds: its licence list is the recipe's
     # release's business (test_the_recipes_release_wheel_packages_without_a_problem,
-    # tests/test_layout_cli.py), and a recipe bumped to 2.15.0 without it would fail here for
+    # tests/e2e/test_layout_cli.py), and a recipe bumped to 2.15.0 without it would fail here for
     # a reason these tests are not about
     return _replay(upstream_2_15_wheel(request.param), licences=False)
 

@@ -20,7 +20,7 @@ from helpers.debian import apt_install, can_install
 
 pytestmark = pytest.mark.lint
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SHELL_SCRIPTS = [
     REPO / "recipe" / "build.sh",
     *sorted((REPO / ".scripts").glob("*.sh")),

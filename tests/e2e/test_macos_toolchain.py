@@ -15,7 +15,7 @@ from helpers.macos import toolchain
 
 from tools.check import macho
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _without(monkeypatch: pytest.MonkeyPatch, program: str) -> None:

@@ -16,8 +16,8 @@ from helpers.forge_lines import set_forge_line
 
 from tools.ci_support import dump_config
 
-FIXTURES = Path(__file__).parent / "fixtures" / "recipes"
-REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "recipes"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def tools(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

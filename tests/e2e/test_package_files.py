@@ -1,7 +1,7 @@
 """recipe/package_files.py: the rules build.sh and bld.bat run to place each file (issue 37).
 
 Each rule on the paths upstream's wheels hold (2.13.0, 2.15.0), and the two stages on small
-hand-made trees; the replays over the real wheels are tests/test_layout_replay.py.
+hand-made trees; the replays over the real wheels are tests/e2e/test_layout_replay.py.
 """
 
 from __future__ import annotations

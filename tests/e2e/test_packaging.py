@@ -12,7 +12,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_wheel_holds_metadata_only(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ The migration file is conda-forge's own (tests/fixtures/reference/pinning, kept 
 ``python314``, which this feedstock carries. With it in ``.ci_support/migrations/``, ``matrix
 --write`` gives every config a sixth Python; both recipes then render a ``pytorch`` for 3.14t
 beside the one for 3.14 that only a free-threaded Python can install (``python_abi 3.14.*
-*_cp314t``), and no package name of the default matrix moves (tests/test_default_names.py
+*_cp314t``), and no package name of the default matrix moves (tests/unit/test_default_names.py
 holds them without the migration).
 """
 
@@ -129,7 +129,7 @@ def test_render_names_which_pytorch_is_free_threaded(migrated) -> None:
 
 def _one_per_platform(root: Path) -> list[str]:
     """A config of each platform (the migration covers them all): rattler-build's renders
-    cost about 2 s a config, and tests/test_recipe_v1_equivalence.py compares every config's
+    cost about 2 s a config, and tests/unit/test_recipe_v1_equivalence.py compares every config's
     other packages already."""
     chosen: dict[str, str] = {}
     for config in feedstock_matrix.configs(root):
@@ -168,7 +168,7 @@ def test_the_v1_recipe_renders_the_same_314t_pytorch_as_meta_yaml(migrated) -> N
 
 def test_the_migration_moves_no_existing_package_name(migrated) -> None:
     # meta.yaml's names for every config, rattler-build's for one config per platform, as
-    # tests/helpers/default_names.py renders them for tests/test_default_names.py
+    # tests/helpers/default_names.py renders them for tests/unit/test_default_names.py
     from tools.render import build_platform_for
     from tools.render_v1 import render_v1_config
 

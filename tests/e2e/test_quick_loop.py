@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _pytest(*args: str) -> str:
@@ -30,24 +30,24 @@ def _pytest(*args: str) -> str:
 
 def test_the_quick_loop_starts_a_worker_per_core() -> None:
     # the quick loop's own command line, its test paths narrowed to one small file
-    out = _pytest("-m", "not slow", "-o", "testpaths=tests/test_smoke.py")
+    out = _pytest("-m", "not slow", "-o", "testpaths=tests/e2e/test_smoke.py")
     assert re.search(r"^created: (\d+)/\1 workers$", out, flags=re.MULTILINE), out
 
 
 def test_the_whole_suite_starts_a_worker_per_core() -> None:
     # .ci/run's command line (no marker), its test paths narrowed to one small file: before,
     # only the quick loop ran in parallel, and CI's run took a core's time for every file
-    out = _pytest("-o", "testpaths=tests/test_smoke.py")
+    out = _pytest("-o", "testpaths=tests/e2e/test_smoke.py")
     assert re.search(r"^created: (\d+)/\1 workers$", out, flags=re.MULTILINE), out
 
 
 def test_collect_only_lists_the_tests_in_this_process() -> None:
-    out = _pytest("--collect-only", "-q", "-o", "testpaths=tests/test_smoke.py")
+    out = _pytest("--collect-only", "-q", "-o", "testpaths=tests/e2e/test_smoke.py")
     assert "workers" not in out and "test_smoke.py::" in out
 
 
 def test_a_path_given_runs_in_this_process() -> None:
-    out = _pytest("-m", "not slow", "tests/test_smoke.py")
+    out = _pytest("-m", "not slow", "tests/e2e/test_smoke.py")
     assert "workers" not in out
 
 

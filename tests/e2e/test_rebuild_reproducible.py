@@ -318,7 +318,7 @@ def test_a_consistent_forgery_passes_the_cross_checks_and_is_caught_by_the_rebui
     fails = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
     # The cross-checks find nothing wrong with the forged package: their one FAIL is `tools
     # check` on the miniature's stand-ins (unversioned BLAS sonames, the machine's glibc, no
-    # c10/at/torch std:: symbols: tests/test_e2e_real_engine.py, STAND_IN_FINDINGS), which
+    # c10/at/torch std:: symbols: tests/e2e/test_e2e_real_engine.py, STAND_IN_FINDINGS), which
     # the untampered upload has too.
     [check] = [f for f in fails if "`tools check --config" in f]
     failed_checks = check.rsplit("checks failed: ", 1)[-1].split(", ")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers.patched_upstream import installed_aten_config, patched, torch_tree_with
 
-RECIPE = Path(__file__).resolve().parent.parent / "recipe"
+RECIPE = Path(__file__).resolve().parents[2] / "recipe"
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import feedstock_matrix
 
-RECIPE = Path(__file__).resolve().parent.parent / "recipe"
+RECIPE = Path(__file__).resolve().parents[2] / "recipe"
 META = RECIPE / "meta.yaml"
 MIGRATIONS = RECIPE.parent / ".ci_support" / "migrations"
 PATCH_DIR = RECIPE / "patches"
@@ -171,7 +171,7 @@ def test_the_top_level_build_compiles_and_every_output_names_its_own_stage():
 
 def test_bld_bat_runs_the_compile_stage_for_the_top_level_builds_package_name():
     # conda-build's PKG_NAME, should CF_TORCH_BUILD_STAGE ever be missing (build.sh:
-    # tests/test_build_sh_stages.py runs it)
+    # tests/e2e/test_build_sh_stages.py runs it)
     (name,) = re.findall(r"^package:\n(?:  #.*\n)*  name: (\S+)$", meta_text(), flags=re.MULTILINE)
     assert f'if "%STAGE%"=="{name}" goto :compile' in (RECIPE / "bld.bat").read_text()
 

@@ -19,8 +19,8 @@ import pytest
 from tools import diskcache
 from tools.render import render_config
 
-FIXTURES = Path(__file__).parent / "fixtures" / "recipes"
-REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "recipes"
+REPO = Path(__file__).resolve().parents[2]
 CPU = "linux_64_blas_implgenericc_compiler_version15cuda_compiler_versionNonecxx_compiler_version15"
 AARCH64 = "linux_aarch64_c_compiler_version15cuda_compiler_versionNonecxx_compiler_version15"
 

@@ -22,7 +22,7 @@ from helpers.golden import GOLDEN as GOLDEN_PATH
 
 from tools.render import list_configs, render_config
 
-FIXTURE = Path(__file__).parent / "fixtures" / "recipes" / "torchlike"
+FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "recipes" / "torchlike"
 GOLDEN_FILE = "render/torchlike.json"
 CONFIGS = list_configs(FIXTURE)
 KEYS = (

@@ -18,7 +18,7 @@ from tools.recipe.selectors import (
     unknown_selector_names,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "recipes"
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "recipes"
 
 
 def _toolkit() -> dict[str, str]:

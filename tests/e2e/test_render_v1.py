@@ -27,7 +27,7 @@ from helpers.cli import REPO
 
 from tools.render_v1 import pin_spec
 
-FIXTURE = Path(__file__).parent / "fixtures" / "recipes" / "v1-staging"
+FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "recipes" / "v1-staging"
 CUDA = "linux_64_cuda_compiler_version12.9"
 WIN = "win_64_cuda_compiler_versionNone"
 AARCH64 = "linux_aarch64_cuda_compiler_versionNone"

@@ -7,7 +7,7 @@ engine (tests/fixtures/fake_docker), whose conda-build writes real .conda packag
 the commit. Each test tampers a copy. What a forger must change to pass is every copy of a
 fact at once (package, SHA256SUMS, summary.json and the log); these tests change all but one,
 which is the one the review must find. The embedded engine's own case (a record claiming
-the container) is in tests/test_e2e_real_engine.py, whose batch that engine built.
+the container) is in tests/e2e/test_e2e_real_engine.py, whose batch that engine built.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from helpers.wine.harness import FEEDSTOCK, run_win_build, windows
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _config() -> Path:

@@ -13,7 +13,7 @@ from ruamel.yaml import YAML
 
 from tools.smithy.forge_yml import SCHEMA_PATH
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_yaml(path: Path):

@@ -1,5 +1,5 @@
 """`python -m tools smoke`: the GPU smoke test's input handling (its run over real packages
-is in tests/test_e2e_real_engine.py)."""
+is in tests/e2e/test_e2e_real_engine.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tools.smoke import cuda_of_build
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def smoke(*args: str) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[2] / "tests"
 SCRIPT = HERE.parent / "recipe" / "stage_environment.py"
 _spec = importlib.util.spec_from_file_location("stage_environment", SCRIPT)
 stage = importlib.util.module_from_spec(_spec)
@@ -116,7 +116,8 @@ def test_compare_without_a_record_is_bad_input(tmp_path: Path) -> None:
 
 
 MINIATURE_FORWARDING = (
-    Path(__file__).resolve().parent
+    Path(__file__).resolve().parents[2]
+    / "tests"
     / "fixtures"
     / "minitorch"
     / "project"

@@ -18,7 +18,7 @@ import pytest
 from helpers.debian import apt_install, can_install
 from helpers.minitorch.support import run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "system_fmt"
 PATCHES = REPO / "recipe" / "patches"
 PATCH = PATCHES / "0005-cmake-USE_SYSTEM_FMT-takes-fmt-from-the-environment.patch"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from _pytest.mark.expression import Expression
 
-RECIPE = Path(__file__).resolve().parent.parent / "recipe"
+RECIPE = Path(__file__).resolve().parents[2] / "recipe"
 sys.path.insert(0, str(RECIPE))
 import upstream_tests  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""The key the wheel replay's packages are cached under (tests/test_e2e_real_torch.py): a
+"""The key the wheel replay's packages are cached under (tests/e2e/test_e2e_real_torch.py): a
 change to what decides them is a new key, so a rebuild; the same content is the same key."""
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def test_the_stand_in_channels_specs_come_out_in_one_order_whatever_the_hash_see
         "print(Wanted('setuptools', {'setuptools >=77.0.3', 'setuptools <82', "
         "'setuptools >=77.0.3,<82', 'setuptools *'}).version_specs())"
     )
-    tests = Path(__file__).resolve().parent
+    tests = Path(__file__).resolve().parents[2] / "tests"
     orders = {
         subprocess.run(
             [sys.executable, "-c", code],

@@ -174,7 +174,8 @@ def copy_feedstock(dest: Path) -> Path:
 
 
 def _cmake_cache_text() -> str:
-    sys.path.insert(0, str(REPO / "tests"))
+    # A test module's constant (tests/e2e/test_cmake_cache.py), reached by its folder.
+    sys.path.insert(0, str(REPO / "tests" / "e2e"))
     from test_cmake_cache import LINUX_312
 
     return LINUX_312

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / ".scripts"
 # The roots: what conda-build (build.sh), build-locally.py / CI (run_osx_build.sh) and
 # conda activation (the libtorch activation scripts) start on macOS. What they source or

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers.wine import harness
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _without(monkeypatch: pytest.MonkeyPatch, tool: str) -> None:

@@ -1,4 +1,4 @@
-""".scripts/ holds what build-locally.py runs (shellcheck runs in tests/test_lint.py)."""
+""".scripts/ holds what build-locally.py runs (shellcheck runs in tests/e2e/test_lint.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tools.smithy.forge import FALLBACK_DOCKER_IMAGE
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_script_build_locally_needs_exists() -> None:

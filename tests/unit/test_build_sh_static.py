@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-RECIPE = Path(__file__).resolve().parents[1] / "recipe"
+RECIPE = Path(__file__).resolve().parents[2] / "recipe"
 # Keys the recipe hands over through script_env or PYTHON/PY_VER instead.
 OUTPUT_ONLY_KEYS = ("python", "cuda_linalg_flavor")
 

@@ -26,7 +26,7 @@ from tools.localbuild.schedule.shard import (
     partition,
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def real_facts() -> list[ConfigFacts]:

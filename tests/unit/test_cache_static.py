@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[2] / "tests"
 MECHANISM = TESTS / "fixtures" / "cache.py"
 #: Excerpts of upstream PyTorch's sources that patch tests apply to: data, not test code.
 UPSTREAM_EXCERPTS = TESTS / "fixtures" / "upstream_2_13"
@@ -76,7 +76,7 @@ def test_no_test_module_publishes_a_cache_entry_its_own_way() -> None:
 
 
 def test_the_torch_unpack_that_raced_is_recognised(tmp_path: Path) -> None:
-    # The scheme tests/test_recipe_real_torch.py used until two runs at once broke it.
+    # The scheme tests/e2e/test_recipe_real_torch.py used until two runs at once broke it.
     module = tmp_path / "test_old.py"
     module.write_text(
         "def torch_site(torch_wheel):\n"

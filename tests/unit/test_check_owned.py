@@ -77,7 +77,7 @@ def test_the_real_2_13_wheel_include_tree_holds_the_vendored_headers_the_rule_kn
 def test_build_sh_and_bld_bat_take_the_header_rules_from_package_files():
     # Before issue 30 both copied upstream's whole include/ into libtorch; before issue 37
     # each script spelt its own list.
-    recipe = Path(__file__).resolve().parent.parent / "recipe"
+    recipe = Path(__file__).resolve().parents[2] / "recipe"
     sh = (recipe / "build.sh").read_text()
     assert '"${RECIPE_DIR}/package_files.py" "${stage}" --platform "${target_platform}"' in sh
     assert "include/ATen" not in sh

@@ -4,9 +4,9 @@ Each command runs in process, as `python -m tools` runs it, on inputs of the tes
 no maintenance of this feedstock changes: the torchlike miniature feedstock (its recipe,
 .ci_support and conda-forge.yml; tests/fixtures/recipes), the drift fixtures' PyTorch source
 and channel data, and a package made here. A bump or a fork's tailoring of this feedstock's
-recipe (tests/test_bump_clone.py, tests/test_fork_clone.py run the suite in such a clone)
+recipe (tests/e2e/test_bump_clone.py, tests/e2e/test_fork_clone.py run the suite in such a clone)
 leaves them as they are. A change to what a command prints is a diff of its golden file:
-`python -m pytest tests/test_command_outputs.py --update-golden`, then review
+`python -m pytest tests/unit/test_command_outputs.py --update-golden`, then review
 `git diff tests/golden`.
 """
 
@@ -20,7 +20,7 @@ from helpers.golden import stable
 
 from tools.__main__ import main
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 TORCHLIKE = FIXTURES / "recipes" / "torchlike"
 PINNING = FIXTURES / "recipes" / "pinning-mini"
 DRIFT = FIXTURES / "drift"

@@ -9,7 +9,7 @@ import pytest
 from tools.drift.channel import query_channel, read_channel_files, versions_from_json
 from tools.errors import UserError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "drift"
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "drift"
 
 
 def test_channeldata_gives_the_latest_version_per_package() -> None:

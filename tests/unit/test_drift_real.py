@@ -12,7 +12,7 @@ from tools.drift.model import Status
 from tools.drift.recipe import render_all, specs_from_rendered
 from tools.drift.upstream_wheel import read_wheel
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WHEEL_RUN_DEPENDENCIES = {
     "filelock",
     "typing_extensions",

@@ -14,7 +14,7 @@ from tools.drift.recipe import specs_from_rendered
 from tools.drift.upstream_tree import read_tree
 from tools.drift.upstream_wheel import claims_from_metadata
 
-FIXTURES = Path(__file__).parent / "fixtures" / "drift"
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "drift"
 
 
 def _config(

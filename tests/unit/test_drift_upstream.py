@@ -13,7 +13,7 @@ from tools.drift.upstream_tree import read_tree
 from tools.drift.upstream_wheel import claims_from_metadata, flavour_condition, read_wheel
 from tools.errors import UserError
 
-FIXTURE = Path(__file__).parent / "fixtures" / "drift" / "pytorch-src"
+FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "drift" / "pytorch-src"
 
 
 @pytest.fixture(scope="module")

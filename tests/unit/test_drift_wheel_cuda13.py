@@ -14,7 +14,9 @@ from tools.drift.model import Status
 from tools.drift.recipe import specs_from_rendered
 from tools.drift.upstream_wheel import claims_from_metadata
 
-METADATA = (Path(__file__).parent / "fixtures" / "drift" / "torch-2.15.0-METADATA").read_text()
+METADATA = (
+    Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "drift" / "torch-2.15.0-METADATA"
+).read_text()
 
 # What a CUDA configuration's host holds (a slice of recipe/meta.yaml's): no libnvshmem-dev and
 # no libnvjitlink-dev, as in the recipe today.

@@ -10,7 +10,7 @@ import pytest
 from tools.errors import UserError
 from tools.smithy.forge_yml import load_forge_yml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _with(tmp_path: Path, old: str, new: str) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 # Lowest first; a module may import its own layer and the layers below it, never above.
 # A name covers the module and everything under it; the longest matching name wins.

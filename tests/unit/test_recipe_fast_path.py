@@ -4,7 +4,7 @@ The fast path (:mod:`tools.recipe.evaluate`) compiles meta.yaml once with select
 conditions and parses it piece by piece; the slow path selects, renders, selects again and
 parses the whole text, the way conda-build does.  On every CI config of this feedstock and of
 the fixture feedstocks they must agree field by field.  The recipe unit tests
-(tests/test_render_recipe.py) render every recipe both ways too, errors included.
+(tests/unit/test_render_recipe.py) render every recipe both ways too, errors included.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from tools.recipe.variant_config import explode, load_variant_yaml
 from tools.render import build_platform_for, list_configs, load_forge_yml
 from tools.render_meta import load_recipe_source, variants_for_config
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures" / "recipes"
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "recipes"
 FEEDSTOCKS = {"feedstock": REPO, "torchlike": FIXTURES / "torchlike", "pyext": FIXTURES / "pyext"}
 CASES = [
     pytest.param(root, config, id=f"{name}-{config}")

@@ -10,7 +10,7 @@ import pytest
 from tools.errors import UserError
 from tools.recipe import release
 
-RECIPE = Path(__file__).resolve().parent.parent / "recipe"
+RECIPE = Path(__file__).resolve().parents[2] / "recipe"
 RECIPES = ("meta.yaml", "recipe-v1.yaml")
 
 

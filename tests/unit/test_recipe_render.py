@@ -29,7 +29,7 @@ def built(config: str) -> list[RenderedOutput]:
 
 
 def config_values(config: str) -> dict:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     return YAML(typ="safe").load((root / ".ci_support" / f"{config}.yaml").read_text())
 
 
@@ -271,7 +271,7 @@ def test_final_release_configs_go_to_the_final_release_label(config):
 
 
 def test_an_rc_config_builds_nothing_for_a_final_release(tmp_path):
-    source = Path(__file__).resolve().parent.parent / ".ci_support" / f"{CONFIGS[0]}.yaml"
+    source = Path(__file__).resolve().parents[2] / ".ci_support" / f"{CONFIGS[0]}.yaml"
     rc_config = tmp_path / "rc.yaml"
     text = source.read_text()
     (target,) = config_values(CONFIGS[0])["channel_targets"]

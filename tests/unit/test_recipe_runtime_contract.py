@@ -23,7 +23,7 @@ import pytest
 
 from tools.render import RenderedOutput, list_configs, render_config
 
-RECIPE = Path(__file__).resolve().parent.parent / "recipe"
+RECIPE = Path(__file__).resolve().parents[2] / "recipe"
 CONFIGS = list_configs()
 
 

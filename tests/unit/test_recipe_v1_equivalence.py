@@ -41,7 +41,7 @@ from tools.render import (
 
 rattler_build = pytest.importorskip("rattler_build", reason="py-rattler-build is not installed")
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 RECIPE_DIR = REPO / "recipe"
 VERSION = current().version
 BUILD = current().build

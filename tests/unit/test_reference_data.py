@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tools.smithy.forge_yml import SCHEMA_PATH
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO / "tests" / "fixtures" / "reference"
 SUMS = REFERENCE / "SHA256SUMS"
 # what reached the maintainers' data beside the checkout (written so that this file does not

@@ -42,7 +42,7 @@ def run(meta: str, target: Target = LINUX, scripts=(), **spec):
 
 def render_checked(source: RecipeSource, variants, target: Target):
     """Render with the fast YAML path, and check that the slow path agrees: the same outputs
-    or the same error (tests/test_recipe_fast_path.py does the same for every CI config)."""
+    or the same error (tests/unit/test_recipe_fast_path.py does the same for every CI config)."""
     outcomes = []
     for fast in (True, False):
         try:

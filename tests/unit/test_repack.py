@@ -3,7 +3,7 @@ comparison (tools/localbuild/review/compare.py), on small packages conda-package
 makes from a folder: what a build leaves different between two runs (member times, owners,
 the order of ``depends``, the rendered recipe's time) is gone after the repack, and what the
 payload holds is not. The real engine's packages go through both in
-tests/test_rebuild_reproducible.py.
+tests/e2e/test_rebuild_reproducible.py.
 """
 
 from __future__ import annotations
