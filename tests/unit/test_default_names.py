@@ -1,4 +1,4 @@
-"""The default matrix's package names, held to tests/fixtures/default_names.json.
+"""The default matrix's package names, held to tests/golden/default_names.json.
 
 A name (name-version-build string, hash included) that moves at the same build number
 would give two different packages of one configuration one file name: a change that
