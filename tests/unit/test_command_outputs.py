@@ -2,10 +2,11 @@
 
 Each command runs in process, as `python -m tools` runs it, on inputs of the tests' own that
 no maintenance of this feedstock changes: the torchlike miniature feedstock (its recipe,
-.ci_support and conda-forge.yml; tests/fixtures/recipes), the drift fixtures' PyTorch source
-and channel data, and a package made here. A bump or a fork's tailoring of this feedstock's
-recipe (tests/e2e/test_bump_clone.py, tests/e2e/test_fork_clone.py run the suite in such a clone)
-leaves them as they are. A change to what a command prints is a diff of its golden file:
+.ci_support and conda-forge.yml; tests/fixtures/recipes) and a package made here. A bump or
+a fork's tailoring of this feedstock's recipe (tests/e2e/test_bump_clone.py and
+tests/e2e/test_fork_clone.py run the suite in such a clone) leaves them as they are. `drift`
+asks git for the recipe's last commit: its golden is tests/e2e/test_drift_output.py's. A
+change to what a command prints is a diff of its golden file:
 `python -m pytest tests/unit/test_command_outputs.py --update-golden`, then review
 `git diff tests/golden`.
 """
@@ -23,8 +24,6 @@ from tools.__main__ import main
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 TORCHLIKE = FIXTURES / "recipes" / "torchlike"
 PINNING = FIXTURES / "recipes" / "pinning-mini"
-DRIFT = FIXTURES / "drift"
-CPU = "linux_64_blas_implgenericc_compiler_version15cuda_compiler_versionNonecxx_compiler_version15"
 CUDA = "linux_64_blas_implmklc_compiler_version14cuda_compiler_version12.9cxx_compiler_version14"
 
 
@@ -62,15 +61,6 @@ def test_matrix_prints_each_ci_job_with_its_platform_and_variant(tools, golden):
     code, out = tools("matrix", "--pinning", str(PINNING))
     assert code == 0
     golden.check("matrix/torchlike.txt", out)
-
-
-def test_drift_prints_upstreams_pins_beside_the_recipes_and_the_channels(tools, golden):
-    code, out = tools(
-        *("drift", "--source", str(DRIFT / "pytorch-src"), "--config", CPU, "--output", "toy"),
-        *("--channel-data", str(DRIFT / "channeldata.json")),
-    )
-    assert code == 0
-    golden.check("drift/torchlike.txt", out)
 
 
 def _package(folder: Path) -> Path:
