@@ -17,14 +17,8 @@ from pathlib import Path
 import pytest
 from helpers.feedstock_matrix import need
 from helpers.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS, Interpreter, two_interpreters
-from helpers.wine.harness import (
-    PYBIND11,
-    Output,
-    WineCondaBuild,
-    host_python,
-    miniature_products,
-    stage,
-)
+from helpers.wine.harness import PYBIND11, Output, WineCondaBuild, host_python, stage
+from helpers.wine.products import miniature_products
 
 pytestmark = pytest.mark.slow
 

@@ -63,7 +63,7 @@ from helpers.minitorch.support import (
 )
 from helpers.recipe_release import current
 
-from tools.cuda_archs import parse_arch_list, read_rows, set_name
+from tools.render.cuda_archs import parse_arch_list, read_rows, set_name
 
 pytestmark = [
     pytest.mark.slow,

@@ -20,7 +20,7 @@ import pytest
 from helpers.cli import REPO, run_tools
 from helpers.golden import GOLDEN as GOLDEN_PATH
 
-from tools.render import list_configs, render_config
+from tools.render.config import list_configs, render_config
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "recipes" / "torchlike"
 GOLDEN_FILE = "render/torchlike.json"
