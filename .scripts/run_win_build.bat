@@ -7,7 +7,7 @@ setlocal EnableExtensions EnableDelayedExpansion
 rem A status is checked with `if !errorlevel! neq 0` on the next line, as conda-smithy's
 rem template checks it: `if errorlevel 1` is false for a crash (a negative NTSTATUS such as
 rem -1073741819), and Wine's cmd runs what follows `||` or `&&` whatever the status
-rem (tests/test_run_win_build_wine.py runs this script under Wine). Inside a ( ) block a path
+rem (tests/e2e/test_run_win_build_wine.py runs this script under Wine). Inside a ( ) block a path
 rem is expanded late (!VAR!) or quoted: %VAR% is expanded when the block is read, and a ")"
 rem in it ("C:\Program Files (x86)\...") would end the block there.
 

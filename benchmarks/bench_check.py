@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 # The tests' cache, and its one way in: a package another run is still writing is never seen.
 sys.path.insert(0, str(REPO / "tests"))
-from fixtures.cache import publish_file, staging, tests_cache_root  # noqa: E402
+from helpers.cache import publish_file, staging, tests_cache_root  # noqa: E402
 
 CACHE = tests_cache_root()
 LIBS = ("libc10.so", "libshm.so", "libtorch.so", "libtorch_cpu.so", "libtorch_global_deps.so")

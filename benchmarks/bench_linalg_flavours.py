@@ -5,7 +5,7 @@
 
 Runs the top-level (libtorch) step of recipe/build.sh for a Linux CUDA configuration
 against the miniature torch-like project (tests/fixtures/minitorch) in a temporary
-directory, with the faked conda-build environment tests/test_build_sh.py uses, then
+directory, with the faked conda-build environment tests/e2e/test_build_sh.py uses, then
 counts the compiler runs in the build tree's .ninja_log per source file. An object is
 "linalg" when only the libtorch_cuda_linalg targets compiled it. On the real tree every
 non-linalg object compiled twice is a heavy nvcc translation unit compiled once more
@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
 import pytest  # noqa: E402  (the fixtures skip with pytest's exception)
-from fixtures.minitorch.fake_conda_build import FakeCondaBuild  # noqa: E402
-from fixtures.minitorch.support import (  # noqa: E402
+from helpers.minitorch.fake_conda_build import FakeCondaBuild  # noqa: E402
+from helpers.minitorch.support import (  # noqa: E402
     RECIPE_DIR,
     base_venv,
     compiles,

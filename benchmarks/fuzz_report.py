@@ -4,7 +4,7 @@
     python benchmarks/fuzz_report.py [--cases N] [--seed S] [--kind KIND ...] [-v]
 
 Each case damages one real input and runs the command that reads it (see
-tests/fixtures/fuzz.py).  Prints one row per input kind, the failing cases (with -v
+tests/helpers/fuzz.py).  Prints one row per input kind, the failing cases (with -v
 all of their problems), and last ``fuzz: N inputs, T tracebacks, W writes outside``.
 Exits 1 when any case failed; the repository is compared by content before and after.
 """
@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
-from fixtures.fuzz import Campaign, changed, summary, tree_digest  # noqa: E402 (after sys.path)
+from helpers.fuzz import Campaign, changed, summary, tree_digest  # noqa: E402 (after sys.path)
 
 
 def main() -> int:

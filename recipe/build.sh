@@ -53,7 +53,7 @@
 # The seam: the script drives the source tree only through those commands and
 # build/CMakeCache.txt (+ .skbuild-info.json), the install tree, and the install component
 # patch 0004 defines (`cmake --install build --component cuda_linalg_nomagma`). It needs
-# no knowledge of PyTorch's internal files. tests/test_build_sh.py runs this very script
+# no knowledge of PyTorch's internal files. tests/e2e/test_build_sh.py runs this very script
 # against a miniature torch-shaped project (tests/fixtures/minitorch, both layouts) in a
 # faked conda-build environment. The miniature forwards BUILD_*/USE_*/CMAKE_* the way
 # PyTorch 2.15 does, and reads MAGMA_HOME, BLAS, OpenBLAS_*, TORCH_CUDA_ARCH_LIST,
@@ -520,7 +520,7 @@ install_libtorch_files() {
     local listing line files=()
     mkdir -p "${STAGE_DIR}"
     listing="$(package_files libtorch --tree "$(install_tree)")"
-    # One path per line (no `mapfile`: macOS's /bin/bash is 3.2, tests/test_bash32_static.py).
+    # One path per line (no `mapfile`: macOS's /bin/bash is 3.2, tests/unit/test_bash32_static.py).
     while IFS= read -r line; do
         if [[ -n "${line}" ]]; then files+=("${line}"); fi
     done <<< "${listing}"
@@ -605,7 +605,7 @@ compile_libtorch() {
     setuptools_only_settings
     # A work directory compiled before (a rebuild in a kept one) compiles again,
     # incrementally; until this compile has finished, no libtorch stage may take the tree
-    # for complete (bld.bat does the same; tests/test_bld_bat_wine_failures.py). After the
+    # for complete (bld.bat does the same; tests/e2e/test_bld_bat_wine_failures.py). After the
     # checks above, which change nothing on the machine they refuse.
     rm -f "${COMPILED_MARKER}"
     # What every later configure of this tree must see again (check_stage_environment).
@@ -748,7 +748,7 @@ drop_stale_bytecode() {
 drop_direct_url() {
     # pip records where it installed from (PEP 610): file://<the build machine's work folder>,
     # meaningless on a user's machine (python -m tools check: layout.build-prefix). Found by
-    # the real-engine test (tests/test_e2e_real_engine.py).
+    # the real-engine test (tests/e2e/test_e2e_real_engine.py).
     local info
     for info in "${SP_DIR}"/torch-*.dist-info; do
         rm -f "${info}/direct_url.json"
@@ -800,7 +800,7 @@ configure_build() {
     configure_pytorch
 }
 
-# Sourced (tests/test_build_sh_functions.py), the script only defines its functions.
+# Sourced (tests/e2e/test_build_sh_functions.py), the script only defines its functions.
 if [[ "${BASH_SOURCE[0]}" != "${0}" ]]; then
     return 0
 fi

@@ -10,6 +10,8 @@
 - ``torch_wheel``: the real PyTorch 2.13.0 CPU wheel, fetched once per machine
   with ``pip download`` into that cache; ``torch_site``: it unpacked there once
   (importable through PYTHONPATH; skips unless the wheel is this interpreter's).
+- ``golden``: compares a command's output with its file under tests/golden/ (rewritten
+  instead with ``--update-golden``; tests/helpers/golden.py).
 - renders the toolkit keeps on disk (tools/foundation/diskcache.py) go to a folder of the session's
   own (shared by its xdist workers), for the commands the tests run too: a test sees the
   renders of the code under test, and the user's ~/.cache/pytorch-feedstock is left alone.
@@ -24,11 +26,26 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fixtures.cache import CacheError, pip_download, tests_cache_root, unpacked_wheel
-from fixtures.feedstock_matrix import PINNING, REFERENCE
+from helpers.cache import CacheError, pip_download, tests_cache_root, unpacked_wheel
+from helpers.feedstock_matrix import PINNING, REFERENCE
+from helpers.golden import Golden
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TORCH_VERSION = "2.13.0"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite the golden files (tests/golden/) the selected tests compare with, "
+        "from what the commands print now; review `git diff tests/golden` after",
+    )
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> Golden:
+    return Golden(request.config.getoption("update_golden"), request.node.nodeid)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -173,8 +190,8 @@ def upstream_cuda13_wheel(tests_cache_dir: Path) -> Path:
         pytest.skip(str(error))
 
 
-# Upstream's 2.15.0 wheels of the three platforms the replays lay out (tests/test_layout_replay.py);
-# one Python's wheel each: the file layout does not depend on it.
+# Upstream's 2.15.0 wheels of the three platforms the replays lay out
+# (tests/e2e/test_layout_replay.py); one Python's wheel each: the file layout does not depend on it.
 UPSTREAM_WHEELS = {
     "linux-64": ("manylinux_2_28_x86_64", "manylinux_2_28_x86_64"),
     "osx-arm64": ("macosx_14_0_arm64", "macosx_*_arm64"),

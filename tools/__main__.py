@@ -54,7 +54,7 @@ def _available() -> dict[str, str]:
     return found
 
 
-# README.md says this too, word for word (tests/test_cli_conventions.py holds them together).
+# README.md says this too, word for word (tests/e2e/test_cli_conventions.py holds them together).
 WHERE_TO_RUN = (
     "Run it from the repository root as `python -m tools`, or from any directory as "
     "`python <repository>/tools` (from recipe/: `python ../tools explain`)."

@@ -4,7 +4,7 @@ A fatbin is a sequence of containers (magic 0xBA55ED50, header size, payload siz
 holding entries with a header of their own: kind (1 PTX, 2 ELF/SASS), header size,
 payload size and, at byte 28, the GPU architecture (75 for sm_75). Flag bits at byte 40
 mark the architecture-specific (``sm_90a``) and family (``sm_100f``) variants; they were
-read off nvcc 13.0's output (tests/test_check_fatbin.py compiles both). Only the headers
+read off nvcc 13.0's output (tests/e2e/test_check_fatbin.py compiles both). Only the headers
 are read: a compressed 1 GB fatbin costs a few kilobytes of reads.
 """
 

@@ -1,7 +1,7 @@
 """Local and CFEP-03 batch builds behind ``build-locally.py``.
 
 Four parts, imported one way (``schedule`` <- ``engines`` <- ``batch`` <- ``review``;
-tests/test_import_layers.py holds the order), on a few shared modules:
+tests/unit/test_import_layers.py holds the order), on a few shared modules:
 
 - ``options/``: the command line and the environment, read once into the mode they name
   (one frozen record per mode: fetch sources, list, debug, dry run, build);

@@ -5,7 +5,7 @@ conda-build selects lines, renders jinja2, selects again and parses YAML.  The f
 into a jinja condition and parses the result piece by piece (:func:`loader.load_chunked`);
 whenever it cannot handle a recipe, or rendering or parsing fails, it falls back to the slow
 path, which reports the error with its source line.  Both give the same data
-(tests/test_recipe_fast_path.py).
+(tests/unit/test_recipe_fast_path.py).
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ class Provenance:
     def to_json(self) -> ProvenanceRecord:
         found = asdict(self)
         found["channels"] = list(self.channels) if self.channels is not None else None
-        return found  # type: ignore[return-value]  # the same keys: tests/test_summary_schema.py
+        return found  # type: ignore[return-value]  # the same keys: tests/unit/test_summary_schema.py
 
     @classmethod
     def from_json(cls, data: object) -> Provenance | None:

@@ -1,0 +1,39 @@
+"""The unit tests' guard (tests/unit/conftest.py): a unit test that starts a process fails,
+naming the call, whichever way it starts it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def test_subprocess_run_fails_the_test_naming_the_program():
+    with pytest.raises(pytest.fail.Exception, match=r"subprocess\.Popen\(\['git', 'status'\]\)"):
+        subprocess.run(["git", "status"], check=False)
+
+
+def test_os_system_fails_the_test():
+    with pytest.raises(pytest.fail.Exception, match=r"os\.system\('true'\).*tests/e2e/"):
+        os.system("true")
+
+
+def test_os_exec_fails_the_test_before_it_replaces_the_process():
+    with pytest.raises(pytest.fail.Exception, match=r"os\.execv"):
+        os.execv(sys.executable, [sys.executable, "-c", "pass"])
+
+
+def _version_or_none() -> str | None:
+    """What code under test often does: a program that cannot run is "unknown"."""
+    try:
+        return subprocess.check_output(["git", "--version"], text=True)
+    except Exception:
+        return None
+
+
+def test_code_that_catches_exceptions_does_not_hide_the_attempt():
+    # The guard raises pytest's own outcome, no Exception (nor OSError) for code to catch.
+    with pytest.raises(pytest.fail.Exception):
+        _version_or_none()
