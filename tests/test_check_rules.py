@@ -19,17 +19,17 @@ import pytest
 from conda_package_streaming.create import conda_builder
 
 from tools.check import Expectations, OutputExpectation, load, run_checks
-from tools.check.abi import declared_abi
+from tools.check.rules.abi import declared_abi
 from tools.check.archive import Member, Package, build_prefix_strings, unsafe_reason
-from tools.check.elf import ElfInfo, read_elf
+from tools.check.readers.elf import ElfInfo, read_elf
 from tools.check.expectations import (
     build_string_cuda_major,
     build_string_flavor,
     build_string_python,
     from_rendered,
 )
-from tools.check.linkage import runpath_problem
-from tools.check.metadata import compare_specs
+from tools.check.rules.elf import runpath_problem
+from tools.check.rules.metadata import compare_specs
 from tools.check.tree import Tree
 
 REPO = Path(__file__).resolve().parent.parent

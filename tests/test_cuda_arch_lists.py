@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from fixtures import feedstock_matrix
 
-from tools.check.elf import read_elf
+from tools.check.readers.elf import read_elf
 from tools.cuda_archs import parse_arch_list, runnable
 
 REPO = Path(__file__).resolve().parent.parent

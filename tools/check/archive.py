@@ -18,21 +18,20 @@ import tarfile
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from conda_package_streaming.package_streaming import stream_conda_component
 
-from tools.check.elf import ElfInfo, read_elf
-from tools.check.findings import Finding, failed, member_path, passed
 from tools.check.formats import BinaryFormat, binary_format, foreign_format, wheel_platforms
+from tools.check.readers.elf import ElfInfo, read_elf
 from tools.errors import UserError
 
 if TYPE_CHECKING:  # their readers' libraries are imported only when such a file is met
-    from tools.check.macho import MachOInfo
-    from tools.check.pe import PeInfo
+    from tools.check.readers.macho import MachOInfo
+    from tools.check.readers.pe import PeInfo
 
 
 def _zstd_error() -> tuple[type[Exception], ...]:
@@ -120,7 +119,7 @@ class Package:
     unsafe: tuple[tuple[str, str], ...] = ()  # (member name, why)
     elves: Mapping[str, ElfInfo] = field(default_factory=dict)
     elf_errors: Mapping[str, str] = field(default_factory=dict)
-    # Mach-O (macOS) and PE (Windows) files: tools/check/macho.py, tools/check/pe.py
+    # Mach-O (macOS) and PE (Windows) files: tools/check/readers/macho.py, tools/check/readers/pe.py
     machos: Mapping[str, MachOInfo] = field(default_factory=dict)
     pes: Mapping[str, PeInfo] = field(default_factory=dict)
     # member -> (format, why it could not be read): Mach-O and PE files that did not parse,
@@ -225,8 +224,8 @@ class _Collector:
 
     def _macho(self, path: str, stream: BinaryIO, head: bytes, size: int) -> None:
         # Read front to back, never spooled: the load commands are at the front of each slice
-        # and the signature at its end (tools/check/macho.py).
-        from tools.check.macho import Forward, read_macho
+        # and the signature at its end (tools/check/readers/macho.py).
+        from tools.check.readers.macho import Forward, read_macho
 
         try:
             self.machos[path] = read_macho(Forward(stream, head), size)
@@ -253,7 +252,7 @@ class _Collector:
             if kind == "ELF":
                 self.elves[path] = read_elf(stream)
             else:
-                from tools.check.pe import read_pe
+                from tools.check.readers.pe import read_pe
 
                 self.pes[path] = read_pe(real, stream)
         except ValueError as exc:
@@ -474,48 +473,4 @@ def _prefix_package(prefix: Path, record: Mapping, workdir: Path) -> Package:
         texts=collector.texts,
         analysed=analyse,
         missing=tuple(missing),
-    )
-
-
-def check_members(packages: Iterable[Package]) -> list[Finding]:
-    """Unsafe members (absolute, '..', escaping links) are failures; they were never written.
-
-    In a prefix, the files a package's conda-meta record lists must all be there: a check of
-    what is missing would otherwise pass by having nothing to look at.
-    """
-    findings = []
-    for package in packages:
-        if package.kind == "prefix":
-            if package.analysed:
-                findings.append(_prefix_files(package))
-            continue
-        for name, reason in package.unsafe:
-            findings.append(failed("archive.member", member_path(package.label, name), reason))
-        if not package.unsafe:
-            findings.append(
-                passed(
-                    "archive.member",
-                    package.label,
-                    f"{len(package.members)} members, all inside the package",
-                )
-            )
-    return findings
-
-
-def _prefix_files(package: Package) -> Finding:
-    record = f"conda-meta record of {package.name}"
-    if package.missing:
-        first = ", ".join(package.missing[:3]) + (" ..." if len(package.missing) > 3 else "")
-        return failed(
-            "prefix.files",
-            package.label,
-            f"{len(package.missing)} of {len(package.members) + len(package.missing)} files "
-            f"the {record} lists are missing ({first}); reinstall {package.name}",
-        )
-    if not package.members:
-        return failed("prefix.files", package.label, f"the {record} lists no files")
-    return passed(
-        "prefix.files",
-        package.label,
-        f"all {len(package.members)} files the {record} lists are present",
     )

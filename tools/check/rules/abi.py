@@ -15,6 +15,8 @@ from tools.check.archive import Package
 from tools.check.context import Context, is_torch
 from tools.check.findings import Finding, failed, member_path, passed, warned
 
+IDS = ("abi.cxx11", "abi.static-libstdcxx")
+
 _ABI_FLAG = re.compile(r"_GLIBCXX_USE_CXX11_ABI=([01])")
 # Thresholds of PyTorch's check_binary_symbols.py: enough evidence that the
 # library really uses one ABI, not a handful of stray symbols.

@@ -8,9 +8,11 @@ import re
 
 from tools.check.context import Context, is_torch
 from tools.check.expectations import build_string_cuda_major, build_string_flavor
-from tools.check.fatbin import DeviceCode
 from tools.check.findings import Finding, failed, member_path, passed, warned
+from tools.check.readers.fatbin import DeviceCode
 from tools.cuda_archs import Promise, parse_arch_list, runnable
+
+IDS = ("cuda.runtime", "cuda.magma", "cuda.fatbin", "cuda.native-aot")
 
 _CUDART = re.compile(r"^libcudart\.so\.(\d+)$")
 _CUDA_LIBS = re.compile(r"^lib(?:cudart|cuda|cublas|cublasLt|cudnn|nvrtc|nccl)\.so")
@@ -128,7 +130,8 @@ def check_fatbins(ctx: Context) -> list[Finding]:
     for package in ctx.analysed():
         if not is_torch(package):
             continue
-        # ELF's .nv_fatbin, and PE's .nv_fatb (its name cut to 8 characters: tools/check/pe.py)
+        # ELF's .nv_fatbin, and PE's .nv_fatb (its name cut to 8 characters:
+        # tools/check/readers/pe.py)
         with_code = {**package.elves, **package.pes}
         for path, info in sorted(with_code.items()):
             if not info.device_code:

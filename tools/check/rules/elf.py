@@ -1,20 +1,34 @@
-"""Dynamic linking: NEEDED resolution, RUNPATH hygiene, symbol-version ceilings."""
+"""The ELF rules, on every ELF file of a Linux package or wheel (tools/check/readers/elf.py):
+the machine, NEEDED resolution (rules/linked.py, with :class:`ElfLinker`), RUNPATH hygiene,
+symbol-version ceilings."""
 
 from __future__ import annotations
 
 import fnmatch
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 
 import rattler
 
 from tools.check.archive import Package
 from tools.check.context import Context
-from tools.check.elf import ElfInfo
 from tools.check.findings import Finding, failed, machine_findings, member_path, passed, warned
 from tools.check.providers import dependency_names, providers_of
+from tools.check.readers.binary import Binary
+from tools.check.readers.elf import ElfInfo
 from tools.check.requires_dist import provided_libraries
+from tools.check.rules import each_package, verdict
+from tools.check.rules.linked import RESOLVED, Resolved, Resolver, Unresolved
+
+READ = "elf.read"
+MACHINE = "elf.machine"
+NEEDED = "elf.needed"
+RUNPATH = "elf.runpath"
+GLIBC = "elf.glibc"
+GLIBCXX = "elf.glibcxx"
+CXXABI = "elf.cxxabi"
+IDS = (READ, MACHINE, NEEDED, RUNPATH, GLIBC, GLIBCXX, CXXABI)
 
 # Provided by the system's C library on every Linux target conda-forge supports.
 GLIBC_FAMILY = (
@@ -73,92 +87,77 @@ def _resolve_origin(member: str, entry: str) -> str | None:
     return posixpath.normpath(posixpath.join(posixpath.dirname(member), rest))
 
 
-def search_dirs(member: str, info: ElfInfo) -> list[str]:
+def search_dirs(member: str, binary: Binary) -> list[str]:
     """The package-relative directories the loader would search for this file's NEEDED."""
-    resolved = (_resolve_origin(member, entry) for entry in info.runpath or info.rpath)
+    resolved = (_resolve_origin(member, entry) for entry in binary.looks_in)
     return [directory for directory in resolved if directory is not None]
 
 
 # ---------------------------------------------------------------- elf.needed
 
 
-def check_needed(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        if not package.elves:
-            continue
+class ElfLinker:
+    """elf.needed (rules/linked.py): a NEEDED resolves through the file's RUNPATH (or RPATH)
+    in the packages, to glibc or the driver, to a run dependency that ships it, or, for a
+    wheel, to the system's C++ runtime or a wheel of its Requires-Dist."""
+
+    check = NEEDED
+
+    def files(self, package: Package) -> Mapping[str, ElfInfo]:
+        return package.elves
+
+    def binaries(self, package: Package) -> Iterator[tuple[str, str, ElfInfo]]:
+        for path, info in sorted(package.elves.items()):
+            yield path, member_path(package.label, path), info
+
+    def resolver(self, ctx: Context, package: Package) -> Resolver:
         tree = ctx.tree_for(package)
         deps = dependency_names(package)
         from_wheels = provided_libraries(package)
-        used_wheels: dict[str, str] = {}
         allowed = (
             GLIBC_FAMILY + DRIVER_LIBRARIES + (MANYLINUX_EXTRA if package.kind == "wheel" else ())
         )
-        used_deps: set[str] = set()
-        problems = 0
-        for path, info in sorted(package.elves.items()):
-            dirs = search_dirs(path, info)
-            for needed in info.needed:
-                if _matches(needed, allowed):
-                    continue
-                if any(
-                    tree.resolve(posixpath.join(d, needed)) for d in dirs if not d.startswith("..")
-                ):
-                    continue
-                providers = providers_of(needed)
-                provided_by = sorted(deps.intersection(providers))
-                if provided_by:
-                    used_deps.update(provided_by)
-                    continue
-                if needed in from_wheels:
-                    used_wheels[needed] = from_wheels[needed]
-                    continue
-                elsewhere = [p for p in tree.named(needed) if tree.resolve(p)]
-                where = member_path(package.label, path)
-                problems += 1
-                if elsewhere:
-                    findings.append(
-                        warned(
-                            "elf.needed",
-                            where,
-                            f"{needed} exists at {elsewhere[0]} but not on this file's RUNPATH "
-                            f"({':'.join(info.runpath or info.rpath) or 'none'})",
-                        )
-                    )
-                elif providers:
-                    findings.append(
-                        failed(
-                            "elf.needed",
-                            where,
-                            f"{needed} is not in the packages; "
-                            f"it comes from {' or '.join(providers)}, "
-                            "which is not a run dependency",
-                        )
-                    )
-                else:
-                    findings.append(
-                        failed(
-                            "elf.needed",
-                            where,
-                            f"{needed} resolves nowhere: not shipped by the checked packages, "
-                            "not a system or driver library, "
-                            "no known provider among the run dependencies",
-                        )
-                    )
-        wheels = ", ".join(f"{lib} by {req}" for lib, req in sorted(used_wheels.items()))
-        if not problems:
-            via = f"; from run dependencies: {', '.join(sorted(used_deps))}" if used_deps else ""
-            via += f"; from Requires-Dist: {wheels}" if wheels else ""
-            findings.append(
-                passed(
-                    "elf.needed",
-                    package.label,
-                    f"all NEEDED of {len(package.elves)} ELF files resolve{via}",
+
+        def resolve(member: str, binary: Binary, needed: str) -> Resolved | Unresolved:
+            if _matches(needed, allowed):
+                return RESOLVED
+            dirs = search_dirs(member, binary)
+            if any(tree.resolve(posixpath.join(d, needed)) for d in dirs if not d.startswith("..")):
+                return RESOLVED
+            providers = providers_of(needed)
+            provided_by = sorted(deps.intersection(providers))
+            if provided_by:
+                return Resolved(deps=tuple(provided_by))
+            if needed in from_wheels:
+                return Resolved(wheel=(needed, from_wheels[needed]))
+            elsewhere = [p for p in tree.named(needed) if tree.resolve(p)]
+            if elsewhere:
+                return Unresolved(
+                    "warn",
+                    f"{needed} exists at {elsewhere[0]} but not on this file's RUNPATH "
+                    f"({':'.join(binary.looks_in) or 'none'})",
                 )
+            if providers:
+                return Unresolved(
+                    "fail",
+                    f"{needed} is not in the packages; it comes from {' or '.join(providers)}, "
+                    "which is not a run dependency",
+                )
+            return Unresolved(
+                "fail",
+                f"{needed} resolves nowhere: not shipped by the checked packages, "
+                "not a system or driver library, no known provider among the run dependencies",
             )
-        elif wheels:
-            findings.append(passed("elf.needed", package.label, f"from Requires-Dist: {wheels}"))
-    return findings
+
+        return resolve
+
+    def all_resolve(self, files: int, deps: list[str], wheels: str) -> str:
+        via = f"; from run dependencies: {', '.join(deps)}" if deps else ""
+        via += f"; from Requires-Dist: {wheels}" if wheels else ""
+        return f"all NEEDED of {files} ELF files resolve{via}"
+
+
+LINKER = ElfLinker()
 
 
 # ---------------------------------------------------------------- elf.runpath
@@ -176,36 +175,23 @@ def runpath_problem(member: str, entry: str, *, relative_root: bool) -> str | No
 
 
 def check_runpath(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        if not package.elves:
-            continue
-        bad = 0
-        for path, info in sorted(package.elves.items()):
-            for kind, entries in (("RUNPATH", info.runpath), ("RPATH", info.rpath)):
-                problems = [
-                    p
-                    for e in entries
-                    if (p := runpath_problem(path, e, relative_root=package.kind != "wheel"))
-                ]
-                if problems:
-                    bad += 1
-                    findings.append(
-                        failed(
-                            "elf.runpath",
-                            member_path(package.label, path),
-                            "; ".join(problems).replace("RUNPATH", kind),
-                        )
-                    )
-        if not bad:
-            findings.append(
-                passed(
-                    "elf.runpath",
-                    package.label,
-                    f"every RUNPATH/RPATH of {len(package.elves)} ELF files is $ORIGIN-relative",
-                )
-            )
-    return findings
+    return each_package(ctx, _runpath, lambda package: package.elves)
+
+
+def _runpath(package: Package) -> list[Finding]:
+    problems = []
+    for path, info in sorted(package.elves.items()):
+        for kind, entries in (("RUNPATH", info.runpath), ("RPATH", info.rpath)):
+            found = [
+                p
+                for e in entries
+                if (p := runpath_problem(path, e, relative_root=package.kind != "wheel"))
+            ]
+            if found:
+                where = member_path(package.label, path)
+                problems.append(failed(RUNPATH, where, "; ".join(found).replace("RUNPATH", kind)))
+    detail = f"every RUNPATH/RPATH of {len(package.elves)} ELF files is $ORIGIN-relative"
+    return verdict(RUNPATH, package, problems, detail)
 
 
 # ---------------------------------------------------------------- symbol versions
@@ -254,13 +240,13 @@ def check_symbol_versions(ctx: Context) -> list[Finding]:
         for path in sorted(private):
             findings.append(
                 failed(
-                    "elf.glibc",
+                    GLIBC,
                     member_path(package.label, path),
                     "requires GLIBC_PRIVATE symbols, which no other glibc build provides",
                 )
             )
         ceiling, why = _glibc_ceiling(package, ctx)
-        findings.extend(_compare(package, "GLIBC", "elf.glibc", ceiling, why))
+        findings.extend(_compare(package, "GLIBC", GLIBC, ceiling, why))
         glibcxx_ceiling = cxxabi_ceiling = None
         why_cxx = ""
         if gcc_major is not None:
@@ -270,13 +256,13 @@ def check_symbol_versions(ctx: Context) -> list[Finding]:
             else:
                 findings.append(
                     warned(
-                        "elf.glibcxx",
+                        GLIBCXX,
                         package.label,
                         f"no libstdc++ version table for cxx_compiler_version {compiler}",
                     )
                 )
-        findings.extend(_compare(package, "GLIBCXX", "elf.glibcxx", glibcxx_ceiling, why_cxx))
-        findings.extend(_compare(package, "CXXABI", "elf.cxxabi", cxxabi_ceiling, why_cxx))
+        findings.extend(_compare(package, "GLIBCXX", GLIBCXX, glibcxx_ceiling, why_cxx))
+        findings.extend(_compare(package, "CXXABI", CXXABI, cxxabi_ceiling, why_cxx))
     return findings
 
 
@@ -316,21 +302,25 @@ SUBDIR_MACHINES = {
 
 
 def check_machine(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        expected = SUBDIR_MACHINES.get(package.subdir)
-        if expected is None or not package.elves:
-            continue
-        machines = {path: info.machine for path, info in package.elves.items()}
-        findings += machine_findings(
-            "elf.machine", package.label, package.subdir, machines, expected, "ELF"
-        )
-    return findings
+    return each_package(
+        ctx,
+        lambda package: machine_findings(
+            MACHINE,
+            package.label,
+            package.subdir,
+            {path: info.machine for path, info in package.elves.items()},
+            SUBDIR_MACHINES[package.subdir],
+            "ELF",
+        ),
+        lambda package: package.subdir in SUBDIR_MACHINES and package.elves,
+    )
 
 
 def check_elf_readable(ctx: Context) -> list[Finding]:
-    return [
-        failed("elf.read", member_path(package.label, path), error)
-        for package in ctx.analysed()
-        for path, error in sorted(package.elf_errors.items())
-    ]
+    return each_package(
+        ctx,
+        lambda package: [
+            failed(READ, member_path(package.label, path), error)
+            for path, error in sorted(package.elf_errors.items())
+        ],
+    )

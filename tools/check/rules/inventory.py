@@ -13,6 +13,7 @@ from tools.check.findings import Finding, failed, member_path, passed, warned
 from tools.check.formats import READ, platform_format
 
 CHECK = "binary.formats"
+IDS = (CHECK,)
 
 
 def check_formats(ctx: Context) -> list[Finding]:

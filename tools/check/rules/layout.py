@@ -11,6 +11,14 @@ from tools.check.context import Context, is_torch, package_python
 from tools.check.expectations import build_string_cuda_major
 from tools.check.findings import Finding, failed, member_path, passed
 
+IDS = (
+    "layout.expected-files",
+    "layout.overlap",
+    "layout.torch-lib-links",
+    "layout.pyc",
+    "layout.build-prefix",
+)
+
 _SITE_TORCH_LIB = re.compile(r"^lib/python\d+\.\d+/site-packages/torch/lib/(?P<rest>.+)$")
 _PYC = re.compile(r"(?:^|/)__pycache__/[^/]+\.(?:cpython|cp)-?(?P<tag>\d{2,3})[^/]*\.pyc$")
 

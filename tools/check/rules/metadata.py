@@ -16,6 +16,8 @@ from tools.check.archive import Package
 from tools.check.context import Context, package_python
 from tools.check.findings import Finding, failed, passed, warned
 
+IDS = ("metadata.depends", "metadata.constrains", "metadata.run-exports", "metadata.output")
+
 
 def _parse(spec: str) -> tuple[str, str | None, str | None]:
     """(name, version, build) of a match spec; a bad spec keeps its first word as name."""

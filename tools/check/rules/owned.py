@@ -26,6 +26,7 @@ from tools.check.context import Context
 from tools.check.findings import Finding, failed, member_path, passed, warned
 
 CHECK = "layout.dependency-owned"
+IDS = (CHECK,)
 
 # conda-forge package -> path patterns (relative to $PREFIX) its packages install, for the
 # libraries whose copies PyTorch's install tree carries (the top-level names of the 2.13.0

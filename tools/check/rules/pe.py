@@ -12,12 +12,25 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from tools.check.archive import Package
 from tools.check.context import Context
-from tools.check.findings import Finding, failed, machine_findings, member_path, passed
+from tools.check.findings import Finding, failed, machine_findings, member_path
 from tools.check.providers import dependency_names, providers_of
+from tools.check.readers.binary import Binary
+from tools.check.rules import each_package, verdict
+from tools.check.rules.linked import RESOLVED, Resolved, Resolver, Unresolved
 from tools.check.tree import Tree
+
+if TYPE_CHECKING:  # pefile is imported only where a PE file is read
+    from tools.check.readers.pe import PeInfo
+
+MACHINE = "pe.machine"
+IMPORTS = "pe.imports"
+CRT = "pe.crt"
+IDS = (MACHINE, IMPORTS, CRT)
 
 # conda subdir -> the machine its PE files must have (pefile's IMAGE_FILE_MACHINE_ names)
 SUBDIR_MACHINES = {"win-64": "AMD64", "win-arm64": "ARM64", "win-32": "I386"}
@@ -104,16 +117,18 @@ def is_system(name: str) -> bool:
 
 
 def check_machine(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        expected = SUBDIR_MACHINES.get(package.subdir)
-        if expected is None or not package.pes:
-            continue
-        machines = {path: info.machine for path, info in package.pes.items()}
-        findings += machine_findings(
-            "pe.machine", package.label, package.subdir, machines, expected, "PE"
-        )
-    return findings
+    return each_package(
+        ctx,
+        lambda package: machine_findings(
+            MACHINE,
+            package.label,
+            package.subdir,
+            {path: info.machine for path, info in package.pes.items()},
+            SUBDIR_MACHINES[package.subdir],
+            "PE",
+        ),
+        lambda package: package.subdir in SUBDIR_MACHINES and package.pes,
+    )
 
 
 def search_dirs(package: Package, member: str, tree: Tree) -> set[str]:
@@ -131,59 +146,67 @@ def search_dirs(package: Package, member: str, tree: Tree) -> set[str]:
     return dirs
 
 
-def check_imports(ctx: Context) -> list[Finding]:
-    """Every imported (and delay-loaded) DLL is in the package, a run dependency's or the
-    system's; the C runtime's DLLs are pe.crt's business."""
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        if not package.pes:
-            continue
+class PeLinker:
+    """pe.imports (rules/linked.py): every imported (and delay-loaded) DLL is in the package,
+    a run dependency's or the system's; the C runtime's DLLs are pe.crt's business."""
+
+    check = IMPORTS
+
+    def files(self, package: Package) -> Mapping[str, PeInfo]:
+        return package.pes
+
+    def binaries(self, package: Package) -> Iterator[tuple[str, str, PeInfo]]:
+        for path, info in sorted(package.pes.items()):
+            yield path, member_path(package.label, path), info
+
+    def resolver(self, ctx: Context, package: Package) -> Resolver:
         tree = ctx.tree_for(package)
         deps = dependency_names(package)
-        used: set[str] = set()
-        problems = 0
-        for path, info in sorted(package.pes.items()):
-            dirs = search_dirs(package, path, tree)
-            for name in info.all_imports:
-                folded = name.lower()
-                if _is_crt(folded) or is_system(folded):
-                    continue
-                if PYTHON_DLL.match(folded) and package.kind == "wheel":
-                    continue
-                if any(
-                    posixpath.dirname(p) in dirs and tree.resolve(p)
-                    for p in tree.named_nocase(name)
-                ):
-                    continue
-                providers = providers_of(name, windows=True)
-                provided = sorted(deps.intersection(providers))
-                if provided:
-                    used.update(provided)
-                    continue
-                problems += 1
-                where = member_path(package.label, path)
-                elsewhere = [p for p in tree.named_nocase(name) if tree.resolve(p)]
-                if elsewhere:
-                    why = (
-                        f"imports {name}, which is at {elsewhere[0]}, outside the folders "
-                        f"Windows searches for it ({', '.join(sorted(dirs))})"
-                    )
-                elif providers:
-                    why = (
-                        f"imports {name}, which comes from {' or '.join(providers)}, "
-                        "not a run dependency"
-                    )
-                else:
-                    why = (
-                        f"imports {name}, which nothing provides: not in the packages, not a "
-                        "system DLL, no known provider among the run dependencies"
-                    )
-                findings.append(failed("pe.imports", where, why))
-        if not problems:
-            via = f"; from run dependencies: {', '.join(sorted(used))}" if used else ""
-            detail = f"every DLL that {len(package.pes)} PE files import resolves{via}"
-            findings.append(passed("pe.imports", package.label, detail))
-    return findings
+        dirs_of: dict[str, set[str]] = {}
+
+        def resolve(member: str, binary: Binary, name: str) -> Resolved | Unresolved:
+            folded = name.lower()
+            if _is_crt(folded) or is_system(folded):
+                return RESOLVED
+            if PYTHON_DLL.match(folded) and package.kind == "wheel":
+                return RESOLVED
+            if member not in dirs_of:
+                dirs_of[member] = search_dirs(package, member, tree)
+            dirs = dirs_of[member]
+            if any(
+                posixpath.dirname(p) in dirs and tree.resolve(p) for p in tree.named_nocase(name)
+            ):
+                return RESOLVED
+            providers = providers_of(name, windows=True)
+            provided = sorted(deps.intersection(providers))
+            if provided:
+                return Resolved(deps=tuple(provided))
+            elsewhere = [p for p in tree.named_nocase(name) if tree.resolve(p)]
+            if elsewhere:
+                why = (
+                    f"imports {name}, which is at {elsewhere[0]}, outside the folders "
+                    f"Windows searches for it ({', '.join(sorted(dirs))})"
+                )
+            elif providers:
+                why = (
+                    f"imports {name}, which comes from {' or '.join(providers)}, "
+                    "not a run dependency"
+                )
+            else:
+                why = (
+                    f"imports {name}, which nothing provides: not in the packages, not a "
+                    "system DLL, no known provider among the run dependencies"
+                )
+            return Unresolved("fail", why)
+
+        return resolve
+
+    def all_resolve(self, files: int, deps: list[str], wheels: str) -> str:
+        via = f"; from run dependencies: {', '.join(deps)}" if deps else ""
+        return f"every DLL that {files} PE files import resolves{via}"
+
+
+LINKER = PeLinker()
 
 
 def check_crt(ctx: Context) -> list[Finding]:
@@ -191,39 +214,36 @@ def check_crt(ctx: Context) -> list[Finding]:
     msvcrt.dll or an older Visual C++ runtime, and vc14_runtime a run dependency of a conda
     package that imports its DLLs (a wheel relies on the Visual C++ redistributable, which
     PyTorch's Windows install instructions require)."""
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        if not package.pes:
-            continue
-        deps = dependency_names(package)
-        has_vc = any(name in deps for name in VC_RUNTIME_PACKAGES)
-        problems = 0
-        vc_used = False
-        for path, info in sorted(package.pes.items()):
-            where = member_path(package.label, path)
-            for name in info.all_imports:
-                folded = name.lower()
-                why = None
-                if DEBUG_CRT.match(folded):
-                    why = (
-                        f"imports {name}, a debug C runtime: not redistributable and absent "
-                        "from users' machines (a Debug build, or /MDd)"
-                    )
-                elif OLD_CRT.match(folded):
-                    why = (
-                        f"imports {name}, a C runtime other than the UCRT (MinGW's default, or "
-                        "a pre-2015 compiler): its heap and FILE* are not the ones the other "
-                        "DLLs share"
-                    )
-                elif VC_RUNTIME.match(folded):
-                    vc_used = True
-                    if package.kind == "conda" and not has_vc:
-                        why = f"imports {name}, from vc14_runtime, which is not a run dependency"
-                if why:
-                    problems += 1
-                    findings.append(failed("pe.crt", where, why))
-        if not problems:
-            via = " and vc14_runtime" if vc_used else ""
-            detail = f"{len(package.pes)} PE files use the UCRT{via}; no debug or MinGW runtime"
-            findings.append(passed("pe.crt", package.label, detail))
-    return findings
+    return each_package(ctx, _crt, lambda package: package.pes)
+
+
+def _crt(package: Package) -> list[Finding]:
+    deps = dependency_names(package)
+    has_vc = any(name in deps for name in VC_RUNTIME_PACKAGES)
+    problems = []
+    vc_used = False
+    for path, info in sorted(package.pes.items()):
+        where = member_path(package.label, path)
+        for name in info.all_imports:
+            folded = name.lower()
+            why = None
+            if DEBUG_CRT.match(folded):
+                why = (
+                    f"imports {name}, a debug C runtime: not redistributable and absent "
+                    "from users' machines (a Debug build, or /MDd)"
+                )
+            elif OLD_CRT.match(folded):
+                why = (
+                    f"imports {name}, a C runtime other than the UCRT (MinGW's default, or "
+                    "a pre-2015 compiler): its heap and FILE* are not the ones the other "
+                    "DLLs share"
+                )
+            elif VC_RUNTIME.match(folded):
+                vc_used = True
+                if package.kind == "conda" and not has_vc:
+                    why = f"imports {name}, from vc14_runtime, which is not a run dependency"
+            if why:
+                problems.append(failed(CRT, where, why))
+    via = " and vc14_runtime" if vc_used else ""
+    detail = f"{len(package.pes)} PE files use the UCRT{via}; no debug or MinGW runtime"
+    return verdict(CRT, package, problems, detail)

@@ -25,6 +25,7 @@ from tools.check.context import Context, is_torch
 from tools.check.findings import Finding, failed, passed
 
 CHECK = "python.abi"
+IDS = (CHECK,)
 
 # .cpython-314t-x86_64-linux-gnu.so, .cpython-312-darwin.so, .cp314t-win_amd64.pyd
 _EXTENSION = re.compile(r"\.(?:cpython-|cp)(\d)(\d+)(t?)-[^/]*\.(?:so|pyd)$")
