@@ -16,8 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from fixtures.check_records import elf, package
 from ruamel.yaml import YAML
-from test_check_rules import elf, package
 
 from tools.check import Expectations, run_checks
 from tools.check.readers.elf import read_elf
