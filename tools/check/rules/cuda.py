@@ -6,10 +6,12 @@ from __future__ import annotations
 import posixpath
 import re
 
+from tools.check.archive import Package
 from tools.check.context import Context, is_torch
 from tools.check.expectations import build_string_cuda_major, build_string_flavor
 from tools.check.findings import Finding, failed, member_path, passed, warned
 from tools.check.readers.fatbin import DeviceCode
+from tools.check.rules import each_package, verdict
 from tools.cuda_archs import Promise, parse_arch_list, runnable
 
 IDS = ("cuda.runtime", "cuda.magma", "cuda.fatbin", "cuda.native-aot")
@@ -26,48 +28,46 @@ _RELEASE = re.compile(r"^(\d+)\.(\d+)")
 
 
 def check_cuda_runtime(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        if not is_torch(package) or not package.elves:
-            continue
-        expected = ctx.expect.cuda_major
-        source = f"cuda_compiler_version {ctx.expect.cuda_compiler_version}"
-        if expected is None:
-            expected = build_string_cuda_major(package.build)
-            source = f"build string {package.build}"
-        if expected is None:
-            continue
-        bad = 0
-        majors: set[str] = set()
-        for path, info in sorted(package.elves.items()):
-            where = member_path(package.label, path)
-            for needed in info.needed:
-                match = _CUDART.match(needed)
-                if expected == 0 and _CUDA_LIBS.match(needed):
-                    bad += 1
-                    findings.append(
-                        failed("cuda.runtime", where, f"CPU build ({source}) links {needed}")
-                    )
-                elif match:
-                    majors.add(match.group(1))
-                    if int(match.group(1)) != expected:
-                        bad += 1
-                        findings.append(
-                            failed(
-                                "cuda.runtime",
-                                where,
-                                f"links {needed}, but {source} means libcudart.so.{expected}",
-                            )
+    return each_package(
+        ctx, lambda package: _cuda_runtime(package, ctx), lambda p: is_torch(p) and p.elves
+    )
+
+
+def _cuda_runtime(package: Package, ctx: Context) -> list[Finding]:
+    expected = ctx.expect.cuda_major
+    source = f"cuda_compiler_version {ctx.expect.cuda_compiler_version}"
+    if expected is None:
+        expected = build_string_cuda_major(package.build)
+        source = f"build string {package.build}"
+    if expected is None:
+        return []
+    problems = []
+    majors: set[str] = set()
+    for path, info in sorted(package.elves.items()):
+        where = member_path(package.label, path)
+        for needed in info.needed:
+            match = _CUDART.match(needed)
+            if expected == 0 and _CUDA_LIBS.match(needed):
+                problems.append(
+                    failed("cuda.runtime", where, f"CPU build ({source}) links {needed}")
+                )
+            elif match:
+                majors.add(match.group(1))
+                if int(match.group(1)) != expected:
+                    problems.append(
+                        failed(
+                            "cuda.runtime",
+                            where,
+                            f"links {needed}, but {source} means libcudart.so.{expected}",
                         )
-        if not bad:
-            if expected == 0:
-                detail = f"CPU build ({source}): no CUDA libraries linked"
-            elif majors:
-                detail = f"links libcudart.so.{'/'.join(sorted(majors))} as {source} requires"
-            else:
-                detail = f"no libcudart linked ({source})"
-            findings.append(passed("cuda.runtime", package.label, detail))
-    return findings
+                    )
+    if expected == 0:
+        detail = f"CPU build ({source}): no CUDA libraries linked"
+    elif majors:
+        detail = f"links libcudart.so.{'/'.join(sorted(majors))} as {source} requires"
+    else:
+        detail = f"no libcudart linked ({source})"
+    return verdict("cuda.runtime", package, problems, detail)
 
 
 def check_magma(ctx: Context) -> list[Finding]:

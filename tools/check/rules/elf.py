@@ -228,41 +228,42 @@ def _glibc_ceiling(package: Package, ctx: Context) -> tuple[str | None, str]:
 
 
 def check_symbol_versions(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
+    return each_package(ctx, lambda package: _symbol_versions(package, ctx), lambda p: p.elves)
+
+
+def _symbol_versions(package: Package, ctx: Context) -> list[Finding]:
     compiler = ctx.expect.cxx_compiler_version
     gcc_major = (
         int(compiler.split(".")[0]) if compiler and compiler.split(".")[0].isdigit() else None
     )
-    for package in ctx.analysed():
-        if not package.elves:
-            continue
-        private = [p for p, i in package.elves.items() if "GLIBC_PRIVATE" in i.required_versions]
-        for path in sorted(private):
+    findings: list[Finding] = []
+    private = [p for p, i in package.elves.items() if "GLIBC_PRIVATE" in i.required_versions]
+    for path in sorted(private):
+        findings.append(
+            failed(
+                GLIBC,
+                member_path(package.label, path),
+                "requires GLIBC_PRIVATE symbols, which no other glibc build provides",
+            )
+        )
+    ceiling, why = _glibc_ceiling(package, ctx)
+    findings.extend(_compare(package, "GLIBC", GLIBC, ceiling, why))
+    glibcxx_ceiling = cxxabi_ceiling = None
+    why_cxx = ""
+    if gcc_major is not None:
+        if gcc_major in GCC_LIBSTDCXX:
+            glibcxx_ceiling, cxxabi_ceiling = GCC_LIBSTDCXX[gcc_major]
+            why_cxx = f"the libstdc++ of cxx_compiler_version {compiler}"
+        else:
             findings.append(
-                failed(
-                    GLIBC,
-                    member_path(package.label, path),
-                    "requires GLIBC_PRIVATE symbols, which no other glibc build provides",
+                warned(
+                    GLIBCXX,
+                    package.label,
+                    f"no libstdc++ version table for cxx_compiler_version {compiler}",
                 )
             )
-        ceiling, why = _glibc_ceiling(package, ctx)
-        findings.extend(_compare(package, "GLIBC", GLIBC, ceiling, why))
-        glibcxx_ceiling = cxxabi_ceiling = None
-        why_cxx = ""
-        if gcc_major is not None:
-            if gcc_major in GCC_LIBSTDCXX:
-                glibcxx_ceiling, cxxabi_ceiling = GCC_LIBSTDCXX[gcc_major]
-                why_cxx = f"the libstdc++ of cxx_compiler_version {compiler}"
-            else:
-                findings.append(
-                    warned(
-                        GLIBCXX,
-                        package.label,
-                        f"no libstdc++ version table for cxx_compiler_version {compiler}",
-                    )
-                )
-        findings.extend(_compare(package, "GLIBCXX", GLIBCXX, glibcxx_ceiling, why_cxx))
-        findings.extend(_compare(package, "CXXABI", CXXABI, cxxabi_ceiling, why_cxx))
+    findings.extend(_compare(package, "GLIBCXX", GLIBCXX, glibcxx_ceiling, why_cxx))
+    findings.extend(_compare(package, "CXXABI", CXXABI, cxxabi_ceiling, why_cxx))
     return findings
 
 

@@ -10,6 +10,7 @@ from tools.check.archive import Package
 from tools.check.context import Context, is_torch, package_python
 from tools.check.expectations import build_string_cuda_major
 from tools.check.findings import Finding, failed, member_path, passed
+from tools.check.rules import each_package, verdict
 
 IDS = (
     "layout.expected-files",
@@ -52,39 +53,34 @@ def expected_files(package: Package, cuda_major: int | None, python: str | None)
 
 
 def check_expected_files(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        if package.kind != "conda" or not package.subdir.startswith("linux"):
-            continue
-        cuda = ctx.expect.cuda_major
-        if cuda is None:
-            cuda = build_string_cuda_major(package.build)
-        patterns = expected_files(package, cuda, package_python(package, ctx.expect))
-        foreign = FOREIGN_FILES.get(package.name, ())
-        if not patterns and not foreign:
-            continue
-        paths = [m.path for m in package.members]
-        missing = [p for p in patterns if not fnmatch.filter(paths, p)]
-        for pattern in missing:
-            findings.append(failed("layout.expected-files", package.label, f"missing {pattern}"))
-        for path, owner in foreign:
-            if path in paths:
-                findings.append(
-                    failed(
-                        "layout.expected-files",
-                        package.label,
-                        f"ships {path}, which belongs to {owner}",
-                    )
-                )
-        if not missing and not any(path in paths for path, _ in foreign):
-            findings.append(
-                passed(
-                    "layout.expected-files",
-                    package.label,
-                    f"all {len(patterns)} expected files present",
-                )
-            )
-    return findings
+    return each_package(
+        ctx,
+        lambda package: _expected_files(package, ctx),
+        lambda p: p.kind == "conda" and p.subdir.startswith("linux"),
+    )
+
+
+def _expected_files(package: Package, ctx: Context) -> list[Finding]:
+    cuda = ctx.expect.cuda_major
+    if cuda is None:
+        cuda = build_string_cuda_major(package.build)
+    patterns = expected_files(package, cuda, package_python(package, ctx.expect))
+    foreign = FOREIGN_FILES.get(package.name, ())
+    if not patterns and not foreign:
+        return []
+    paths = [m.path for m in package.members]
+    problems = [
+        failed("layout.expected-files", package.label, f"missing {pattern}")
+        for pattern in patterns
+        if not fnmatch.filter(paths, pattern)
+    ]
+    problems += [
+        failed("layout.expected-files", package.label, f"ships {path}, which belongs to {owner}")
+        for path, owner in foreign
+        if path in paths
+    ]
+    detail = f"all {len(patterns)} expected files present"
+    return verdict("layout.expected-files", package, problems, detail)
 
 
 def check_overlap(ctx: Context) -> list[Finding]:
@@ -128,112 +124,81 @@ def _group_label(group: Sequence[Package]) -> str:
 
 def check_torch_lib_links(ctx: Context) -> list[Finding]:
     """site-packages/torch/lib entries that duplicate $PREFIX/lib are links into it."""
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        if package.kind == "wheel" or package.name != "pytorch":
+    return each_package(
+        ctx,
+        lambda package: _torch_lib_links(package, ctx),
+        lambda p: p.kind != "wheel" and p.name == "pytorch",
+    )
+
+
+def _torch_lib_links(package: Package, ctx: Context) -> list[Finding]:
+    tree = ctx.tree_for(package)
+    problems = []
+    links = 0
+    for member in package.members:
+        match = _SITE_TORCH_LIB.match(member.path)
+        if not match or member.kind == "dir":
             continue
-        tree = ctx.tree_for(package)
-        bad = links = 0
-        for member in package.members:
-            match = _SITE_TORCH_LIB.match(member.path)
-            if not match or member.kind == "dir":
+        links += member.kind == "symlink"
+        where = member_path(package.label, member.path)
+        if member.kind == "symlink":
+            resolved = tree.resolve(member.path)
+            if resolved is None:
+                why = f"link to {member.target} resolves to no file in the packages"
+            elif not resolved.startswith("lib/") or "/site-packages/" in resolved:
+                why = f"link resolves to {resolved}, not into $PREFIX/lib"
+            else:
                 continue
-            links += member.kind == "symlink"
-            where = member_path(package.label, member.path)
-            if member.kind == "symlink":
-                resolved = tree.resolve(member.path)
-                if resolved is None:
-                    bad += 1
-                    findings.append(
-                        failed(
-                            "layout.torch-lib-links",
-                            where,
-                            f"link to {member.target} resolves to no file in the packages",
-                        )
-                    )
-                elif not resolved.startswith("lib/") or "/site-packages/" in resolved:
-                    bad += 1
-                    findings.append(
-                        failed(
-                            "layout.torch-lib-links",
-                            where,
-                            f"link resolves to {resolved}, not into $PREFIX/lib",
-                        )
-                    )
-            elif tree.get(f"lib/{match['rest']}") is not None:
-                bad += 1
-                findings.append(
-                    failed(
-                        "layout.torch-lib-links",
-                        where,
-                        f"a copy of lib/{match['rest']}; it should be a link to it",
-                    )
-                )
-        if links and not bad:
-            findings.append(
-                passed(
-                    "layout.torch-lib-links",
-                    package.label,
-                    f"{links} torch/lib links resolve into $PREFIX/lib; no copies of its files",
-                )
-            )
-    return findings
+        elif tree.get(f"lib/{match['rest']}") is not None:
+            why = f"a copy of lib/{match['rest']}; it should be a link to it"
+        else:
+            continue
+        problems.append(failed("layout.torch-lib-links", where, why))
+    detail = f"{links} torch/lib links resolve into $PREFIX/lib; no copies of its files"
+    return verdict("layout.torch-lib-links", package, problems, detail if links else None)
 
 
 def check_pyc(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        python = package_python(package, ctx.expect)
-        if python is None:
-            continue
-        tag = python.replace(".", "")
-        pycs = [m.path for m in package.members if m.path.endswith(".pyc")]
-        foreign = [p for p in pycs if (m := _PYC.search(p)) and m["tag"] != tag]
-        for path in foreign:
-            findings.append(
-                failed(
-                    "layout.pyc",
-                    member_path(package.label, path),
-                    f"bytecode for another Python (package is for {python})",
-                )
-            )
-        if pycs and not foreign:
-            findings.append(
-                passed(
-                    "layout.pyc", package.label, f"{len(pycs)} .pyc files, all for Python {python}"
-                )
-            )
-    return findings
+    return each_package(ctx, lambda package: _pyc(package, ctx))
+
+
+def _pyc(package: Package, ctx: Context) -> list[Finding]:
+    python = package_python(package, ctx.expect)
+    if python is None:
+        return []
+    tag = python.replace(".", "")
+    pycs = [m.path for m in package.members if m.path.endswith(".pyc")]
+    problems = [
+        failed(
+            "layout.pyc",
+            member_path(package.label, path),
+            f"bytecode for another Python (package is for {python})",
+        )
+        for path in pycs
+        if (m := _PYC.search(path)) and m["tag"] != tag
+    ]
+    detail = f"{len(pycs)} .pyc files, all for Python {python}" if pycs else None
+    return verdict("layout.pyc", package, problems, detail)
 
 
 def check_build_prefix(ctx: Context) -> list[Finding]:
     """Build-machine paths in text files, except the host prefix conda relocates."""
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        if not (is_torch(package) or package.kind == "conda"):
-            continue
-        leaks = 0
-        for path, strings in sorted(package.prefix_strings.items()):
-            placeholder = package.placeholders.get(path)
-            stray = [s for s in strings if not (placeholder and s.startswith(placeholder))]
-            if stray:
-                leaks += 1
-                shown = ", ".join(stray[:2]) + (
-                    f" (+{len(stray) - 2} more)" if len(stray) > 2 else ""
-                )
-                findings.append(
-                    failed(
-                        "layout.build-prefix",
-                        member_path(package.label, path),
-                        f"build-machine path left in a text file: {shown}",
-                    )
-                )
-        if not leaks:
-            findings.append(
-                passed(
+    return each_package(ctx, _build_prefix, lambda p: is_torch(p) or p.kind == "conda")
+
+
+def _build_prefix(package: Package) -> list[Finding]:
+    problems = []
+    for path, strings in sorted(package.prefix_strings.items()):
+        placeholder = package.placeholders.get(path)
+        stray = [s for s in strings if not (placeholder and s.startswith(placeholder))]
+        if stray:
+            shown = ", ".join(stray[:2]) + (f" (+{len(stray) - 2} more)" if len(stray) > 2 else "")
+            problems.append(
+                failed(
                     "layout.build-prefix",
-                    package.label,
-                    "no build-machine paths in text files (relocatable ones excepted)",
+                    member_path(package.label, path),
+                    f"build-machine path left in a text file: {shown}",
                 )
             )
-    return findings
+    detail = "no build-machine paths in text files (relocatable ones excepted)"
+    return verdict("layout.build-prefix", package, problems, detail)
