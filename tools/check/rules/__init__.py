@@ -2,8 +2,12 @@
 
 Each module is one family of checks and declares ``IDS``, the check ids its findings carry
 (each documented in tools/commands/check.py's epilog; tests/test_check_ids.py holds both to
-it). Every rule judges one package at a time (:func:`each_package`) and, where it finds no
-problem, says so once for the package (:func:`verdict`).
+it). A rule judges one package at a time (:func:`each_package`) and, where it finds no
+problem, says so once for the package (:func:`verdict`); a rule whose verdict is per file
+(cuda.magma, cuda.fatbin, cuda.native-aot, the metadata comparisons) keeps the loop only.
+Three look wider than one package: abi.cxx11 and layout.overlap judge the packages one config
+installs together (``Context.groups``), and archive.member / prefix.files every package read,
+analysed or only listed.
 """
 
 from __future__ import annotations

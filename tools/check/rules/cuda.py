@@ -8,7 +8,11 @@ import re
 
 from tools.check.archive import Package
 from tools.check.context import Context, is_torch
-from tools.check.expectations import build_string_cuda_major, build_string_flavor
+from tools.check.expectations import (
+    Expectations,
+    build_string_cuda_major,
+    build_string_flavor,
+)
 from tools.check.findings import Finding, failed, member_path, passed, warned
 from tools.check.readers.fatbin import DeviceCode
 from tools.check.rules import each_package, verdict
@@ -29,7 +33,9 @@ _RELEASE = re.compile(r"^(\d+)\.(\d+)")
 
 def check_cuda_runtime(ctx: Context) -> list[Finding]:
     return each_package(
-        ctx, lambda package: _cuda_runtime(package, ctx), lambda p: is_torch(p) and p.elves
+        ctx,
+        lambda package: _cuda_runtime(package, ctx),
+        lambda p: is_torch(p) and p.elves,
     )
 
 
@@ -71,47 +77,54 @@ def _cuda_runtime(package: Package, ctx: Context) -> list[Finding]:
 
 
 def check_magma(ctx: Context) -> list[Finding]:
+    return each_package(
+        ctx, lambda package: _magma(package, ctx), lambda p: is_torch(p) and p.elves
+    )
+
+
+def _magma(package: Package, ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
-    for package in ctx.analysed():
-        if not is_torch(package) or not package.elves:
-            continue
-        for path, info in sorted(package.elves.items()):
-            where = member_path(package.label, path)
-            magma = sorted(n for n in info.needed if _MAGMA.match(n))
-            if posixpath.basename(path) != LINALG_LIBRARY:
-                if magma:
-                    findings.append(
-                        failed(
-                            "cuda.magma",
-                            where,
-                            f"links {', '.join(magma)}; only {LINALG_LIBRARY} may use magma",
-                        )
-                    )
-                continue
-            output = ctx.expect.output_for(package.name, None, package.build)
-            flavor = (
-                (output.cuda_linalg_flavor if output else None)
-                or ctx.expect.cuda_linalg_flavor
-                or build_string_flavor(package.build)
-            )
-            if flavor is None:
-                continue
-            if flavor == "magma" and not magma:
+    for path, info in sorted(package.elves.items()):
+        where = member_path(package.label, path)
+        magma = sorted(n for n in info.needed if _MAGMA.match(n))
+        if posixpath.basename(path) != LINALG_LIBRARY:
+            if magma:
                 findings.append(
-                    failed("cuda.magma", where, "magma flavour, but libmagma is not linked")
-                )
-            elif flavor == "nomagma" and magma:
-                findings.append(
-                    failed("cuda.magma", where, f"nomagma flavour, but links {', '.join(magma)}")
-                )
-            else:
-                findings.append(
-                    passed(
+                    failed(
                         "cuda.magma",
                         where,
-                        f"{flavor} flavour: libmagma {'linked' if magma else 'not linked'}",
+                        f"links {', '.join(magma)}; only {LINALG_LIBRARY} may use magma",
                     )
                 )
+            continue
+        output = ctx.expect.output_for(package.name, None, package.build)
+        flavor = (
+            (output.cuda_linalg_flavor if output else None)
+            or ctx.expect.cuda_linalg_flavor
+            or build_string_flavor(package.build)
+        )
+        if flavor is None:
+            continue
+        if flavor == "magma" and not magma:
+            findings.append(
+                failed("cuda.magma", where, "magma flavour, but libmagma is not linked")
+            )
+        elif flavor == "nomagma" and magma:
+            findings.append(
+                failed(
+                    "cuda.magma",
+                    where,
+                    f"nomagma flavour, but links {', '.join(magma)}",
+                )
+            )
+        else:
+            findings.append(
+                passed(
+                    "cuda.magma",
+                    where,
+                    f"{flavor} flavour: libmagma {'linked' if magma else 'not linked'}",
+                )
+            )
     return findings
 
 
@@ -126,28 +139,35 @@ def check_fatbins(ctx: Context) -> list[Finding]:
     promise = parse_arch_list(expect.cuda_arch_list) if expect.cuda_arch_list else None
     cuda = expect.cuda_compiler_version
     can_run = runnable(cuda, expect.subdir) if cuda and expect.subdir else None
+    return each_package(ctx, lambda package: _fatbins(package, expect, promise, can_run), is_torch)
+
+
+def _fatbins(
+    package: Package,
+    expect: Expectations,
+    promise: Promise | None,
+    can_run: frozenset[int] | None,
+) -> list[Finding]:
+    cuda = expect.cuda_compiler_version
     findings: list[Finding] = []
-    for package in ctx.analysed():
-        if not is_torch(package):
+    # ELF's .nv_fatbin, and PE's .nv_fatb (its name cut to 8 characters:
+    # tools/check/readers/pe.py)
+    with_code = {**package.elves, **package.pes}
+    for path, info in sorted(with_code.items()):
+        if not info.device_code:
             continue
-        # ELF's .nv_fatbin, and PE's .nv_fatb (its name cut to 8 characters:
-        # tools/check/readers/pe.py)
-        with_code = {**package.elves, **package.pes}
-        for path, info in sorted(with_code.items()):
-            if not info.device_code:
-                continue
-            where = member_path(package.label, path)
-            held = " ".join(str(code) for code in info.device_code)
-            if promise is None:
-                findings.append(passed("cuda.fatbin", where, f"holds {held} (no config)"))
-                continue
-            findings.extend(_against_the_list(where, info.device_code, promise))
-            sass = {code.arch for code in info.device_code if code.kind == "sass"}
-            idle = sorted(a for a in sass if can_run is not None and a not in can_run)
-            if idle:
-                names = ", ".join(f"sm_{a}" for a in idle)
-                detail = f"SASS for {names}, which no {expect.subdir} GPU runs with CUDA {cuda}"
-                findings.append(warned("cuda.fatbin", where, detail))
+        where = member_path(package.label, path)
+        held = " ".join(str(code) for code in info.device_code)
+        if promise is None:
+            findings.append(passed("cuda.fatbin", where, f"holds {held} (no config)"))
+            continue
+        findings.extend(_against_the_list(where, info.device_code, promise))
+        sass = {code.arch for code in info.device_code if code.kind == "sass"}
+        idle = sorted(a for a in sass if can_run is not None and a not in can_run)
+        if idle:
+            names = ", ".join(f"sm_{a}" for a in idle)
+            detail = f"SASS for {names}, which no {expect.subdir} GPU runs with CUDA {cuda}"
+            findings.append(warned("cuda.fatbin", where, detail))
     return findings
 
 
@@ -171,7 +191,11 @@ def _against_the_list(where: str, codes: tuple[DeviceCode, ...], promise: Promis
     if extra:
         names = ", ".join(str(code) for code in extra)
         findings.append(
-            warned("cuda.fatbin", where, f"{names}: not in this config's list {promise.text}")
+            warned(
+                "cuda.fatbin",
+                where,
+                f"{names}: not in this config's list {promise.text}",
+            )
         )
     return findings
 
@@ -181,25 +205,28 @@ def check_native_aot(ctx: Context) -> list[Finding]:
     The recipe opts out (TORCH_NATIVE_AOT=0, recipe/README.md "Native AOT kernels"), so a
     package without them is the expected difference from upstream's wheel: reported as a
     warning, never a failure. Releases before 2.15 have none to compare."""
+    return each_package(ctx, _native_aot)
+
+
+def _native_aot(package: Package) -> list[Finding]:
+    release = _RELEASE.match(package.version)
+    if not is_torch(package) or release is None:
+        return []
+    if tuple(map(int, release.groups())) < NATIVE_AOT_SINCE:
+        return []
     findings: list[Finding] = []
-    for package in ctx.analysed():
-        release = _RELEASE.match(package.version)
-        if not is_torch(package) or release is None:
+    for path, info in sorted(package.elves.items()):
+        if posixpath.basename(path) != CUDA_LIBRARY or not info.device_code:
             continue
-        if tuple(map(int, release.groups())) < NATIVE_AOT_SINCE:
-            continue
-        for path, info in sorted(package.elves.items()):
-            if posixpath.basename(path) != CUDA_LIBRARY or not info.device_code:
-                continue
-            where = member_path(package.label, path)
-            if info.native_aot:
-                detail = f"holds native-AOT kernels from {', '.join(info.native_aot)}"
-                findings.append(passed("cuda.native-aot", where, detail))
-            else:
-                detail = (
-                    "no native-AOT kernels, unlike upstream's wheel (whose libtorch_cuda "
-                    "holds build/native_aot/topk/aot_topk_cuda.cpp objects): built with "
-                    'TORCH_NATIVE_AOT=0, see recipe/README.md, "Native AOT kernels"'
-                )
-                findings.append(warned("cuda.native-aot", where, detail))
+        where = member_path(package.label, path)
+        if info.native_aot:
+            detail = f"holds native-AOT kernels from {', '.join(info.native_aot)}"
+            findings.append(passed("cuda.native-aot", where, detail))
+        else:
+            detail = (
+                "no native-AOT kernels, unlike upstream's wheel (whose libtorch_cuda "
+                "holds build/native_aot/topk/aot_topk_cuda.cpp objects): built with "
+                'TORCH_NATIVE_AOT=0, see recipe/README.md, "Native AOT kernels"'
+            )
+            findings.append(warned("cuda.native-aot", where, detail))
     return findings
