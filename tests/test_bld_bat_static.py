@@ -366,7 +366,7 @@ def test_cuda_arch_list_is_the_win_64_row_read_by_the_helper() -> None:
 
 
 def test_the_helper_prints_every_win_64_row_of_the_recipes_file() -> None:
-    from tools.cuda_archs import read_rows
+    from tools.render.cuda_archs import read_rows
 
     rows = read_rows(ARCH_LISTS)
     win = sorted(cuda for cuda, platform in rows if platform == "win-64")

@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 from tools.check import Expectations, run_checks
 from tools.check.readers.elf import read_elf
 from tools.check.readers.fatbin import DeviceCode
-from tools.cuda_archs import parse_arch_list, read_rows, runnable
+from tools.render.cuda_archs import parse_arch_list, read_rows, runnable
 
 REPO = Path(__file__).resolve().parent.parent
 FATBIN_ONLY = ("--only", "cuda.fatbin")

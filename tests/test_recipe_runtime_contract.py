@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.render import RenderedOutput, list_configs, render_config
+from tools.render.config import RenderedOutput, list_configs, render_config
 
 RECIPE = Path(__file__).resolve().parent.parent / "recipe"
 CONFIGS = list_configs()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tools.check.archive import PACKAGE_SUFFIXES, Package, SourceKind
 from tools.check.readers.packages import read_conda, read_prefix, read_wheel
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 # A channel's platform folder: noarch, linux-64, osx-arm64, win-64, emscripten-wasm32 ...
 _SUBDIR = re.compile(

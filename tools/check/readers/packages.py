@@ -28,7 +28,7 @@ from tools.check.archive import (
 )
 from tools.check.formats import wheel_platforms
 from tools.check.readers.content import Collector, wants_text
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 # ---------------------------------------------------------------- conda packages
 

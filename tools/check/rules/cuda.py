@@ -16,7 +16,7 @@ from tools.check.expectations import (
 from tools.check.findings import Finding, failed, member_path, passed, warned
 from tools.check.readers.fatbin import DeviceCode
 from tools.check.rules import each_package, verdict
-from tools.cuda_archs import Promise, parse_arch_list, runnable
+from tools.render.cuda_archs import Promise, parse_arch_list, runnable
 
 IDS = ("cuda.runtime", "cuda.magma", "cuda.fatbin", "cuda.native-aot")
 
