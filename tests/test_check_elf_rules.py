@@ -4,6 +4,7 @@ the machine.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,9 @@ def test_binary_for_another_architecture_fails():
         "EM_X86_64 binary in a linux-aarch64 package"
         in fails(run_checks([aarch64]), "elf.machine")[0].detail
     )
+
+
+def test_an_elf_file_looks_for_its_libraries_on_its_runpath_or_else_its_rpath():
+    with_runpath = elf(needed=("libz.so.1",), runpath=("$ORIGIN/../lib",))
+    assert (with_runpath.needs, with_runpath.looks_in) == (("libz.so.1",), ("$ORIGIN/../lib",))
+    assert replace(elf(runpath=()), rpath=("$ORIGIN",)).looks_in == ("$ORIGIN",)
