@@ -45,7 +45,7 @@ from helpers.minitorch.support import (
     venv_python,
 )
 
-from tools.check.elf import read_elf
+from tools.check.readers.elf import read_elf
 from tools.render.cuda_archs import parse_arch_list, read_rows
 
 BUILD_SH = RECIPE_DIR / "build.sh"

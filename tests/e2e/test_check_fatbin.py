@@ -16,12 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from helpers.check_records import elf, package
 from ruamel.yaml import YAML
-from test_check_rules import elf, package
 
 from tools.check import Expectations, run_checks
-from tools.check.elf import read_elf
-from tools.check.fatbin import DeviceCode
+from tools.check.readers.elf import read_elf
+from tools.check.readers.fatbin import DeviceCode
 from tools.render.cuda_archs import parse_arch_list, read_rows, runnable
 
 REPO = Path(__file__).resolve().parents[2]

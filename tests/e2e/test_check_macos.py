@@ -14,7 +14,7 @@ import pytest
 from helpers.foreign_binaries import conda_package, macho  # noqa: F401 (fixture)
 
 from tools.check import Expectations, check
-from tools.check.macho import read_macho
+from tools.check.readers.macho import read_macho
 
 OSX_ARM64 = Expectations(config="osx_arm64", subdir="osx-arm64", macos_deployment_target="12.0")
 DEPENDS = ("libcxx >=21", "llvm-openmp >=21")

@@ -15,8 +15,8 @@ import pytest
 from test_check_fatbin import CUDA13, nvcc13, sass, torch_cuda  # noqa: F401 (a fixture)
 
 from tools.check import run_checks
-from tools.check.cuda import NATIVE_AOT_SINCE
-from tools.check.elf import read_elf
+from tools.check.readers.elf import read_elf
+from tools.check.rules.cuda import NATIVE_AOT_SINCE
 
 SOURCE = "native_aot/topk/aot_topk_cuda.cpp"
 FIRST = "{}.{}.0".format(*NATIVE_AOT_SINCE)

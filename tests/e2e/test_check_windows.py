@@ -125,7 +125,7 @@ def test_torch_lib_dlls_resolve_for_the_extension_module(pe, tmp_path):  # noqa:
 
 
 def test_device_code_in_a_cuda_dlls_nv_fatb_section_is_read(pe, tmp_path):  # noqa: F811
-    from tools.check.fatbin import FATBIN_MAGIC
+    from tools.check.readers.fatbin import FATBIN_MAGIC
 
     cuda13 = Expectations(
         config="win_64_cuda13",
@@ -135,7 +135,7 @@ def test_device_code_in_a_cuda_dlls_nv_fatb_section_is_read(pe, tmp_path):  # no
     )
 
     # A fatbin container holding one sm_90 SASS entry, laid out as nvcc writes one
-    # (tools/check/fatbin.py reads its headers).
+    # (tools/check/readers/fatbin.py reads its headers).
     entry = bytearray(64)
     entry[0:2] = (2).to_bytes(2, "little")  # kind: ELF (SASS)
     entry[4:8] = (64).to_bytes(4, "little")  # header size

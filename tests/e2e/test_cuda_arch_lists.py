@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from helpers import feedstock_matrix
 
-from tools.check.elf import read_elf
+from tools.check.readers.elf import read_elf
 from tools.render.cuda_archs import parse_arch_list, runnable
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.macos import toolchain
 
-from tools.check import macho
+from tools.check.readers import macho
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -61,7 +61,7 @@ def test_a_binary_of_a_format_no_check_reads_warns():
 
 
 def test_a_binary_of_another_platforms_format_warns():
-    from tools.check.elf import ElfInfo
+    from tools.check.readers.elf import ElfInfo
 
     info = ElfInfo("EM_X86_64", None, (), (), (), (), 0, 0, 0, ())
     (warning,) = [

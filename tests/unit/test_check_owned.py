@@ -11,7 +11,7 @@ from helpers.recipe_helpers import load_package_files
 
 from tools.check import run_checks
 from tools.check.archive import Member, Package
-from tools.check.owned import CHECK, OWNERS, owner_by_pattern
+from tools.check.rules.owned import CHECK, OWNERS, owner_by_pattern
 
 # What libtorch ships of upstream's include/ (recipe/package_files.py): PyTorch's own trees.
 OWN_HEADER_TREES = load_package_files().OWN_HEADER_TREES

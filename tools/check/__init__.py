@@ -13,22 +13,25 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from tools.check import (
-    abi,
-    cuda,
-    inventory,
-    layout,
-    linkage,
-    macos,
-    metadata,
-    owned,
-    python_abi,
-    windows,
-)
-from tools.check.archive import Package, check_members
+from tools.check.archive import Package
 from tools.check.context import Context
 from tools.check.expectations import Expectations, OutputExpectation
 from tools.check.findings import Finding, any_failed
+from tools.check.rules import (
+    abi,
+    archive,
+    cuda,
+    elf,
+    inventory,
+    layout,
+    linked,
+    macho,
+    metadata,
+    openmp,
+    owned,
+    pe,
+    python_abi,
+)
 from tools.check.sources import read_all
 from tools.foundation.errors import UserError
 
@@ -46,44 +49,44 @@ __all__ = [
     "run_checks",
 ]
 
-CHECKS: tuple[tuple[str, Callable[[Context], list[Finding]]], ...] = (
-    ("archive.member / prefix.files", lambda ctx: check_members(ctx.packages)),
-    (inventory.CHECK, inventory.check_formats),
-    ("elf.read", linkage.check_elf_readable),
-    ("elf.machine", linkage.check_machine),
-    ("elf.needed", linkage.check_needed),
-    ("elf.runpath", linkage.check_runpath),
-    ("elf.glibc / elf.glibcxx / elf.cxxabi", linkage.check_symbol_versions),
-    ("macho.arch", macos.check_arch),
-    ("macho.minos", macos.check_minos),
-    ("macho.install-name", macos.check_install_name),
-    ("macho.load-dylib", macos.check_load_dylib),
-    ("macho.rpath", macos.check_rpath),
-    ("macho.signature", macos.check_signature),
-    ("macho.openmp", macos.check_openmp),
-    ("pe.machine", windows.check_machine),
-    ("pe.imports", windows.check_imports),
-    ("pe.crt", windows.check_crt),
-    ("abi.cxx11", abi.check_cxx11_abi),
-    (python_abi.CHECK, python_abi.check_python_abi),
-    ("abi.static-libstdcxx", abi.check_static_libstdcxx),
-    ("layout.expected-files", layout.check_expected_files),
-    ("layout.overlap", layout.check_overlap),
-    ("layout.torch-lib-links", layout.check_torch_lib_links),
-    ("layout.pyc", layout.check_pyc),
-    ("layout.build-prefix", layout.check_build_prefix),
-    (owned.CHECK, owned.check_dependency_owned),
-    ("cuda.runtime", cuda.check_cuda_runtime),
-    ("cuda.magma", cuda.check_magma),
-    ("cuda.fatbin", cuda.check_fatbins),
-    ("cuda.native-aot", cuda.check_native_aot),
-    (
-        "metadata.depends / metadata.constrains / metadata.run-exports / metadata.output",
-        metadata.check_metadata,
-    ),
+# Every rule, in the order its findings are reported: (the check ids it emits, the rule).
+# The ids are its module's (each rules/ module declares them in IDS).
+Rule = Callable[[Context], list[Finding]]
+CHECKS: tuple[tuple[tuple[str, ...], Rule], ...] = (
+    (archive.IDS, lambda ctx: archive.check_members(ctx.packages)),
+    (inventory.IDS, inventory.check_formats),
+    ((elf.READ,), elf.check_elf_readable),
+    ((elf.MACHINE,), elf.check_machine),
+    ((elf.NEEDED,), lambda ctx: linked.check_linked(ctx, elf.LINKER)),
+    ((elf.RUNPATH,), elf.check_runpath),
+    ((elf.GLIBC, elf.GLIBCXX, elf.CXXABI), elf.check_symbol_versions),
+    ((macho.ARCH,), macho.check_arch),
+    ((macho.MINOS,), macho.check_minos),
+    ((macho.INSTALL_NAME,), macho.check_install_name),
+    ((macho.LOAD_DYLIB,), lambda ctx: linked.check_linked(ctx, macho.LINKER)),
+    ((macho.RPATH,), macho.check_rpath),
+    ((macho.SIGNATURE,), macho.check_signature),
+    (openmp.IDS, openmp.check_openmp),
+    ((pe.MACHINE,), pe.check_machine),
+    ((pe.IMPORTS,), lambda ctx: linked.check_linked(ctx, pe.LINKER)),
+    ((pe.CRT,), pe.check_crt),
+    (("abi.cxx11",), abi.check_cxx11_abi),
+    (python_abi.IDS, python_abi.check_python_abi),
+    (("abi.static-libstdcxx",), abi.check_static_libstdcxx),
+    (("layout.expected-files",), layout.check_expected_files),
+    (("layout.overlap",), layout.check_overlap),
+    (("layout.torch-lib-links",), layout.check_torch_lib_links),
+    (("layout.pyc",), layout.check_pyc),
+    (("layout.build-prefix",), layout.check_build_prefix),
+    (owned.IDS, owned.check_dependency_owned),
+    (("cuda.runtime",), cuda.check_cuda_runtime),
+    (("cuda.magma",), cuda.check_magma),
+    (("cuda.fatbin",), cuda.check_fatbins),
+    (("cuda.native-aot",), cuda.check_native_aot),
+    (metadata.IDS, metadata.check_metadata),
 )
 
-CHECK_IDS: tuple[str, ...] = tuple(i for name, _ in CHECKS for i in name.split(" / "))
+CHECK_IDS: tuple[str, ...] = tuple(i for ids, _ in CHECKS for i in ids)
 
 
 def resolve_only(requested: Iterable[str]) -> frozenset[str]:
@@ -122,8 +125,8 @@ def run_checks(
     packages = _for_config_platform(packages, expect)
     ctx = Context(packages, expect)
     findings: list[Finding] = []
-    for name, run in CHECKS:
-        if only is not None and not set(name.split(" / ")) & set(only):
+    for ids, run in CHECKS:
+        if only is not None and not set(ids) & set(only):
             continue
         findings.extend(run(ctx))
     if only is not None:

@@ -1,5 +1,5 @@
 """Which binary format a file is, which format each platform loads, which subdirs a wheel's
-platform tag fits. The check that counts what was read is tools/check/inventory.py."""
+platform tag fits. The check that counts what was read is tools/check/rules/inventory.py."""
 
 from __future__ import annotations
 

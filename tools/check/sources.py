@@ -1,5 +1,5 @@
 """What each command-line PATH of ``tools check`` is (a package, a folder of them, a
-wheel, an installed prefix), and reading them all with tools/check/archive.py's readers."""
+wheel, an installed prefix), and reading them all with tools/check/readers/packages.py."""
 
 from __future__ import annotations
 
@@ -8,14 +8,8 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from tools.check.archive import (
-    PACKAGE_SUFFIXES,
-    Package,
-    SourceKind,
-    read_conda,
-    read_prefix,
-    read_wheel,
-)
+from tools.check.archive import PACKAGE_SUFFIXES, Package, SourceKind
+from tools.check.readers.packages import read_conda, read_prefix, read_wheel
 from tools.foundation.errors import UserError
 
 # A channel's platform folder: noarch, linux-64, osx-arm64, win-64, emscripten-wasm32 ...

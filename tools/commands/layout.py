@@ -17,7 +17,7 @@ what pip installs into the pytorch output's site-packages. recipe/package_files.
 rules recipe/build.sh and recipe/bld.bat run, decides which output gets each file; the
 replay prints per output its file count and size by top folder, then every file that
 would stop the build, land in two outputs or in none, or collide with a file a host
-requirement of the --config's libtorch output owns (owners: tools/check/owned.py, as
+requirement of the --config's libtorch output owns (owners: tools/check/rules/owned.py, as
 `tools check` knows them), and a wheel whose Python ABI (its tag, its extension modules'
 suffixes: cp314-cp314t and _C.cpython-314t-… are the free-threaded 3.14t) disagrees with
 itself or is none the config builds pytorch for. When the wheel is the recipe's release, meta.yaml's

@@ -3,7 +3,7 @@
 The rules are recipe/package_files.py's, loaded from the recipe folder: the same functions
 the build scripts run (`plan_libtorch`, `plan_pytorch`), here over the wheel's file list
 instead of a build's tree. Which conda-forge package owns which path comes from
-tools/check/owned.py's ``OWNERS`` (what ``tools check`` reports as layout.dependency-owned):
+tools/check/rules/owned.py's ``OWNERS`` (what ``tools check`` reports as layout.dependency-owned):
 a path libtorch would install that a host requirement of the libtorch output owns is the
 build script's "already exists" stop.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from tools.check.owned import owner_by_pattern
+from tools.check.rules.owned import owner_by_pattern
 from tools.foundation.errors import UserError
 from tools.foundation.repo import recipe_script
 from tools.layout.wheel import Wheel
@@ -220,8 +220,8 @@ def check_python(wheel: Wheel, pythons: Sequence[str], result: Replay) -> None:
     """The wheel's Python ABI, from its tag and its extension modules' suffixes, against
     the ``pythons`` the config builds pytorch for (``3.14t``: free-threaded): a wheel of an
     ABI the config has no pytorch for, or whose modules disagree with its tag, fails
-    (tools/check/python_abi.py holds the same to built packages)."""
-    from tools.check.python_abi import describe, extension_abi, wheel_tag_abi
+    (tools/check/rules/python_abi.py holds the same to built packages)."""
+    from tools.check.rules.python_abi import describe, extension_abi, wheel_tag_abi
 
     tag, tag_text = wheel_tag_abi(wheel.path.name)
     modules = {f"torch/{rel}": extension_abi(rel) for rel in sorted(wheel.torch)}

@@ -15,6 +15,14 @@ from rattler.exceptions import (
 from tools.check.archive import Package
 from tools.check.context import Context, package_python
 from tools.check.findings import Finding, failed, passed, warned
+from tools.check.rules import each_package
+
+IDS = (
+    "metadata.depends",
+    "metadata.constrains",
+    "metadata.run-exports",
+    "metadata.output",
+)
 
 
 def _parse(spec: str) -> tuple[str, str | None, str | None]:
@@ -84,27 +92,23 @@ def compare_specs(
 
 
 def check_metadata(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        if package.kind != "conda":
-            continue
-        output = ctx.expect.output_for(
-            package.name, package_python(package, ctx.expect), package.build
-        )
-        if output is None:
-            if ctx.expect.config is not None:
-                findings.append(_not_an_output(package, ctx))
-            continue
-        findings.extend(
-            compare_specs("metadata.depends", package.label, output.run, package.depends)
-        )
-        findings.extend(
-            compare_specs(
-                "metadata.constrains", package.label, output.run_constrained, package.constrains
-            )
-        )
-        findings.extend(_run_exports(package, output.declares_run_exports))
-    return findings
+    return each_package(ctx, lambda package: _metadata(package, ctx), lambda p: p.kind == "conda")
+
+
+def _metadata(package: Package, ctx: Context) -> list[Finding]:
+    output = ctx.expect.output_for(package.name, package_python(package, ctx.expect), package.build)
+    if output is None:
+        return [_not_an_output(package, ctx)] if ctx.expect.config is not None else []
+    return [
+        *compare_specs("metadata.depends", package.label, output.run, package.depends),
+        *compare_specs(
+            "metadata.constrains",
+            package.label,
+            output.run_constrained,
+            package.constrains,
+        ),
+        *_run_exports(package, output.declares_run_exports),
+    ]
 
 
 def _run_exports(package: Package, declared: bool) -> list[Finding]:

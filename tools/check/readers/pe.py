@@ -2,23 +2,24 @@
 
 pefile maps the file and, with ``fast_load``, parses only the headers; the import and
 delay-import directories are then parsed for their DLL names alone (``import_dllnames_only``):
-1 ms for the 2.15.0 wheel's 310 MB torch_cpu.dll. tools/check/macho.py says why pefile and
+1 ms for the 2.15.0 wheel's 310 MB torch_cpu.dll. tools/check/readers/macho.py says why pefile and
 macholib rather than lief.
 
 CUDA device code: nvcc puts the fatbin in a section named ``.nv_fatbin`` in ELF files; a PE
 image keeps only 8 characters of a section name, so Windows' CUDA DLLs hold it in
-``.nv_fatb``, and tools/check/fatbin.py reads it there as it does in a ``.so``.
+``.nv_fatb``, and tools/check/readers/fatbin.py reads it there as it does in a ``.so``.
 """
 
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, ClassVar
 
 import pefile
 
-from tools.check.fatbin import DeviceCode, read_fatbin
+from tools.check.formats import BinaryFormat
+from tools.check.readers.fatbin import DeviceCode, read_fatbin
 
 FATBIN_SECTION = b".nv_fatb"
 _IMPORT_DIRECTORIES = [
@@ -39,6 +40,19 @@ class PeInfo:
     @property
     def all_imports(self) -> tuple[str, ...]:
         return self.imports + self.delay_imports
+
+    # The Binary view (readers/binary.py). A PE file records no search path: Windows looks
+    # in the importer's folder, then PATH and the added DLL directories (rules/pe.py).
+    format: ClassVar[BinaryFormat] = "PE"
+    looks_in: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def arch(self) -> str:
+        return self.machine
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        return self.all_imports
 
 
 def read_pe(path: str, stream: BinaryIO) -> PeInfo:

@@ -13,7 +13,7 @@ import re
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, ClassVar
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.dynamic import DynamicSection
@@ -21,8 +21,9 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.gnuversions import GNUVerNeedSection
 from elftools.elf.sections import SymbolTableSection
 
-from tools.check.fatbin import SECTION as FATBIN_SECTION
-from tools.check.fatbin import DeviceCode, read_fatbin
+from tools.check.formats import BinaryFormat
+from tools.check.readers.fatbin import SECTION as FATBIN_SECTION
+from tools.check.readers.fatbin import DeviceCode, read_fatbin
 
 # Mangled names of entities in PyTorch's own namespaces (c10::, at::,
 # torch::, caffe2::), optionally behind cv/ref qualifiers of a member function.
@@ -57,18 +58,34 @@ class ElfInfo:
     old_abi_symbols: int
     std_definitions: int
     std_definition_sample: tuple[str, ...]
-    # CUDA device code in .nv_fatbin (tools/check/fatbin.py); () for host-only files
+    # CUDA device code in .nv_fatbin (tools/check/readers/fatbin.py); () for host-only files
     device_code: tuple[DeviceCode, ...] = ()
     # Sources of native-AOT kernels (pytorch#194243) whose paths .rodata holds, as
     # "native_aot/topk/aot_topk_cuda.cpp"; read only in files with device code
     native_aot: tuple[str, ...] = ()
-    # CPython's refcounting entry points it imports (tools/check/python_abi.py): which Python
+    # CPython's refcounting entry points it imports (tools/check/rules/python_abi.py): which Python
     # ABI, free-threaded or with the GIL, its code was compiled for
     python_refcount: tuple[str, ...] = ()
 
     @property
     def required_versions(self) -> tuple[str, ...]:
         return tuple(v for _, versions in self.version_needs for v in versions)
+
+    # The Binary view (readers/binary.py): the loader reads DT_RUNPATH and, only where a
+    # file has none, DT_RPATH.
+    format: ClassVar[BinaryFormat] = "ELF"
+
+    @property
+    def arch(self) -> str:
+        return self.machine
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        return self.needed
+
+    @property
+    def looks_in(self) -> tuple[str, ...]:
+        return self.runpath or self.rpath
 
 
 def _split_path_list(value: str) -> tuple[str, ...]:

@@ -14,6 +14,9 @@ import re
 from tools.check.archive import Package
 from tools.check.context import Context, is_torch
 from tools.check.findings import Finding, failed, member_path, passed, warned
+from tools.check.rules import each_package, verdict
+
+IDS = ("abi.cxx11", "abi.static-libstdcxx")
 
 _ABI_FLAG = re.compile(r"_GLIBCXX_USE_CXX11_ABI=([01])")
 # Thresholds of PyTorch's check_binary_symbols.py: enough evidence that the
@@ -94,36 +97,25 @@ def check_cxx11_abi(ctx: Context) -> list[Finding]:
 
 
 def check_static_libstdcxx(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        if not is_torch(package) or not package.elves:
+    return each_package(ctx, _static_libstdcxx, lambda p: is_torch(p) and p.elves)
+
+
+def _static_libstdcxx(package: Package) -> list[Finding]:
+    problems = []
+    for path, info in sorted(package.elves.items()):
+        if not info.std_definitions:
             continue
-        carriers = [(p, i) for p, i in sorted(package.elves.items()) if i.std_definitions]
-        for path, info in carriers:
-            detail = (
-                f"defines {info.std_definitions} libstdc++ symbols (statically linked), "
-                f"e.g. {', '.join(info.std_definition_sample[:3])}"
-            )
-            if package.kind == "wheel":
-                # Upstream wheels are built with devtoolset, whose libstdc++_nonshared.a
-                # links newer std:: pieces in on purpose.
-                findings.append(
-                    warned(
-                        "abi.static-libstdcxx",
-                        member_path(package.label, path),
-                        detail + " (expected from devtoolset-built wheels)",
-                    )
-                )
-            else:
-                findings.append(
-                    failed("abi.static-libstdcxx", member_path(package.label, path), detail)
-                )
-        if not carriers:
-            findings.append(
-                passed(
-                    "abi.static-libstdcxx",
-                    package.label,
-                    f"no std:: definitions in {len(package.elves)} ELF files",
-                )
-            )
-    return findings
+        detail = (
+            f"defines {info.std_definitions} libstdc++ symbols (statically linked), "
+            f"e.g. {', '.join(info.std_definition_sample[:3])}"
+        )
+        where = member_path(package.label, path)
+        if package.kind == "wheel":
+            # Upstream wheels are built with devtoolset, whose libstdc++_nonshared.a
+            # links newer std:: pieces in on purpose.
+            detail += " (expected from devtoolset-built wheels)"
+            problems.append(warned("abi.static-libstdcxx", where, detail))
+        else:
+            problems.append(failed("abi.static-libstdcxx", where, detail))
+    detail = f"no std:: definitions in {len(package.elves)} ELF files"
+    return verdict("abi.static-libstdcxx", package, problems, detail)

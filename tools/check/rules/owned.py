@@ -23,9 +23,11 @@ from collections.abc import Iterable, Mapping
 
 from tools.check.archive import TORCH_PACKAGES, Package
 from tools.check.context import Context
-from tools.check.findings import Finding, failed, member_path, passed, warned
+from tools.check.findings import Finding, failed, member_path, warned
+from tools.check.rules import each_package, verdict
 
 CHECK = "layout.dependency-owned"
+IDS = (CHECK,)
 
 # conda-forge package -> path patterns (relative to $PREFIX) its packages install, for the
 # libraries whose copies PyTorch's install tree carries (the top-level names of the 2.13.0
@@ -128,22 +130,22 @@ def owned_files(package: Package, given: Mapping[str, str]) -> list[tuple[str, s
 
 
 def check_dependency_owned(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
     given = given_owners(ctx.packages)
-    for package in ctx.analysed():
-        if package.kind != "conda" or package.name not in TORCH_PACKAGES:
-            continue
-        clashes = owned_files(package, given)
-        for path, owner, is_dependency in clashes:
-            where = member_path(package.label, path)
-            if is_dependency:
-                findings.append(
-                    failed(CHECK, where, f"{owner} owns this path and is a run dependency")
-                )
-            else:
-                findings.append(
-                    warned(CHECK, where, f"{owner} owns this path; installing it clobbers one")
-                )
-        if not clashes:
-            findings.append(passed(CHECK, package.label, "no file a conda-forge package owns"))
-    return findings
+    return each_package(
+        ctx,
+        lambda package: _dependency_owned(package, given),
+        lambda p: p.kind == "conda" and p.name in TORCH_PACKAGES,
+    )
+
+
+def _dependency_owned(package: Package, given: Mapping[str, str]) -> list[Finding]:
+    problems = []
+    for path, owner, is_dependency in owned_files(package, given):
+        where = member_path(package.label, path)
+        if is_dependency:
+            problems.append(failed(CHECK, where, f"{owner} owns this path and is a run dependency"))
+        else:
+            problems.append(
+                warned(CHECK, where, f"{owner} owns this path; installing it clobbers one")
+            )
+    return verdict(CHECK, package, problems, "no file a conda-forge package owns")

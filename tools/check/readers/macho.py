@@ -7,13 +7,13 @@ for the 2.15.0 wheel's libtorch_cpu.dylib, 0.26 s and that much memory. Here onl
 header and the ``sizeofcmds`` bytes after it are read (a few kilobytes), plus, for a signed
 file, its code signature's CodeDirectory and the pages it hashes that hold the load commands.
 
-Why macholib (and pefile for Windows, tools/check/pe.py) rather than lief, which reads all
+Why macholib (and pefile for Windows, tools/check/readers/pe.py) rather than lief, which reads all
 three formats and is what conda-build uses: measured on the 2.15.0 wheels, ``import lief``
 (1.0.0) takes 0.4 s and lief's parse of libtorch_cpu.dylib 2.4 s with its dyld-info parsing
 off, against 0.01 s and a few milliseconds for the load commands here; torch_cpu.dll's
-imports take 0.4 s in lief and 1 ms in pefile. ELF stays with pyelftools (tools/check/elf.py),
-so a Linux check imports neither. Both are pure Python, small, and long maintained (macholib
-by py2app's maintainer, pefile since 2004).
+imports take 0.4 s in lief and 1 ms in pefile. ELF stays with pyelftools
+(tools/check/readers/elf.py), so a Linux check imports neither. Both are pure Python, small,
+and long maintained (macholib by py2app's maintainer, pefile since 2004).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from __future__ import annotations
 import hashlib
 import struct
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, ClassVar
 
 from macholib import mach_o
 from macholib.ptypes import sizeof
 
-from tools.check.formats import MACHO_FAT, MACHO_THIN
+from tools.check.formats import MACHO_FAT, MACHO_THIN, BinaryFormat
 
 # Commands whose library the loader maps (weak ones may be absent at run time, but a
 # conda package that names one still means it).
@@ -59,6 +59,18 @@ class MachOSlice:
     minos: str | None  # "14.0", from LC_BUILD_VERSION (macOS) or LC_VERSION_MIN_MACOSX
     # None: signed and the signature hashes the load commands as they are; otherwise why not
     signature_problem: str | None
+
+    # The Binary view (readers/binary.py), of this slice: dyld searches @rpath/ names in the
+    # slice's LC_RPATH entries.
+    format: ClassVar[BinaryFormat] = "Mach-O"
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        return self.dylibs
+
+    @property
+    def looks_in(self) -> tuple[str, ...]:
+        return self.rpaths
 
 
 @dataclass(frozen=True)

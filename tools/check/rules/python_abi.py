@@ -22,9 +22,11 @@ import re
 
 from tools.check.archive import Package
 from tools.check.context import Context, is_torch
-from tools.check.findings import Finding, failed, passed
+from tools.check.findings import Finding, failed
+from tools.check.rules import each_package, verdict
 
 CHECK = "python.abi"
+IDS = (CHECK,)
 
 # .cpython-314t-x86_64-linux-gnu.so, .cpython-312-darwin.so, .cp314t-win_amd64.pyd
 _EXTENSION = re.compile(r"\.(?:cpython-|cp)(\d)(\d+)(t?)-[^/]*\.(?:so|pyd)$")
@@ -85,11 +87,7 @@ def compiled_threading(package: Package, member: str) -> bool | None:
 
 
 def check_python_abi(ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
-    for package in ctx.analysed():
-        if is_torch(package):
-            findings.extend(_check(package, ctx))
-    return findings
+    return each_package(ctx, lambda package: _check(package, ctx), is_torch)
 
 
 def _check(package: Package, ctx: Context) -> list[Finding]:
@@ -137,11 +135,9 @@ def _check(package: Package, ctx: Context) -> list[Finding]:
                 f"pytorch for {', '.join(pythons)}{hint}",
             )
         )
-    if not found:
-        told = [tag_source] if tag_source else []
-        told += [f"extension suffix of {path.rpartition('/')[2]}" for path, _ in extensions]
-        built = f"; config {ctx.expect.config} builds it" if ctx.expect.config and pythons else ""
-        found.append(
-            passed(CHECK, package.label, f"Python {describe(abi)}: {', '.join(told) or '-'}{built}")
-        )
-    return found
+    told = [tag_source] if tag_source else []
+    told += [f"extension suffix of {path.rpartition('/')[2]}" for path, _ in extensions]
+    built = f"; config {ctx.expect.config} builds it" if ctx.expect.config and pythons else ""
+    return verdict(
+        CHECK, package, found, f"Python {describe(abi)}: {', '.join(told) or '-'}{built}"
+    )
