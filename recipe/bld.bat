@@ -10,7 +10,7 @@ rem             the megabuild Python the recipes name; installs nothing.
 rem   libtorch  installs the Python-independent files into %LIBRARY_PREFIX% (after the
 rem             compile stage, when it has not run in this work directory).
 rem   pytorch   once per Python: installs the compile stage's wheel for the megabuild
-rem             Python; any other Python retargets the configured tree with cmake_cache.py
+rem             Python; any other Python retargets the configured tree with cmake_cache
 rem             (only Python-bound targets rebuild) and pip-installs torch; then moves
 rem             torch_python next to libtorch's DLLs.
 rem libtorch-cuda-linalg is Linux-only: PyTorch loads the CUDA linear algebra library
@@ -18,7 +18,7 @@ rem lazily only on Linux, so on Windows it stays inside torch_cuda.dll.
 rem As in build.sh, the source's declared build backend (recipe\build_backend.py) picks the
 rem commands: setuptools (PyTorch ^<= 2.13) builds with setup.py and installs into the
 rem source's torch\; scikit-build-core (^>= 2.14) builds in a kept build-dir, its install tree
-rem is laid out under _stage\install, and cmake_cache.py retargets .skbuild-info.json too.
+rem is laid out under _stage\install, and cmake_cache retargets .skbuild-info.json too.
 rem Both compile through pip wheel, and the megabuild Python's wheel is kept in
 rem _stage\megabuild-wheel: conda-build orders the pytorch outputs as it likes
 rem (PYTHONHASHSEED decides), and once another Python's output has retargeted the tree, the
@@ -211,12 +211,12 @@ if not defined CF_TORCH_MEGABUILD_PYTHON (
     exit /b 2
 )
 rem A GIL X.Y: the core never compiles against a free-threaded Python (:python_is tells X.Yt
-rem from X.Y), nor in a kept tree that a free-threaded output retargeted: cmake_cache.py
+rem from X.Y), nor in a kept tree that a free-threaded output retargeted: cmake_cache
 rem check-abi refuses that one in one line, before anything compiles.
 call :python_is CF_TORCH_MEGABUILD_PYTHON "%CF_TORCH_MEGABUILD_PYTHON%"
 if !errorlevel! neq 0 exit /b !errorlevel!
 if exist "%CMAKE_CACHE%" (
-    "!PYTHON!" -B "!RECIPE_DIR!\cmake_cache.py" check-abi "!CMAKE_CACHE!" --python "!PYTHON!"
+    "!PYTHON!" -B "!RECIPE_DIR!\cmake_cache" check-abi "!CMAKE_CACHE!" --python "!PYTHON!"
     if !errorlevel! neq 0 exit /b !errorlevel!
 )
 call :detect_build_backend
@@ -251,7 +251,7 @@ call :detect_build_backend
 if !errorlevel! neq 0 exit /b !errorlevel!
 set "TORCH_TREE=%INSTALL_STAGE%"
 if "%BUILD_BACKEND%"=="setuptools" (
-    "%PYTHON%" -B "%RECIPE_DIR%\cmake_cache.py" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
+    "%PYTHON%" -B "%RECIPE_DIR%\cmake_cache" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
     if !errorlevel! neq 0 exit /b !errorlevel!
     set /p TORCH_TREE=<"%SRC_DIR%\_torch_tree.txt"
 )
@@ -320,7 +320,7 @@ if !errorlevel! neq 0 exit /b !errorlevel!
 if defined MEGABUILD_WHEEL goto :pytorch_from_megabuild_wheel
 rem For scikit-build-core this rewrites .skbuild-info.json too: with another environment's
 rem scikit-build-core recorded there, the backend would delete the compiled tree.
-"%PYTHON%" -B "%RECIPE_DIR%\cmake_cache.py" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
+"%PYTHON%" -B "%RECIPE_DIR%\cmake_cache" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
 if !errorlevel! neq 0 exit /b !errorlevel!
 rem Bytecode earlier phases wrote into the shared tree (code generators import modules
 rem that setup.py packages as data, as torchgen\packaged is) would ship in this output,

@@ -335,7 +335,7 @@ def test_a_free_threaded_python_and_one_with_the_gil_never_take_each_others_whee
 
 def test_the_compile_stage_checks_a_kept_trees_abi_before_compiling() -> None:
     compile_ = section("libtorch")
-    check = compile_.index('cmake_cache.py" check-abi "!CMAKE_CACHE!" --python "!PYTHON!"')
+    check = compile_.index('cmake_cache" check-abi "!CMAKE_CACHE!" --python "!PYTHON!"')
     assert compile_.index("call :python_is CF_TORCH_MEGABUILD_PYTHON") < check
     assert check < compile_.index("-m pip wheel")
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from fixtures.recipe_helpers import RECIPE, recipe_module
 
-RECIPE = Path(__file__).resolve().parent.parent / "recipe"
-sys.path.insert(0, str(RECIPE))
-import build_jobs  # noqa: E402
+build_jobs = recipe_module("build_jobs")
 
 GIB = 1024**3
 

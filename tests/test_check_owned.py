@@ -6,14 +6,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.recipe_helpers import load_package_files
+from fixtures.recipe_helpers import recipe_module
 
 from tools.check import run_checks
 from tools.check.archive import Member, Package
 from tools.check.owned import CHECK, OWNERS, owner_by_pattern
 
 # What libtorch ships of upstream's include/ (recipe/package_files.py): PyTorch's own trees.
-OWN_HEADER_TREES = load_package_files().OWN_HEADER_TREES
+OWN_HEADER_TREES = recipe_module("package_files").OWN_HEADER_TREES
 
 
 def conda(name: str, files: list[str], depends: tuple[str, ...] = ()) -> Package:

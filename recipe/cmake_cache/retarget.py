@@ -1,181 +1,32 @@
 """Point every Python-derived entry of a cache at another interpreter.
 
-Part of recipe/cmake_cache.py; standard library only. Python-named entries are rebuilt from
-the new interpreter's facts; any other entry is touched only where its value holds a path
-of the old interpreter's; every other byte stays as it was.
+Part of recipe/cmake_cache; standard library only. Python-named entries are rebuilt from
+the new interpreter's facts (rewrite.py's rules); any other entry is touched only where its
+value holds a path of the old interpreter's; every other byte stays as it was. FindPython's
+MD5 signatures hash the old find state: they are dropped, so the next configure validates the
+new interpreter and records fresh ones.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from cmake_cache_file import Cache, CacheError, Entry
-from cmake_cache_python import (
+from cache_file import Cache, CacheError, Entry
+from interpreters import (
     EXECUTABLE_NAME,
     PROPERTIES_NAME,
     SIGNATURE_NAME,
-    OldPython,
     PythonFacts,
     describe_old_python,
     is_python_name,
 )
+from rewrite import Rewriter, in_style_of, slashed
 
 #: CMake's own entries are left alone (CMake itself may live in the old interpreter's
 #: site-packages), except these search paths: scikit-build-core puts the old
 #: interpreter's site-packages (and, on an old CMake, its FindPython backport) there.
 SEARCH_PATHS = frozenset({"CMAKE_PREFIX_PATH", "CMAKE_MODULE_PATH"})
-
-
-def _slashed(path: str) -> str:
-    return path.replace("\\", "/")
-
-
-def in_style_of(old: str, new: str) -> str:
-    """``new`` with the separators ``old`` uses: CMake writes C:/x, Python answers C:\\x."""
-    if "\\" in old and "/" not in old:
-        return new.replace("/", "\\")
-    if "/" in old:
-        return _slashed(new)
-    return new
-
-
-def _prefix_of(executable: str) -> str:
-    parent = os.path.dirname(_slashed(executable))
-    if os.path.basename(parent).lower() in ("bin", "scripts"):
-        parent = os.path.dirname(parent)
-    return parent
-
-
-_PATH_START = r"""(?:(?<![^;\[ "'=])|(?<=-I)|(?<=-L))"""
-_PATH_END = r"""(?![^/\\;\]\[ "'])"""
-
-
-class _Rewriter:
-    """Old-interpreter spellings -> new ones, applied in one left-to-right pass.
-
-    Rules are tried in order at each position: the old interpreter's own paths
-    (longest first, so site-packages wins over the stdlib dir that contains it),
-    then its prefix, then version spellings. A replaced span is never rescanned.
-    """
-
-    def __init__(self, old: OldPython, new: PythonFacts) -> None:
-        paths: dict[str, str] = {}
-
-        def pair(old_path: str, new_path: str) -> None:
-            if old_path and new_path and not old_path.endswith("-NOTFOUND"):
-                paths.setdefault(old_path, in_style_of(old_path, new_path))
-                paths.setdefault(_slashed(old_path), _slashed(new_path))
-
-        for old_exe in old.executables:
-            pair(old_exe, new.executable)
-        for old_inc in old.include_dirs:
-            pair(old_inc, new.include_dir)
-        for old_lib in old.libraries:
-            pair(old_lib, new.library)
-        for old_dir, new_dir in zip(
-            old.install_dirs, (new.stdlib, new.stdarch, new.sitelib, new.sitearch)
-        ):
-            pair(old_dir, new_dir)
-        for old_np in old.numpy_includes:
-            pair(old_np, new.numpy_include or "")
-        for old_root in old.root_dirs:
-            pair(old_root, new.base_prefix)
-
-        # The interpreter's prefix hosts much more than Python (a conda prefix holds
-        # every library), so only Python-named entries follow a prefix change.
-        prefixes: dict[str, str] = {}
-        for old_exe in old.executables:
-            old_prefix = _prefix_of(old_exe)
-            new_prefix = _slashed(new.prefix) if new.prefix else _prefix_of(new.executable)
-            if old_prefix and old_prefix != "/" and old_prefix != new_prefix:
-                prefixes.setdefault(old_prefix, new_prefix)
-                if ":" in old_prefix[:3]:  # a Windows drive: values may use either separator
-                    prefixes.setdefault(
-                        old_prefix.replace("/", "\\"), new_prefix.replace("/", "\\")
-                    )
-
-        def path_rules(table: Mapping[str, str]) -> list[tuple[str, str]]:
-            return [
-                (_PATH_START + re.escape(p) + _PATH_END, table[p])
-                for p in sorted(table, key=len, reverse=True)
-            ]
-
-        major, minor = old.version[0], old.version[1]
-        nmaj, nmin = new.version[0], new.version[1]
-        # The ABI flag of a free-threaded Python, where a spelling carries the ABI rather
-        # than the version alone: 3.14t's SOABI cpython-314t, its dirs python3.14t, its
-        # libraries libpython3.14t.so and python314t.lib, the ABI tag of cp314-cp314t.
-        old_t, new_t = ("t" if old.gil_disabled else ""), ("t" if new.gil_disabled else "")
-        spellings: list[tuple[str, str]] = []
-        if old.ext_suffix and new.ext_suffix:
-            spellings.append((re.escape(old.ext_suffix) + r"(?![\w.-])", new.ext_suffix))
-        if old.soabi and new.soabi:
-            spellings.append((re.escape(old.soabi) + r"(?![\w-])", new.soabi))
-        spellings += [
-            (rf"(?i:(?<=python)){major}\.{minor}{old_t}(?![\dt]|\.\d)", f"{nmaj}.{nmin}{new_t}"),
-            (rf"(?<=cpython-){major}{minor}{old_t}(?![\dt])", f"{nmaj}{nmin}{new_t}"),
-            (
-                rf"(?<=cp){major}{minor}-cp{major}{minor}{old_t}(?![\dt])",
-                f"{nmaj}{nmin}-cp{nmaj}{nmin}{new_t}",
-            ),
-            (
-                rf"(?i:(?<=python)){major}{minor}{old_t}(?=(?:_d)?\.(?:lib|dll)\b)",
-                f"{nmaj}{nmin}{new_t}",
-            ),
-        ]
-        spellings += [
-            # 3.12.1, v3.12.N -> the new full version; then 3.12 alone
-            (rf"(?<![\d.]){major}\.{minor}\.\d+(?!\d)", new.full),
-            (rf"(?<![\d.]){major}\.{minor}(?!\d|\.\d)", new.short),
-            # CMake lists: 3;12;1 and 3;12
-            (rf"(?<![\d;.]){major};{minor};\d+(?!\d)", f"{nmaj};{nmin};{new.version[2]}"),
-            (rf"(?<![\d;.]){major};{minor}(?!\d|;\d)", f"{nmaj};{nmin}"),
-            # Compact spellings: cpython-312, cp312, python312.lib, Python312, py312
-            (rf"(?<=cpython-){major}{minor}(?!\d)", f"{nmaj}{nmin}"),
-            (rf"(?<=cp){major}{minor}(?!\d)", f"{nmaj}{nmin}"),
-            (rf"(?i:(?<=python)){major}{minor}(?!\d)", f"{nmaj}{nmin}"),
-            (rf"(?<=py){major}{minor}(?!\d)", f"{nmaj}{nmin}"),
-        ]
-        if new.numpy_version:
-            # NumPy 2 moved its headers from numpy/core to numpy/_core.
-            layout = "_core" if int(new.numpy_version.split(".")[0]) >= 2 else "core"
-            spellings.append((r"(?<=numpy[\\/])_?core(?=[\\/]include)", layout))
-
-        self._paths = _Rules(path_rules(paths))
-        self._python = _Rules(path_rules(paths) + path_rules(prefixes) + spellings)
-
-    def python_entry(self, value: str) -> str:
-        return self._python.apply(value)
-
-    def path_only(self, value: str) -> str:
-        return self._paths.apply(value)
-
-    def mentions_old_paths(self, value: str) -> bool:
-        return self._paths.matches(value)
-
-
-class _Rules:
-    """Alternation of (regex, replacement) rules; the first rule matching at the
-    leftmost position wins."""
-
-    def __init__(self, rules: Sequence[tuple[str, str]]) -> None:
-        self._replacements = [replacement for _, replacement in rules]
-        self._regex = (
-            re.compile("|".join(f"(?P<r{i}>{pattern})" for i, (pattern, _) in enumerate(rules)))
-            if rules
-            else None
-        )
-
-    def apply(self, value: str) -> str:
-        if self._regex is None:
-            return value
-        return self._regex.sub(lambda m: self._replacements[int(m.lastgroup[1:])], value)
-
-    def matches(self, value: str) -> bool:
-        return self._regex is not None and self._regex.search(value) is not None
 
 
 def _new_properties(old_value: str, new: PythonFacts) -> str | None:
@@ -188,7 +39,7 @@ def _new_properties(old_value: str, new: PythonFacts) -> str | None:
     no_flags = "" if fields[5] == "" else "<none>"
     windows = "\\" in new.stdlib
     dirs = [
-        _slashed(d) if windows else d for d in (new.stdlib, new.stdarch, new.sitelib, new.sitearch)
+        slashed(d) if windows else d for d in (new.stdlib, new.stdarch, new.sitelib, new.sitearch)
     ]
     return ";".join(
         [
@@ -237,7 +88,7 @@ def retarget(cache: Cache, new: PythonFacts) -> Retargeted:
             "environment",
             cache.source,
         )
-    rewriter = _Rewriter(old, new)
+    rewriter = Rewriter(old, new)
     rewritten: list[str] = []
     dropped: list[str] = []
 
