@@ -144,6 +144,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # The name its messages have always carried ("cmake_cache.py: error: ..."): build.sh
+    # strips that prefix from check-abi's refusal, and logs and tests match it.
     parser = _Parser(prog="cmake_cache.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     get = sub.add_parser("get", help="print the value of one entry")
