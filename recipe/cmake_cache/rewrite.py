@@ -36,7 +36,8 @@ PATH_FACTS = (
 # {full}/{short} the new version as 3.13.1 and 3.13. The flag is "t" for a free-threaded
 # Python and "" for one with the GIL.
 
-#: Spellings that carry the ABI as well as the version: 3.14t's dirs python3.14t, SOABI
+#: Spellings that carry the ABI as well as the version, tried before the version alone
+#: (after the old SOABI and extension suffix, taken whole): 3.14t's dirs python3.14t, SOABI
 #: cpython-314t, the ABI tag of cp314-cp314t and the libraries python314t.lib/.dll.
 ABI_SPELLINGS = (
     (r"(?i:(?<=python)){M}\.{m}{T}(?![\dt]|\.\d)", "{N}.{n}{t}"),
