@@ -12,7 +12,7 @@ import pytest
 from fixtures.cli import REPO
 from fixtures.python314t import C_314, check_python_abi, python_abi_part, tools
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.smithy.forge_yml import load_forge_yml
 
 
