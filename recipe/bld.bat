@@ -14,7 +14,7 @@ rem             (after bld_compile.bat, when the compile stage has not run in th
 rem             directory).
 rem   pytorch   bld_pytorch.bat, once per Python: installs the compile stage's wheel for the
 rem             megabuild Python; any other Python retargets the configured tree with
-rem             cmake_cache.py (only Python-bound targets rebuild) and pip-installs torch; then
+rem             cmake_cache (only Python-bound targets rebuild) and pip-installs torch; then
 rem             moves torch_python next to libtorch's DLLs.
 rem libtorch-cuda-linalg is Linux-only: PyTorch loads the CUDA linear algebra library
 rem lazily only on Linux, so on Windows it stays inside torch_cuda.dll.

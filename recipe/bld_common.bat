@@ -6,7 +6,7 @@ rem
 rem As in build.sh, the source's declared build backend (recipe\build_backend.py) picks the
 rem commands: setuptools (PyTorch ^<= 2.13) builds with setup.py and installs into the
 rem source's torch\; scikit-build-core (^>= 2.14) builds in a kept build-dir, its install tree
-rem is laid out under _stage\install, and cmake_cache.py retargets .skbuild-info.json too.
+rem is laid out under _stage\install, and cmake_cache retargets .skbuild-info.json too.
 rem Both compile through pip wheel, and the megabuild Python's wheel is kept in
 rem _stage\megabuild-wheel: conda-build orders the pytorch outputs as it likes
 rem (PYTHONHASHSEED decides), and once another Python's output has retargeted the tree, the

@@ -14,13 +14,13 @@ if not defined CF_TORCH_MEGABUILD_PYTHON (
     exit /b 2
 )
 rem A GIL X.Y: the core never compiles against a free-threaded Python (bld_python_is.bat tells
-rem X.Yt from X.Y), nor in a kept tree that a free-threaded output retargeted: cmake_cache.py
+rem X.Yt from X.Y), nor in a kept tree that a free-threaded output retargeted: cmake_cache
 rem check-abi refuses that one in one line, before anything compiles. A second cmd, as
 rem bld.bat runs each file: its status is the check's.
 cmd /d /s /c ""!RECIPE_DIR!\bld_python_is.bat" CF_TORCH_MEGABUILD_PYTHON"
 if !errorlevel! neq 0 exit /b !errorlevel!
 if exist "%CMAKE_CACHE%" (
-    "!PYTHON!" -B "!RECIPE_DIR!\cmake_cache.py" check-abi "!CMAKE_CACHE!" --python "!PYTHON!"
+    "!PYTHON!" -B "!RECIPE_DIR!\cmake_cache" check-abi "!CMAKE_CACHE!" --python "!PYTHON!"
     if !errorlevel! neq 0 exit /b !errorlevel!
 )
 rem What every later configure of this tree must see again (compared in bld_pytorch.bat).

@@ -13,7 +13,7 @@ if !errorlevel! neq 0 exit /b !errorlevel!
 rem Everything but the Python-bound torch_python goes to the Library tree.
 set "TORCH_TREE=%INSTALL_STAGE%"
 if "%BUILD_BACKEND%"=="setuptools" (
-    "%PYTHON%" -B "%RECIPE_DIR%\cmake_cache.py" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
+    "%PYTHON%" -B "%RECIPE_DIR%\cmake_cache" get "%CMAKE_CACHE%" CMAKE_INSTALL_PREFIX > "%SRC_DIR%\_torch_tree.txt"
     if !errorlevel! neq 0 exit /b !errorlevel!
     set /p TORCH_TREE=<"%SRC_DIR%\_torch_tree.txt"
 )

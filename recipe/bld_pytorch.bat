@@ -1,7 +1,7 @@
 @echo on
 rem The pytorch stage of recipe\bld.bat, once per Python: installs the compile stage's wheel
 rem for the megabuild Python; any other Python retargets the configured tree with
-rem cmake_cache.py (only Python-bound targets rebuild) and pip-installs torch; then moves
+rem cmake_cache (only Python-bound targets rebuild) and pip-installs torch; then moves
 rem torch_python next to libtorch's DLLs. Run by bld_common.bat, whose settings it inherits.
 setlocal EnableExtensions EnableDelayedExpansion
 
@@ -44,7 +44,7 @@ if !errorlevel! neq 0 exit /b !errorlevel!
 if defined MEGABUILD_WHEEL goto :pytorch_from_megabuild_wheel
 rem For scikit-build-core this rewrites .skbuild-info.json too: with another environment's
 rem scikit-build-core recorded there, the backend would delete the compiled tree.
-"%PYTHON%" -B "%RECIPE_DIR%\cmake_cache.py" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
+"%PYTHON%" -B "%RECIPE_DIR%\cmake_cache" retarget-python "%CMAKE_CACHE%" --python "%PYTHON%"
 if !errorlevel! neq 0 exit /b !errorlevel!
 rem Bytecode earlier phases wrote into the shared tree (code generators import modules
 rem that setup.py packages as data, as torchgen\packaged is) would ship in this output,

@@ -21,7 +21,7 @@
 #                         `compile` stage, when it has not run in this work directory).
 #   libtorch-cuda-linalg  Installs the stashed library CF_TORCH_LINALG_FLAVOR names.
 #   pytorch               Once per Python: points the configured tree at $PYTHON with
-#                         cmake_cache.py (only Python-bound targets rebuild), pip-installs
+#                         cmake_cache (only Python-bound targets rebuild), pip-installs
 #                         torch into $SP_DIR (for the megabuild Python, the compile stage's
 #                         wheel: nothing compiles again, whatever output came before),
 #                         moves libtorch_python to $PREFIX/lib, and turns torch/{lib,bin,share}
@@ -37,7 +37,7 @@
 #       compiles build/ (its build-dir setting, kept between builds) while building the
 #       megabuild Python's wheel; `cmake --install build` then lays out the install tree
 #       under $SRC_DIR/_stage/install. Each pytorch output runs `pip install .` with the
-#       same build-dir, after cmake_cache.py has pointed both the cache and the backend's
+#       same build-dir, after cmake_cache has pointed both the cache and the backend's
 #       .skbuild-info.json at its Python: otherwise scikit-build-core, which every host
 #       environment holds its own copy of, deletes the top-level CMakeCache.txt and
 #       CMakeFiles/ (the configuration, not PyTorch's objects, which live in per-directory
@@ -101,7 +101,7 @@ MEGABUILD_WHEELS="${STAGE_DIR}/megabuild-wheel"
 CUDA_VERSION_VARIANT="${cuda_compiler_version:-None}"
 
 cmake_cache() {
-    "${PYTHON}" -B "${RECIPE_DIR}/cmake_cache.py" "$@"
+    "${PYTHON}" -B "${RECIPE_DIR}/cmake_cache" "$@"
 }
 
 detect_build_backend() {

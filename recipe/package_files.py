@@ -1,31 +1,17 @@
 """Which file of PyTorch's build goes to which package: the one place the rules live.
 
-recipe/build.sh and recipe/bld.bat run this file in their `libtorch` and `pytorch` stages;
-`python -m tools layout` and the tests import it and run the same functions over upstream's
-wheels. Standard library only: it runs with the build environment's Python.
+build.sh and bld.bat run it in their `libtorch` and `pytorch` stages (`--platform`: conda's
+target_platform); `python -m tools layout` and the tests run its functions over upstream's
+wheels. Standard library only (the build environment's Python). Errors: one line
+(`package_files.py: error: ...`), exit 2.
 
-The two stages, per platform (`--platform` is conda's target_platform):
-
-  libtorch  Every file of the install tree (`cmake --install`'s lib/, include/, share/,
-            bin/) that `libtorch_path` places is copied to that path of $PREFIX (on Windows
-            under Library/). A path a host package already installed stops the build: it
-            would corrupt that package and ship nothing
-            (https://github.com/conda-forge/pytorch-cpu-feedstock/issues/212). So does a
-            file in share/ or bin/ that a release does not install (RELEASE_SHARE,
-            RELEASE_BIN): a vendored dependency's, which could clobber a conda-forge package
-            outside this build's host environment. Prints the copied paths, one a line, for
-            build.sh's Python-independence check.
-  pytorch   After `pip install`, in site-packages' torch/: torch_python goes to $PREFIX too
-            (find_package(Torch) users), files libtorch already installed become links to
-            them (Windows: are deleted, torch/share included, as conda-forge's bld.bat
-            removes torch\\share; torch/__init__.py puts Library/bin on the DLL path),
-            runtime libraries a host package provides are dropped, Windows' static
-            libraries of vendored dependencies are dropped (linked into torch's DLLs
-            already; conda-forge's bld.bat keeps only torch_python.lib and _C.lib in
-            torch\\lib), and a library that is none of these stops the build: it belongs in
-            libtorch.
-
-Errors are one line, `package_files.py: error: ...`, exit 2.
+  libtorch  copies each install-tree file `libtorch_path` places to $PREFIX (Windows: under
+            Library/) and prints it; a path a host package installed (pytorch-cpu-feedstock
+            issue 212), or a share/ or bin/ file no release installs, stops the build.
+  pytorch   after `pip install`, in site-packages' torch/: torch_python goes to $PREFIX too,
+            libtorch's files become links to it (Windows: are deleted), what a host package
+            provides and Windows' vendored static libraries are dropped; any other library
+            stops the build: it belongs in libtorch.
 """
 
 from __future__ import annotations
@@ -286,9 +272,7 @@ def plan_pytorch(
             and name not in WINDOWS_PYTHON_IMPORT_LIBRARIES
         ):
             static.append(rel)
-    return PytorchPlan(
-        tuple(pythons), tuple(duplicates), tuple(dropped), tuple(strays), tuple(static)
-    )
+    return PytorchPlan(*map(tuple, (pythons, duplicates, dropped, strays, static)))
 
 
 # ---------------------------------------------------------------- file operations

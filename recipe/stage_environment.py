@@ -105,7 +105,7 @@ HAND_RULE = Rule(FORWARDED_PATTERN, FORWARDED_NAMES, "recipe/stage_environment.p
 #: Where the stage's own directories appear in values, longest first when replaced.
 LOCATIONS = ("BUILD_PREFIX", "PREFIX", "SRC_DIR")
 #: CMAKE_ARGS entries build.sh gives each Python its own value for on purpose (cross
-#: builds: the target's SOABI and headers); cmake_cache.py retarget-python moves the
+#: builds: the target's SOABI and headers); cmake_cache retarget-python moves the
 #: cache's entries with them.
 PER_PYTHON_ARGS = ("-DTORCH_PYTHON_SOABI=", "-DPython_INCLUDE_DIR=")
 

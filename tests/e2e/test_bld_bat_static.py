@@ -191,7 +191,7 @@ def test_every_pytorch_output_compares_its_environment_before_any_install() -> N
 
 
 def test_the_compile_stage_checks_a_kept_trees_abi_before_compiling() -> None:
-    check = COMPILE.index('cmake_cache.py" check-abi "!CMAKE_CACHE!" --python "!PYTHON!"')
+    check = COMPILE.index('cmake_cache" check-abi "!CMAKE_CACHE!" --python "!PYTHON!"')
     assert COMPILE.index('bld_python_is.bat" CF_TORCH_MEGABUILD_PYTHON"') < check
     assert check < COMPILE.index("-m pip wheel")
 

@@ -78,7 +78,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Work:
     log = root / "calls.txt"
     work = Work(build, host_python(second, SCIKIT_BUILD_CORE))
     # The compile stage's programs as every crash run below meets them: in a kept tree,
-    # whose ABI it checks first (cmake_cache.py check-abi), so once compiled beforehand.
+    # whose ABI it checks first (cmake_cache check-abi), so once compiled beforehand.
     assert work.run("compile", {}).returncode == 0
     for name in ("compile", "libtorch", "pytorch"):
         out = work.run(name, _crash(log, 0))

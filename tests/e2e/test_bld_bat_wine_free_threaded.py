@@ -22,7 +22,7 @@ from test_cmake_cache_free_threaded import configured_cache, lay_out
 pytestmark = pytest.mark.slow
 
 #: sysconfig as a ``--disable-gil`` CPython answers it: Py_GIL_DISABLED is 1 (its pyconfig.h
-#: defines it). bld.bat and recipe/cmake_cache.py learn the ABI from that variable alone.
+#: defines it). bld.bat and recipe/cmake_cache learn the ABI from that variable alone.
 SITECUSTOMIZE = """\
 import sysconfig
 
@@ -40,7 +40,7 @@ sysconfig.get_config_var = get_config_var
 def free_threaded(python: Interpreter, folder: Path) -> Interpreter:
     """A stand-in for the free-threaded CPython of ``python``'s X.Y: ``python`` started with
     a sitecustomize that makes its sysconfig report Py_GIL_DISABLED, for every way bld.bat
-    and the helpers it runs start it (``-c`` code, scripts, a subprocess of cmake_cache.py)."""
+    and the helpers it runs start it (``-c`` code, scripts, a subprocess of cmake_cache)."""
     folder.mkdir(parents=True)
     (folder / "sitecustomize.py").write_text(SITECUSTOMIZE)
     exe = folder / "python"
@@ -99,7 +99,7 @@ def test_a_free_threaded_output_never_takes_the_gil_wheel(compiled, tmp_path) ->
     python = free_threaded(compiled[0].megabuild, tmp_path / "free-threaded")
     out = _pytorch(compiled, python, f"{python.tag}t")
     assert "installing the compile stage's" not in out.log, out.log[-3000:]
-    assert 'cmake_cache.py" retarget-python' in out.log, out.log[-3000:]
+    assert 'cmake_cache" retarget-python' in out.log, out.log[-3000:]
 
 
 def test_the_compile_stage_refuses_a_free_threaded_megabuild_python(tmp_path) -> None:

@@ -6,22 +6,19 @@ the rest are trees the build must refuse with one line naming the file.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from helpers.minitorch.support import clean_env, find_interpreters
+from helpers.recipe_helpers import recipe_module
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOL = REPO_ROOT / "recipe" / "build_backend.py"
 MINITORCH = REPO_ROOT / "tests" / "fixtures" / "minitorch"
 
-_spec = importlib.util.spec_from_file_location("build_backend", TOOL)
-build_backend = importlib.util.module_from_spec(_spec)
-sys.modules["build_backend"] = build_backend
-_spec.loader.exec_module(build_backend)
+build_backend = recipe_module("build_backend")
 
 SKBUILD_PYPROJECT = """\
 [build-system]

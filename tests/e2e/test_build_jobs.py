@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from helpers import bld_bat
+from helpers.recipe_helpers import RECIPE, recipe_module
 
-RECIPE = Path(__file__).resolve().parents[2] / "recipe"
-sys.path.insert(0, str(RECIPE))
-import build_jobs  # noqa: E402
+build_jobs = recipe_module("build_jobs")
 
 GIB = 1024**3
 

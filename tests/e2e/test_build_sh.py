@@ -179,7 +179,7 @@ def test_top_level_build_never_installs_into_prefix(flow: Flow) -> None:
     # installs into the source's torch/, scikit-build-core into its wheel directory.
     cache = flow.conda.src_dir / "build" / "CMakeCache.txt"
     value = run(
-        [sys.executable, RECIPE_DIR / "cmake_cache.py", "get", cache, "CMAKE_INSTALL_PREFIX"]
+        [sys.executable, RECIPE_DIR / "cmake_cache", "get", cache, "CMAKE_INSTALL_PREFIX"]
     ).stdout.strip()
     assert value != str(flow.conda.prefix)
     if flow.conda.layout == SETUPTOOLS:
@@ -190,7 +190,7 @@ def test_top_level_build_never_installs_into_prefix(flow: Flow) -> None:
 def test_cmake_args_other_than_the_install_prefix_reach_the_first_configure(flow: Flow) -> None:
     cache = flow.conda.src_dir / "build" / "CMakeCache.txt"
     value = run(
-        [sys.executable, RECIPE_DIR / "cmake_cache.py", "get", cache, "CMAKE_INSTALL_LIBDIR"]
+        [sys.executable, RECIPE_DIR / "cmake_cache", "get", cache, "CMAKE_INSTALL_LIBDIR"]
     ).stdout.strip()
     assert value == "lib"
 

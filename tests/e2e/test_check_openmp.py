@@ -19,12 +19,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.recipe_helpers import RECIPE, recipe_module
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-RECIPE = Path(__file__).resolve().parents[2] / "recipe"
-sys.path.insert(0, str(RECIPE))
-import check_openmp  # noqa: E402
+check_openmp = recipe_module("check_openmp")
 
 SYSTEM_GOMP = ctypes.util.find_library("gomp")
 needs_linux_gomp = pytest.mark.skipif(

@@ -1,4 +1,4 @@
-"""cmake_cache.py retarget-python on a cross-compiling cache, against real CMake.
+"""cmake_cache retarget-python on a cross-compiling cache, against real CMake.
 
 A CMAKE_SYSTEM_NAME given on the command line makes CMake cross-compile, as conda-forge's
 CMAKE_ARGS do on linux-aarch64 and osx-64. FindPython then takes the version from the
@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 from helpers.minitorch.support import (
-    CACHE_TOOL,
     Interpreter,
     clean_env,
     run,
     two_interpreters,
 )
+from helpers.recipe_helpers import CMAKE_CACHE
 
 CROSS_PROJECT = """\
 cmake_minimum_required(VERSION 3.20)
@@ -97,7 +97,7 @@ def cross_retarget(tmp_path: Path, *, hinted: bool) -> CrossRetarget:
         env=env,
     )
     cache = build / "CMakeCache.txt"
-    run([sys.executable, CACHE_TOOL, "retarget-python", cache, "--python", second.executable])
+    run([sys.executable, CMAKE_CACHE, "retarget-python", cache, "--python", second.executable])
     reconfigured = run(["cmake", build], env=env)
     return CrossRetarget(first, second, configured.stdout, reconfigured.stdout)
 

@@ -1,4 +1,4 @@
-"""The megabuild and a free-threaded Python 3.14t: recipe/cmake_cache.py and recipe/build.sh.
+"""The megabuild and a free-threaded Python 3.14t: recipe/cmake_cache and recipe/build.sh.
 
 No free-threaded interpreter runs on these machines (docs/testing.md, "What the suite needs"),
 so the 3.14t side is a prefix laid out as CPython's configure lays out a ``--disable-gil``
@@ -20,14 +20,16 @@ from pathlib import Path
 
 import pytest
 from helpers.minitorch.support import RECIPE_DIR, clean_env
-from helpers.recipe_helpers import CMAKE_CACHE_TOOL, load_cmake_cache
+from helpers.recipe_helpers import CMAKE_CACHE, recipe_module
 
-cmake_cache = load_cmake_cache()
+cache_file = recipe_module("cmake_cache/cache_file")
+interpreters = recipe_module("cmake_cache/interpreters")
+retarget = recipe_module("cmake_cache/retarget").retarget
 BUILD_SH = RECIPE_DIR / "build.sh"
 HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 
-def lay_out(prefix: Path, abi: str) -> cmake_cache.PythonFacts:
+def lay_out(prefix: Path, abi: str) -> interpreters.PythonFacts:
     """A CPython 3.14 prefix of ABI ``abi`` ("" or "t") on disk, and what it reports."""
     ld = f"3.14{abi}"
     files = {
@@ -43,7 +45,7 @@ def lay_out(prefix: Path, abi: str) -> cmake_cache.PythonFacts:
         (prefix / rel).parent.mkdir(parents=True, exist_ok=True)
         (prefix / rel).write_text(text)
     p = str(prefix)
-    return cmake_cache.PythonFacts(
+    return interpreters.PythonFacts(
         executable=f"{p}/bin/python",
         version=(3, 14, 0),
         prefix=p,
@@ -63,7 +65,7 @@ def lay_out(prefix: Path, abi: str) -> cmake_cache.PythonFacts:
     )
 
 
-def configured_cache(facts: cmake_cache.PythonFacts) -> str:
+def configured_cache(facts: interpreters.PythonFacts) -> str:
     """CMakeCache.txt as FindPython, the legacy modules, pybind11 and NumPy write it."""
     flags = facts.abiflags or "<none>"
     dirs = ";".join((facts.stdlib, facts.stdarch, facts.sitelib, facts.sitearch))
@@ -111,11 +113,11 @@ _Python_NumPy_INCLUDE_DIR:INTERNAL={facts.numpy_include}
 
 
 def values(text: str) -> dict[str, str]:
-    return {e.name: e.value for e in cmake_cache.parse(text).entries}
+    return {e.name: e.value for e in cache_file.parse(text).entries}
 
 
 def retargeted(text: str, facts) -> dict[str, str]:
-    return values(cmake_cache.retarget(cmake_cache.parse(text), facts).cache.render())
+    return values(retarget(cache_file.parse(text), facts).cache.render())
 
 
 @pytest.fixture
@@ -136,10 +138,10 @@ def test_the_laid_out_prefix_is_what_its_facts_name(prefixes) -> None:
 
 def test_a_314t_cache_says_it_was_configured_for_a_free_threaded_python(prefixes) -> None:
     gil, free = prefixes
-    assert cmake_cache.describe_old_python(cmake_cache.parse(configured_cache(free))).abi == (
+    assert interpreters.describe_old_python(cache_file.parse(configured_cache(free))).abi == (
         "3.14t"
     )
-    assert cmake_cache.describe_old_python(cmake_cache.parse(configured_cache(gil))).abi == ("3.14")
+    assert interpreters.describe_old_python(cache_file.parse(configured_cache(gil))).abi == ("3.14")
 
 
 def test_retarget_from_the_gil_abi_to_314t_moves_every_abi_spelling(prefixes) -> None:
@@ -182,10 +184,10 @@ _PATH_FIELDS = (
 def test_retarget_to_314t_and_back_restores_every_value(prefixes) -> None:
     gil, free = prefixes
     text = configured_cache(gil)
-    there = cmake_cache.retarget(cmake_cache.parse(text), free).cache
+    there = retarget(cache_file.parse(text), free).cache
     # FindPython's signatures hash the old find state: dropped, the next configure remakes them
     assert unsigned(there.render()) == unsigned(configured_cache(free))
-    assert unsigned(cmake_cache.retarget(there, gil).cache.render()) == unsigned(text)
+    assert unsigned(retarget(there, gil).cache.render()) == unsigned(text)
 
 
 def unsigned(text: str) -> dict[str, str]:
@@ -208,7 +210,7 @@ def _windows_cache(lib: str, soabi: str, tag: str) -> str:
 
 def test_windows_314t_takes_python314t_lib_its_soabi_and_keeps_include(prefixes) -> None:
     win = "C:\\bld\\libtorch_1763\\_h_env"
-    free = cmake_cache.PythonFacts(
+    free = interpreters.PythonFacts(
         executable=f"{win}\\python.exe",
         version=(3, 14, 0),
         prefix=win,
@@ -228,15 +230,15 @@ def test_windows_314t_takes_python314t_lib_its_soabi_and_keeps_include(prefixes)
     assert new["PYTHON_WHEEL_TAG"] == "cp314-cp314t-win_amd64"
     assert new["_Python_INCLUDE_DIR"] == f"{W}/include"
     assert new["_Python_INTERPRETER_PROPERTIES"].split(";")[5:7] == ["t", "cp314t-win_amd64"]
-    old = cmake_cache.describe_old_python(
-        cmake_cache.parse(_windows_cache("python314t.lib", "cp314t-win_amd64", "cp314-cp314t"))
+    old = interpreters.describe_old_python(
+        cache_file.parse(_windows_cache("python314t.lib", "cp314t-win_amd64", "cp314-cp314t"))
     )
     assert old.abi == "3.14t"
 
 
 def _check_abi(cache: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, CMAKE_CACHE_TOOL, "check-abi", cache, "--python", sys.executable],
+        [sys.executable, CMAKE_CACHE, "check-abi", cache, "--python", sys.executable],
         capture_output=True,
         text=True,
         check=False,

@@ -1,4 +1,4 @@
-"""cmake_cache.py on a real build tree: the miniature torch-like project.
+"""cmake_cache on a real build tree: the miniature torch-like project.
 
 Megabuild: build for one Python, retarget the cache to a second interpreter,
 rebuild; only the Python-bound targets may recompile or relink, and the result
@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 from helpers.cuda_build import cuda_build_tools
 from helpers.minitorch.support import (
-    CACHE_TOOL,
     CORE_OBJECTS,
     LIBTORCH_LIBS,
     RECIPE_DIR,
@@ -35,6 +34,7 @@ from helpers.minitorch.support import (
     two_interpreters,
     venv_python,
 )
+from helpers.recipe_helpers import CMAKE_CACHE
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +70,7 @@ def megabuild(tmp_path_factory: pytest.TempPathFactory) -> Rebuild:
     run(
         [
             sys.executable,
-            CACHE_TOOL,
+            CMAKE_CACHE,
             "retarget-python",
             project / "build" / "CMakeCache.txt",
             "--python",
@@ -149,7 +149,7 @@ def magma_flip(tmp_path_factory: pytest.TempPathFactory) -> MagmaFlip:
     run(
         [
             sys.executable,
-            CACHE_TOOL,
+            CMAKE_CACHE,
             "set",
             project / "build" / "CMakeCache.txt",
             "USE_MAGMA:BOOL=ON",

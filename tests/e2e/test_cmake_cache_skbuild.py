@@ -1,4 +1,4 @@
-"""cmake_cache.py on caches scikit-build-core wrote: the miniature's >= 2.14 layout.
+"""cmake_cache on caches scikit-build-core wrote: the miniature's >= 2.14 layout.
 
 One tree is built for Python 3.12 with a kept build-dir (scikit-build-core 1.1, each Python
 from its own venv and so with its own scikit-build-core). A copy of its cache and
@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 from helpers.minitorch.support import (
-    CACHE_TOOL,
     SCIKIT_BUILD_CORE,
     Interpreter,
     backend_wheel,
@@ -33,15 +32,15 @@ from helpers.minitorch.support import (
     two_interpreters,
     venv_python,
 )
-from helpers.recipe_helpers import load_cmake_cache
+from helpers.recipe_helpers import CMAKE_CACHE, recipe_module
 
-cmake_cache = load_cmake_cache()
+cache_file = recipe_module("cmake_cache/cache_file")
 
 pytestmark = pytest.mark.slow
 
 
 def retarget(cache: Path, python: Path) -> None:
-    run([sys.executable, CACHE_TOOL, "retarget-python", cache, "--python", python])
+    run([sys.executable, CMAKE_CACHE, "retarget-python", cache, "--python", python])
 
 
 def skbuild_dir(python: Path) -> str:
@@ -99,8 +98,8 @@ def megabuild(tmp_path_factory: pytest.TempPathFactory) -> Megabuild:
     )
 
 
-def entries(text: str) -> dict[str, cmake_cache.Entry]:
-    return {e.name: e for e in cmake_cache.parse(text).entries}
+def entries(text: str) -> dict[str, cache_file.Entry]:
+    return {e.name: e for e in cache_file.parse(text).entries}
 
 
 def changed_names(old: str, new: str) -> set[str]:
@@ -130,12 +129,12 @@ def test_every_untouched_line_keeps_its_bytes(megabuild: Megabuild) -> None:
     rewritten = changed_names(megabuild.first_cache, megabuild.retargeted_cache)
     before = [
         line.text
-        for line in cmake_cache.parse(megabuild.first_cache).lines
+        for line in cache_file.parse(megabuild.first_cache).lines
         if line.entry is None or line.entry.name not in rewritten
     ]
     after = [
         line.text
-        for line in cmake_cache.parse(megabuild.retargeted_cache).lines
+        for line in cache_file.parse(megabuild.retargeted_cache).lines
         if line.entry is None or line.entry.name not in rewritten
     ]
     # Dropped signatures take their (empty) help text with them; nothing else differs.
@@ -172,7 +171,7 @@ def test_switching_python_executable_alone_breaks_findpython(megabuild: Megabuil
     build = megabuild.project / "build"
     cache = build / "CMakeCache.txt"
     first = megabuild.executables[0]
-    run([sys.executable, CACHE_TOOL, "set", cache, f"Python_EXECUTABLE:FILEPATH={first}"])
+    run([sys.executable, CMAKE_CACHE, "set", cache, f"Python_EXECUTABLE:FILEPATH={first}"])
     broken = run(["cmake", build], env=clean_env(), check=False)
     assert broken.returncode != 0
     assert "Could NOT find Python" in broken.stdout + broken.stderr

@@ -1,8 +1,8 @@
-"""cmake_cache.py and scikit-build-core's .skbuild-info.json, without building anything.
+"""cmake_cache and scikit-build-core's .skbuild-info.json, without building anything.
 
 What retarget-python does to the record beside the cache, and how it refuses a record or an
 interpreter it cannot use: one line naming the file, exit 2, nothing written.
-(tests/e2e/test_cmake_cache_skbuild.py runs it on trees scikit-build-core really built.)
+(tests/test_skbuild_info.py runs it on trees scikit-build-core really built.)
 """
 
 from __future__ import annotations
@@ -13,14 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.recipe_helpers import load_cmake_cache
+from helpers.recipe_helpers import CMAKE_CACHE, recipe_module
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-TOOL = REPO_ROOT / "recipe" / "cmake_cache.py"
-
-cmake_cache = load_cmake_cache()
-
-import cmake_cache_skbuild  # noqa: E402  (beside cmake_cache.py, which put it on sys.path)
+cache_file = recipe_module("cmake_cache/cache_file")
+interpreters = recipe_module("cmake_cache/interpreters")
+skbuild_info = recipe_module("cmake_cache/skbuild_info")
 
 OLD = "/old/env/lib/python3.12/site-packages/scikit_build_core"
 INFO = {
@@ -34,8 +31,8 @@ INFO = {
 CACHE = "Python_EXECUTABLE:FILEPATH=/old/env/bin/python3.12\n"
 
 
-def _facts(skbuild_path: str) -> cmake_cache.PythonFacts:
-    return cmake_cache.PythonFacts(
+def _facts(skbuild_path: str) -> interpreters.PythonFacts:
+    return interpreters.PythonFacts(
         executable="/new/env/bin/python", version=(3, 13, 0), skbuild_path=skbuild_path
     )
 
@@ -49,7 +46,14 @@ def _tree(tmp_path: Path, info: str) -> Path:
 
 def _retarget(cache: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(TOOL), "retarget-python", str(cache), "--python", sys.executable],
+        [
+            sys.executable,
+            str(CMAKE_CACHE),
+            "retarget-python",
+            str(cache),
+            "--python",
+            sys.executable,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -58,14 +62,14 @@ def _retarget(cache: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_record_names_the_new_interpreters_scikit_build_core_and_keeps_the_rest():
-    new = cmake_cache_skbuild.retarget_info(INFO, _facts("/new/sbc"), Path("x"))
+    new = skbuild_info.retarget_info(INFO, _facts("/new/sbc"), Path("x"))
     assert new == {**INFO, "skbuild_path": "/new/sbc", "python_executable": "/new/env/bin/python"}
 
 
 def test_an_interpreter_without_scikit_build_core_is_refused_naming_the_record():
     record = Path("/work/build/.skbuild-info.json")
-    with pytest.raises(cmake_cache.CacheError) as raised:
-        cmake_cache_skbuild.retarget_info(INFO, _facts(""), record)
+    with pytest.raises(cache_file.CacheError) as raised:
+        skbuild_info.retarget_info(INFO, _facts(""), record)
     message = str(raised.value)
     assert message.startswith("/work/build/.skbuild-info.json: ")
     assert OLD in message and "host requirements" in message

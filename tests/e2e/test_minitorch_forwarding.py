@@ -18,9 +18,9 @@ from helpers.minitorch.support import (
     two_interpreters,
     venv_python,
 )
-from helpers.recipe_helpers import load_cmake_cache
+from helpers.recipe_helpers import recipe_module
 
-cmake_cache = load_cmake_cache()
+cache_file = recipe_module("cmake_cache/cache_file")
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +37,7 @@ def wheel(project: Path, **env: str) -> zipfile.ZipFile:
 
 
 def cached(project: Path, name: str) -> str | None:
-    entry = cmake_cache.load(project / "build" / "CMakeCache.txt").get(name)
+    entry = cache_file.load(project / "build" / "CMakeCache.txt").get(name)
     return None if entry is None else entry.value
 
 

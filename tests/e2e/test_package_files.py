@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.recipe_helpers import RECIPE, load_package_files
+from helpers.recipe_helpers import RECIPE, recipe_module
 
-rules = load_package_files()
+rules = recipe_module("package_files")
 
 
 @pytest.mark.parametrize("platform", ["linux-64", "osx-arm64"])

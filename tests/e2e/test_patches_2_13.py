@@ -224,7 +224,7 @@ def test_with_0007_each_pytorch_outputs_python_gets_its_own_soabi_after_retarget
     tmp_path: Path,
 ):
     # build.sh passes the megabuild Python's SOABI once; each pytorch output retargets the
-    # tree's cache (recipe/cmake_cache.py), which must carry TORCH_PYTHON_SOABI along.
+    # tree's cache (recipe/cmake_cache), which must carry TORCH_PYTHON_SOABI along.
     soabi = sysconfig.get_config_var("SOABI")
     configure_extension(tmp_path, patched(tmp_path, "0007"), f"-DTORCH_PYTHON_SOABI={soabi}")
     assert built_modules(tmp_path) == [TARGET_MODULE]
@@ -233,7 +233,7 @@ def test_with_0007_each_pytorch_outputs_python_gets_its_own_soabi_after_retarget
     retarget = subprocess.run(
         [
             sys.executable,
-            str(ROOT / "recipe" / "cmake_cache.py"),
+            str(ROOT / "recipe" / "cmake_cache"),
             "retarget-python",
             str(cache),
             "--python",

@@ -12,7 +12,6 @@ holds them without the migration).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -20,12 +19,20 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import feedstock_matrix
-from helpers.cache import cached_dir
-from helpers.cli import REPO, run_tools
+from helpers.cli import REPO
 from helpers.default_names import GOLDEN
+from helpers.python314t import (
+    C_314,
+    C_314T,
+    TORCH_PYTHON,
+    check_python_abi,
+    python_abi_part,
+    tools,
+    wheel_members,
+    write_wheel,
+)
 from helpers.recipe_release import current
 
-from tools.foundation.errors import UserError
 from tools.render.config import list_configs, render_config
 from tools.smithy.forge_yml import load_forge_yml
 
@@ -34,10 +41,6 @@ rattler_build = pytest.importorskip("rattler_build", reason="py-rattler-build re
 MIGRATION = "python314t.yaml"
 FREE = "3.14.* *_cp314t"
 GIL = "3.14.* *_cp314"
-
-
-def tools(*args: str, cwd: Path):
-    return run_tools(*args, cwd=cwd, env=dict(os.environ, PYTHONPATH=str(REPO)))
 
 
 @pytest.fixture(scope="module")
@@ -202,78 +205,12 @@ def test_the_migration_moves_no_existing_package_name(migrated) -> None:
             assert "_py314_h" in added[0]
 
 
-BOT = """\
-bot:
-  # conda-forge's python314t rebuilds of the release branches (pytorch-cpu-feedstock#533, #534)
-  abi_migration_branches:
-  - v2.11.x
-  - v2.10.x
-  {key}: {value}
-"""
-
-
-def test_bot_settings_for_the_migration_validate(tmp_path) -> None:
-    text = (REPO / "conda-forge.yml").read_text()
-    (tmp_path / "conda-forge.yml").write_text(text + BOT.format(key="automerge", value="false"))
-    assert load_forge_yml(tmp_path)["bot"]["abi_migration_branches"] == ["v2.11.x", "v2.10.x"]
-
-
-@pytest.mark.parametrize(
-    ("key", "value", "problem"),
-    [
-        ("abi_migration_branch", "[v2.9.x]", "did you mean 'abi_migration_branches'?"),
-        ("check_solvable", "[true]", "expected true or false"),
-    ],
-)
-def test_a_bot_setting_the_bot_would_refuse_is_one_line(tmp_path, key, value, problem) -> None:
-    text = (REPO / "conda-forge.yml").read_text()
-    (tmp_path / "conda-forge.yml").write_text(text + BOT.format(key=key, value=value))
-    with pytest.raises(UserError) as raised:
-        load_forge_yml(tmp_path)
-    message = str(raised.value)
-    assert "\n" not in message and problem in message
-    line = len(text.splitlines()) + 6
-    assert message.startswith(f"{tmp_path / 'conda-forge.yml'}:{line}: bot")
-
-
 # ---------------------------------------------------------------- upstream's cp314t wheel
-
-_C_314T = "torch/_C.cpython-314t-x86_64-linux-gnu.so"
-_C_314 = "torch/_C.cpython-314-x86_64-linux-gnu.so"
-_TORCH_PYTHON = "torch/lib/libtorch_python.so"
-_WHEEL_META = ("torch-2.15.0.dist-info/WHEEL", "torch-2.15.0.dist-info/METADATA")
 
 
 @pytest.fixture(scope="module")
 def python_part(upstream_cp314t_wheel: Path) -> Path:
-    """The part of upstream's cp314t wheel that tells its Python ABI, under the wheel's own
-    name: torch/_C, libtorch_python.so and the dist-info, byte for byte (kept in the tests'
-    cache). ``tools check`` reads every binary of what it checks, and the whole wheel holds
-    2.4 GB of them; python.abi reads these."""
-    entry = upstream_cp314t_wheel.parent / (upstream_cp314t_wheel.stem + ".python-abi")
-    wanted = (_C_314T, _TORCH_PYTHON, *_WHEEL_META)
-
-    def build(folder: Path) -> None:
-        with zipfile.ZipFile(upstream_cp314t_wheel) as source:
-            _write_wheel(folder / upstream_cp314t_wheel.name, {n: source.read(n) for n in wanted})
-
-    def complete(found: Path) -> bool:
-        path = found / upstream_cp314t_wheel.name
-        return path.is_file() and zipfile.is_zipfile(path)
-
-    return cached_dir(entry, build, complete) / upstream_cp314t_wheel.name
-
-
-def _write_wheel(path: Path, members: dict[str, bytes]) -> Path:
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return path
-
-
-def _members(wheel: Path) -> dict[str, bytes]:
-    with zipfile.ZipFile(wheel) as archive:
-        return {name: archive.read(name) for name in archive.namelist()}
+    return python_abi_part(upstream_cp314t_wheel)
 
 
 def test_layout_of_the_cp314t_wheel_passes_on_a_config_with_314t(
@@ -287,50 +224,8 @@ def test_layout_of_the_cp314t_wheel_passes_on_a_config_with_314t(
     assert not [line for line in result.stdout.splitlines() if line.startswith("python ABI:")]
     assert (
         "note: Python 3.14t (free-threaded): wheel tag cp314-cp314t, "
-        f"{_C_314T}; the config builds pytorch for it"
+        f"{C_314T}; the config builds pytorch for it"
     ) in result.stdout
-
-
-def test_layout_of_the_cp314t_wheel_fails_where_no_config_builds_314t(
-    upstream_cp314t_wheel,
-) -> None:
-    result = tools("layout", str(upstream_cp314t_wheel), cwd=REPO)
-    assert result.returncode == 1
-    [line] = [line for line in result.stdout.splitlines() if line.startswith("python ABI:")]
-    assert "a wheel for Python 3.14t (free-threaded), but the config builds pytorch for" in line
-    assert line.endswith(", 3.14") and "wheel tag cp314-cp314t" in line
-
-
-def test_layout_names_both_abis_of_a_gil_extension_in_a_cp314t_wheel(
-    upstream_cp314t_wheel,
-) -> None:
-    from dataclasses import replace
-
-    from tools.layout.replay import Replay, check_python
-    from tools.layout.wheel import read_wheel
-
-    wheel = read_wheel(upstream_cp314t_wheel)
-    torch = {k.replace(".cpython-314t-", ".cpython-314-"): v for k, v in wheel.torch.items()}
-    result = Replay(wheel.platform)
-    check_python(replace(wheel, torch=torch), ["3.14", "3.14t"], result)
-    [problem] = result.problems
-    assert problem.path == _C_314
-    assert "Python 3.14 (with the GIL) in a wheel for 3.14t (free-threaded)" in problem.detail
-    assert "wheel tag cp314-cp314t" in problem.detail
-
-
-def _check(wheel: Path, root: Path) -> list[dict]:
-    """python.abi's findings on ``wheel`` against a linux-64 config of ``root``, as
-    ``python -m tools check --only python.abi --json --config CONFIG WHEEL`` prints them."""
-    from tools.commands.layout import default_config
-    from tools.layout.wheel import read_wheel
-
-    config = default_config(root, read_wheel(wheel))
-    result = tools(
-        "check", "--only", "python.abi", "--json", "--config", config, str(wheel), cwd=root
-    )
-    assert result.returncode in (0, 1), result.stderr
-    return json.loads(result.stdout)
 
 
 def _check_here(wheel: Path, root: Path) -> list[dict]:
@@ -349,7 +244,7 @@ def test_check_of_the_cp314t_wheel_agrees_with_a_config_that_builds_314t(
     migrated, python_part
 ) -> None:
     root, _ = migrated
-    [finding] = _check(python_part, root)
+    [finding] = check_python_abi(python_part, root)
     assert finding["status"] == "pass", finding
     assert finding["detail"].startswith(
         "Python 3.14t (free-threaded): wheel tag cp314-cp314t, extension suffix of "
@@ -357,24 +252,17 @@ def test_check_of_the_cp314t_wheel_agrees_with_a_config_that_builds_314t(
     )
 
 
-def test_check_of_the_cp314t_wheel_fails_on_a_config_without_314t(python_part) -> None:
-    [finding] = _check(python_part, REPO)
-    assert finding["status"] == "fail"
-    assert "a package for Python 3.14t (free-threaded), but config" in finding["detail"]
-    assert "python314t migration" in finding["detail"]
-
-
 def test_free_threaded_code_in_a_gil_tagged_wheel_fails_naming_both(
     migrated, python_part, tmp_path
 ) -> None:
     # upstream's free-threaded libtorch_python.so (it calls _Py_DecRefShared), in a wheel
     # whose tag and extension suffix say 3.14 with the GIL
-    members = _members(python_part)
-    members[_C_314] = members.pop(_C_314T)
-    gil = _write_wheel(tmp_path / "torch-2.15.0-cp314-cp314-manylinux_2_28_x86_64.whl", members)
+    members = wheel_members(python_part)
+    members[C_314] = members.pop(C_314T)
+    gil = write_wheel(tmp_path / "torch-2.15.0-cp314-cp314-manylinux_2_28_x86_64.whl", members)
     root, _ = migrated
     failed = [f for f in _check_here(gil, root) if f["status"] == "fail"]
-    assert [f["path"] for f in failed] == [f"{gil.name}:{_TORCH_PYTHON}"]
+    assert [f["path"] for f in failed] == [f"{gil.name}:{TORCH_PYTHON}"]
     assert failed[0]["detail"] == (
         "compiled for a free-threaded Python (Py_GIL_DISABLED), in a package for "
         "3.14 (with the GIL) (wheel tag cp314-cp314)"
@@ -386,37 +274,14 @@ def test_gil_code_in_a_cp314t_wheel_fails_naming_both(
 ) -> None:
     # 2.13.0's libtorch_python.so, built for a CPython with the GIL (it calls _Py_Dealloc),
     # in the cp314t wheel in place of upstream's free-threaded one
-    members = _members(python_part)
+    members = wheel_members(python_part)
     with zipfile.ZipFile(torch_wheel) as gil_wheel:
-        members[_TORCH_PYTHON] = gil_wheel.read(_TORCH_PYTHON)
-    mixed = _write_wheel(tmp_path / python_part.name, members)
+        members[TORCH_PYTHON] = gil_wheel.read(TORCH_PYTHON)
+    mixed = write_wheel(tmp_path / python_part.name, members)
     root, _ = migrated
     [failed] = [f for f in _check_here(mixed, root) if f["status"] == "fail"]
-    assert failed["path"] == f"{mixed.name}:{_TORCH_PYTHON}"
+    assert failed["path"] == f"{mixed.name}:{TORCH_PYTHON}"
     assert failed["detail"] == (
         "compiled for a Python with the GIL, in a package for 3.14t (free-threaded) "
         "(wheel tag cp314-cp314t)"
-    )
-
-
-def test_a_conda_package_for_314t_holding_a_gil_extension_fails_naming_both() -> None:
-    from tools.check import run_checks
-    from tools.check.archive import Member, Package
-
-    site = "lib/python3.14t/site-packages/torch"
-    package = Package(
-        source=Path("pytorch-2.13.0-cpu_generic_py314_hc71a66a_3.conda"),
-        kind="conda",
-        name="pytorch",
-        version="2.13.0",
-        build="cpu_generic_py314_hc71a66a_3",
-        subdir="linux-64",
-        depends=("python_abi 3.14.* *_cp314t",),
-        members=(Member(f"{site}/_C.cpython-314-x86_64-linux-gnu.so", "file", 1),),
-    )
-    [finding] = run_checks([package], only={"python.abi"})
-    assert finding.status == "fail"
-    assert finding.detail.startswith(
-        "an extension for Python 3.14 (with the GIL) in a package for 3.14t (free-threaded) "
-        "(python_abi 3.14.* *_cp314t)"
     )

@@ -3,16 +3,15 @@ compile stage configured (PyTorch's cmake/EnvVarForwarding.cmake rule)."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
+from helpers.recipe_helpers import recipe_module
+
 HERE = Path(__file__).resolve().parents[2] / "tests"
 SCRIPT = HERE.parent / "recipe" / "stage_environment.py"
-_spec = importlib.util.spec_from_file_location("stage_environment", SCRIPT)
-stage = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(stage)
+stage = recipe_module("stage_environment")
 PLACES = {"PREFIX": "/bld/h_env", "BUILD_PREFIX": "/bld/build_env", "SRC_DIR": "/bld/work"}
 
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 import itertools
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from _pytest.mark.expression import Expression
+from helpers.recipe_helpers import RECIPE, recipe_module
 
-RECIPE = Path(__file__).resolve().parents[2] / "recipe"
-sys.path.insert(0, str(RECIPE))
-import upstream_tests  # noqa: E402
+upstream_tests = recipe_module("upstream_tests")
 
 SKIPS_TEXT = (RECIPE / "upstream_test_skips.txt").read_text(encoding="utf-8")
 

@@ -7,7 +7,6 @@ import json
 import os
 import random
 import shutil
-import sys
 import zipfile
 from pathlib import Path
 
@@ -174,8 +173,6 @@ def copy_feedstock(dest: Path) -> Path:
 
 
 def _cmake_cache_text() -> str:
-    # A test module's constant (tests/e2e/test_cmake_cache.py), reached by its folder.
-    sys.path.insert(0, str(REPO / "tests" / "e2e"))
-    from test_cmake_cache import LINUX_312
+    from helpers.cmake_caches import LINUX_312
 
     return LINUX_312

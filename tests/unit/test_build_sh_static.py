@@ -54,19 +54,21 @@ def test_build_sh_reads_the_arch_list_through_the_helper_bld_bat_uses() -> None:
 
 
 def _helpers_importing_siblings() -> list[str]:
-    """The recipe's Python helpers that import another module of the recipe folder."""
-    modules = {path.stem for path in RECIPE.glob("*.py")}
-    found = []
-    for path in sorted(RECIPE.glob("*.py")):
-        imported = re.findall(r"^(?:from|import)\s+(\w+)", path.read_text(), flags=re.M)
-        if any(name in modules and name != path.stem for name in imported):
-            found.append(path.name)
-    return found
+    """The recipe's Python helpers that import another module of their folder, by the path
+    the build runs them under: NAME.py, or a folder run as a program (its __main__.py)."""
+    found = set()
+    for folder in [RECIPE, *(main.parent for main in RECIPE.glob("*/__main__.py"))]:
+        modules = {path.stem for path in folder.glob("*.py")}
+        for path in folder.glob("*.py"):
+            imported = re.findall(r"^(?:from|import)\s+(\w+)", path.read_text(), flags=re.M)
+            if any(name in modules and name != path.stem for name in imported):
+                found.add(path.name if folder == RECIPE else folder.name)
+    return sorted(found)
 
 
 def test_the_cmake_cache_helper_imports_its_siblings() -> None:
     # What the rule below guards: without such a helper it would hold nothing.
-    assert "cmake_cache.py" in _helpers_importing_siblings()
+    assert "cmake_cache" in _helpers_importing_siblings()
 
 
 @pytest.mark.parametrize(
@@ -83,7 +85,7 @@ def test_recipe_helpers_run_without_writing_bytecode_into_the_recipe(
         line
         for helper in _helpers_importing_siblings()
         for line in text.splitlines()
-        if helper in line and python in line
+        if f'{helper}"' in line and python in line
     ]
-    assert any("cmake_cache.py" in line for line in runs), f"{script} never runs cmake_cache.py"
+    assert any('cmake_cache"' in line for line in runs), f"{script} never runs cmake_cache"
     assert [line for line in runs if f"{python} -B " not in line] == []

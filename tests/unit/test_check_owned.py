@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 from helpers import bld_bat
-from helpers.recipe_helpers import load_package_files
+from helpers.recipe_helpers import recipe_module
 
 from tools.check import run_checks
 from tools.check.archive import Member, Package
 from tools.check.rules.owned import CHECK, OWNERS, owner_by_pattern
 
 # What libtorch ships of upstream's include/ (recipe/package_files.py): PyTorch's own trees.
-OWN_HEADER_TREES = load_package_files().OWN_HEADER_TREES
+OWN_HEADER_TREES = recipe_module("package_files").OWN_HEADER_TREES
 
 
 def conda(name: str, files: list[str], depends: tuple[str, ...] = ()) -> Package:

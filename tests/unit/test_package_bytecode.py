@@ -12,8 +12,8 @@ from helpers.conda_packages import bytecode_outside_site_packages
 
 MEMBERS = (
     "info/index.json",
-    "info/recipe/cmake_cache.py",
-    "info/recipe/__pycache__/cmake_cache_file.cpython-312.pyc",
+    "info/recipe/cmake_cache/__main__.py",
+    "info/recipe/cmake_cache/__pycache__/cache_file.cpython-312.pyc",
     "etc/conda/test-files/pytorch/1/tools/metadata/__pycache__/version.cpython-313.pyc",
     "lib/python3.13/site-packages/torch/__pycache__/__init__.cpython-313.pyc",
 )
@@ -31,5 +31,5 @@ def _package(folder: Path) -> Path:
 def test_bytecode_outside_site_packages_is_found_in_info_and_the_payload(tmp_path) -> None:
     assert sorted(bytecode_outside_site_packages(_package(tmp_path))) == [
         "etc/conda/test-files/pytorch/1/tools/metadata/__pycache__/version.cpython-313.pyc",
-        "info/recipe/__pycache__/cmake_cache_file.cpython-312.pyc",
+        "info/recipe/cmake_cache/__pycache__/cache_file.cpython-312.pyc",
     ]

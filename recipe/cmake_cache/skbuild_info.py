@@ -1,6 +1,6 @@
 """scikit-build-core's record of a build tree, ``.skbuild-info.json``, retargeted.
 
-Part of recipe/cmake_cache.py; standard library only. scikit-build-core writes
+Part of recipe/cmake_cache; standard library only. scikit-build-core writes
 ``<build-dir>/.skbuild-info.json`` on every build, with the directory it runs from
 (``skbuild_path``). A build from another installation of scikit-build-core finds a
 different path there, takes the tree for another isolated environment's and deletes the
@@ -20,8 +20,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cmake_cache_file import CacheError, atomic_write
-from cmake_cache_python import PythonFacts
+from cache_file import CacheError, atomic_write
+from interpreters import PythonFacts
 
 INFO_NAME = ".skbuild-info.json"
 

@@ -1,6 +1,6 @@
 """What a configured cache and a live interpreter say about Python.
 
-Part of recipe/cmake_cache.py; standard library only. ``python_facts`` asks an interpreter
+Part of recipe/cmake_cache; standard library only. ``python_facts`` asks an interpreter
 about itself; ``describe_old_python`` reads, from a cache, the interpreter it was configured
 for (under conda-build that interpreter's environment is gone); ``is_python_name`` tells the
 entries FindPython, the legacy modules, pybind11, NumPy and scikit-build-core write.
@@ -14,7 +14,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 
-from cmake_cache_file import Cache, CacheError
+from cache_file import Cache, CacheError
 
 # --------------------------------------------------------------------------
 # Python facts

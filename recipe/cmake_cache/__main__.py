@@ -1,107 +1,43 @@
 #!/usr/bin/env python
 """Read, edit and retarget a CMake build tree's CMakeCache.txt.
 
-The recipe builds PyTorch's C++ core once and then rebuilds only the Python
-bindings for each Python version (the "megabuild"), and it builds
-libtorch_cuda_linalg with and without magma from one configured tree. Both
-tricks need the cache of a configured tree changed in place. A textual
-replace (``sed s/3.12/3.13/``) rewrites unrelated values that happen to
-contain the version (``/opt/cmake-3.12.4/bin``, ``LIBFOO_VERSION=3.12.0``) and
-misses Python entries spelled differently (``cp312``, ``3;12;1``,
-``numpy/_core``). This helper parses the cache and touches only what it must.
+The recipe compiles PyTorch's core once and rebuilds only the Python bindings for each
+Python (the "megabuild"), and builds libtorch_cuda_linalg with and without magma from one
+configured tree; both change the cache of a configured tree in place. A textual replace
+(``sed s/3.12/3.13/``) would also rewrite ``/opt/cmake-3.12.4/bin`` and miss ``cp312`` or
+``3;12;1``; this tool parses the cache and touches only what it must.
 
-Usage (standard library only; runs with the build environment's Python 3.10+)::
+Usage (run the directory; standard library only, the build environment's Python 3.10+)::
 
-    python cmake_cache.py get CACHE NAME [--default VALUE]
-    python cmake_cache.py set CACHE NAME[:TYPE]=VALUE ...
-    python cmake_cache.py retarget-python CACHE --python EXE
-    python cmake_cache.py check-abi CACHE --python EXE
+    python cmake_cache get CACHE NAME [--default VALUE]
+    python cmake_cache set CACHE NAME[:TYPE]=VALUE ...
+    python cmake_cache retarget-python CACHE --python EXE
+    python cmake_cache check-abi CACHE --python EXE
 
-``check-abi`` exits 2 in one line unless the tree was configured for a Python of EXE's
-threading ABI: both free-threaded (3.14t: ``Py_GIL_DISABLED``, SOABI ``cpython-314t-…``) or
-both with the GIL. The compile stage asks it before compiling a tree it finds: the core is
-compiled against the megabuild Python, a GIL one, and never against a free-threaded Python a
-kept tree was retargeted to.
+``check-abi`` exits 2 unless the tree was configured for a Python of EXE's threading ABI
+(free-threaded 3.14t or with the GIL): the compile stage asks it before compiling a kept
+tree, which a free-threaded output may have retargeted. Bad input: one line naming the file,
+line and problem, exit 2, the cache untouched. The first edit keeps ``CMakeCache.txt.orig``;
+every write is a temp file plus rename; repeating a command changes nothing.
 
-On bad input it prints one line naming the file, line and problem, exits 2
-and leaves the cache untouched. The first edit keeps the pristine file as
-``CMakeCache.txt.orig``; every write is a temp file plus rename; repeating a
-command changes nothing.
-
-How retargeting decides what is Python-derived
-----------------------------------------------
-* By name: entries FindPython, FindPythonInterp/FindPythonLibs, pybind11 and
-  NumPy lookups write (``Python_*``, ``Python3_*``, ``_Python3_*``,
-  ``PYTHON_*``, ``pybind11_*``/``PYBIND11_*``, ``NUMPY_*``/``NumPy_*``,
-  ``FIND_PACKAGE_MESSAGE_DETAILS_Python*``) and their ``-ADVANCED`` and
-  ``-STRINGS`` property entries.
-* By value: any other entry (CMake's own ``CMAKE_*`` bookkeeping excepted,
-  since CMake itself may be installed in the old interpreter's site-packages)
-  whose value is a path inside the old interpreter's include dir, library,
-  stdlib or site-packages. Only those path prefixes are rewritten there.
-
-The old interpreter's facts are read from the cache itself (under conda-build
-the old environment is gone: each output gets a fresh host prefix at the same
-path). The new interpreter's facts come from running it. Values are then
-rewritten from facts: exact paths first, then the version spellings CMake and
-Python use (``3.12.1``, ``v3.12.N``, ``3;12;1``, ``cpython-312-…``, ``cp312``,
-``Python312``, ``numpy/core`` vs ``numpy/_core``). FindPython's MD5
-signatures hash the old find state; they are dropped so the next configure
-validates the new interpreter and records fresh ones.
-
-A tree scikit-build-core configured (PyTorch >= 2.14) has two more records of its
-interpreter, and retarget-python rewrites both: the cache entries scikit-build-core's
-Python hints write (``Python_ROOT_DIR``, ``SKBUILD_SOABI``, its site-packages in
-``CMAKE_PREFIX_PATH``), and ``.skbuild-info.json`` beside the cache, whose
-``skbuild_path`` must name the next interpreter's scikit-build-core or the backend deletes
-the tree (cmake_cache_skbuild.py). Both files are checked before either is written.
-
-The modules beside this file do the work: cmake_cache_file (parse, edit, write),
-cmake_cache_python (what a cache and an interpreter say about Python),
-cmake_cache_retarget (the rewrite) and cmake_cache_skbuild (.skbuild-info.json).
+The modules beside this one: cache_file (parse, edit, write), interpreters (what a cache and
+an interpreter say about Python, which entries are Python's), rewrite (the rules from old
+spellings to new), retarget (the retarget itself) and skbuild_info (scikit-build-core's
+``.skbuild-info.json``, which must name the next interpreter's scikit-build-core or the
+backend clears the tree).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
-# conda-build and rattler-build run this file by path, which puts its directory first on
-# sys.path; a test that loads it by file location gets the same.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-
-from cmake_cache_file import CACHE_TYPES, Cache, CacheError, Entry, load, parse, save  # noqa: E402
-from cmake_cache_python import (  # noqa: E402
-    OldPython,
-    PythonFacts,
-    describe_old_python,
-    is_python_name,
-    python_facts,
-)
-from cmake_cache_retarget import Retargeted, in_style_of, retarget  # noqa: E402
-from cmake_cache_skbuild import info_path, load_info, retarget_info, save_info  # noqa: E402
-
-__all__ = [
-    "Cache",
-    "CacheError",
-    "Entry",
-    "OldPython",
-    "PythonFacts",
-    "Retargeted",
-    "describe_old_python",
-    "in_style_of",
-    "is_python_name",
-    "load",
-    "main",
-    "parse",
-    "python_facts",
-    "retarget",
-    "save",
-]
+# Running the directory puts it first on sys.path: its modules import each other by name.
+from cache_file import CACHE_TYPES, CacheError, load, save
+from interpreters import describe_old_python, is_python_name, python_facts
+from retarget import retarget
+from skbuild_info import info_path, load_info, retarget_info, save_info
 
 # --------------------------------------------------------------------------
 # Command line
@@ -208,6 +144,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # The name its messages have always carried ("cmake_cache.py: error: ..."): build.sh
+    # strips that prefix from check-abi's refusal, and logs and tests match it.
     parser = _Parser(prog="cmake_cache.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     get = sub.add_parser("get", help="print the value of one entry")

@@ -1,7 +1,7 @@
 """CMakeCache.txt as data: parse, edit and write it back, byte for byte where untouched.
 
-Part of recipe/cmake_cache.py (its command line); standard library only. Untouched lines
-keep their exact bytes (surrogateescape); the first edit keeps ``CMakeCache.txt.orig``;
+Part of recipe/cmake_cache (its command line: __main__.py); standard library only. Untouched
+lines keep their exact bytes (surrogateescape); the first edit keeps ``CMakeCache.txt.orig``;
 every write is a temp file plus rename.
 """
 
