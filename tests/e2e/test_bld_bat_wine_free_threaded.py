@@ -14,10 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.free_threaded_cache import configured_cache, lay_out
 from helpers.minitorch.support import SETUPTOOLS, Interpreter, two_interpreters
 from helpers.wine.harness import PYBIND11, Output, WineCondaBuild, host_python, stage
 from helpers.wine.products import miniature_products
-from test_cmake_cache_free_threaded import configured_cache, lay_out
 
 pytestmark = pytest.mark.slow
 

@@ -16,44 +16,23 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers.check_records import elf, package
+from helpers import cuda_device_code
+from helpers.cuda_device_code import CUDA13, ptx, sass, torch_cuda
 from ruamel.yaml import YAML
 
 from tools.check import Expectations, run_checks
 from tools.check.readers.elf import read_elf
-from tools.check.readers.fatbin import DeviceCode
 from tools.render.cuda_archs import parse_arch_list, read_rows, runnable
 
 REPO = Path(__file__).resolve().parents[2]
 FATBIN_ONLY = ("--only", "cuda.fatbin")
 KERNEL = "__global__ void add_one(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] += 1; }\n"
-CUDA13 = Expectations(
-    config="linux_64_cuda13",
-    subdir="linux-64",
-    cuda_compiler_version="13.0",
-    cuda_arch_list="8.0;9.0;12.0+PTX",
-)
 
 
 def _cuda(config: Path) -> str | None:
     """The config's cuda_compiler_version (.ci_support files list each key's one value)."""
     values = YAML(typ="safe").load(config.read_text()).get("cuda_compiler_version") or [None]
     return str(values[0])
-
-
-def sass(*archs: int) -> tuple[DeviceCode, ...]:
-    return tuple(DeviceCode("sass", a) for a in archs)
-
-
-def ptx(*archs: int) -> tuple[DeviceCode, ...]:
-    return tuple(DeviceCode("ptx", a) for a in archs)
-
-
-def torch_cuda(code: tuple[DeviceCode, ...]):
-    return package(
-        build="cuda130_generic_h1_200",
-        elves={"lib/libtorch_cuda.so": replace(elf(["libcudart.so.13"]), device_code=code)},
-    )
 
 
 def fatbin_findings(code, expect=CUDA13):
@@ -127,12 +106,7 @@ def test_the_recipe_arch_lists_parse_and_check_knows_their_cuda_versions():
 
 @pytest.fixture(scope="module")
 def nvcc13() -> Path:
-    from helpers.standin_channel.cuda import CudaWheelError, toolkit
-
-    try:
-        return toolkit("13.0") / "bin" / "nvcc"
-    except CudaWheelError as error:
-        pytest.skip(f"no CUDA 13.0 nvcc: {error}")
+    return cuda_device_code.nvcc13()
 
 
 @pytest.mark.slow

@@ -12,11 +12,18 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_check_fatbin import CUDA13, nvcc13, sass, torch_cuda  # noqa: F401 (a fixture)
+from helpers import cuda_device_code
+from helpers.cuda_device_code import CUDA13, sass, torch_cuda
 
 from tools.check import run_checks
 from tools.check.readers.elf import read_elf
 from tools.check.rules.cuda import NATIVE_AOT_SINCE
+
+
+@pytest.fixture(scope="module")
+def nvcc13() -> Path:
+    return cuda_device_code.nvcc13()
+
 
 SOURCE = "native_aot/topk/aot_topk_cuda.cpp"
 FIRST = "{}.{}.0".format(*NATIVE_AOT_SINCE)
@@ -57,7 +64,7 @@ KERNEL = (
 
 @pytest.mark.slow
 def test_the_reader_finds_the_generated_sources_path_in_a_linked_library(
-    nvcc13: Path,  # noqa: F811 (the fixture)
+    nvcc13: Path,
     tmp_path: Path,
 ) -> None:
     (tmp_path / "aot.cu").write_text(KERNEL)
