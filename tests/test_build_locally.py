@@ -24,7 +24,8 @@ from tools.localbuild.configs import (
 from tools.localbuild.engines import embedded, ladder
 from tools.localbuild.engines.ccache import CcacheStats, parse_stats
 from tools.localbuild.engines.engine import LABEL, ContainerEngine
-from tools.localbuild.engines.logtee import (
+from tools.localbuild.engines.plan import HostFacts, describe, plan_build
+from tools.localbuild.engines.watch.logtee import (
     LineSplitter,
     LogSink,
     clean,
@@ -32,8 +33,7 @@ from tools.localbuild.engines.logtee import (
     phase_of,
     scrub,
 )
-from tools.localbuild.engines.plan import HostFacts, describe, plan_build
-from tools.localbuild.engines.progress import Progress
+from tools.localbuild.engines.watch.progress import Progress
 from tools.localbuild.options import build_parser, from_args
 from tools.localbuild.review.cfep3 import read_sums, request_yaml
 

@@ -20,7 +20,7 @@ from fixtures.cli import answer_on_a_terminal
 
 from tools.files import sha256_of
 from tools.localbuild.engines import embedded
-from tools.localbuild.engines.airgap import recipe_source
+from tools.localbuild.engines.offline.airgap import recipe_source
 from tools.recipe import release
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,7 +2,7 @@
 
 `python build-locally.py CONFIG` in a throw-away copy of this feedstock
 (tests/fixtures/e2e_feedstock.py), two ways, both with py-rattler-build as the engine
-(tools/localbuild/engines/rattler.py):
+(tools/rattler_build/):
 
 - the CUDA config through the container path: the feedstock switched to rattler-build,
   tests/fixtures/fake_docker as the container engine, .scripts/build_steps.sh inside;

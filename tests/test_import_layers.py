@@ -25,6 +25,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("conda-build semantics", ("tools.recipe.variant_config", "tools.recipe.evaluate",
                                "tools.recipe.metadata", "tools.recipe.model")),
     ("conda-smithy semantics", ("tools.smithy",)),
+    # rattler-build's CLI over py-rattler-build: the embedded engine's, and render's or
+    # check's when they need rattler-build itself.
+    ("rattler-build CLI", ("tools.rattler_build",)),
     ("pipelines", ("tools.render", "tools.render_meta", "tools.render_v1", "tools.rendered",
                    "tools.ci_support", "tools.drift", "tools.check", "tools.emulate",
                    "tools.layout")),

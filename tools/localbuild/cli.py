@@ -37,7 +37,7 @@ def run(options: Options, console: Console) -> int:
     """--fetch-sources fills a folder; everything else builds a batch (reading one is
     ``python -m tools review``)."""
     if options.fetch_sources is not None:
-        from tools.localbuild.engines.airgap import fetch_sources
+        from tools.localbuild.engines.offline.airgap import fetch_sources
 
         fetch_sources(options.root, options.fetch_sources, console.say)
         return 0

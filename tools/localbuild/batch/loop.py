@@ -24,10 +24,10 @@ from tools.localbuild.batch.record import (
 from tools.localbuild.console import Console
 from tools.localbuild.engines import ccache
 from tools.localbuild.engines.engine import ContainerEngine
-from tools.localbuild.engines.logtee import LogSink
 from tools.localbuild.engines.plan import BuildPlan
-from tools.localbuild.engines.progress import Progress, format_duration
 from tools.localbuild.engines.runner import run, run_attached
+from tools.localbuild.engines.watch.logtee import LogSink
+from tools.localbuild.engines.watch.progress import Progress, format_duration
 from tools.localbuild.options import Options
 from tools.localbuild.provenance import DIRTY_WARNING, Provenance, machine
 from tools.localbuild.schedule.eta import Estimate, estimate

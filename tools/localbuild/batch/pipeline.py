@@ -16,8 +16,9 @@ from tools.localbuild import ci_engine, provenance
 from tools.localbuild.batch import choose, loop, preflight, record, summary
 from tools.localbuild.configs import Config, discover, labels
 from tools.localbuild.console import Console
-from tools.localbuild.engines import airgap, ladder
+from tools.localbuild.engines import ladder
 from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.offline import airgap
 from tools.localbuild.engines.plan import HostFacts
 from tools.localbuild.options import Options
 

@@ -18,9 +18,9 @@ from tools.localbuild.batch.record import (
 )
 from tools.localbuild.configs import Config, UnreadableConfig, read_variant
 from tools.localbuild.console import Console
-from tools.localbuild.engines import airgap
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.ladder import Chosen
+from tools.localbuild.engines.offline import airgap
 from tools.localbuild.engines.plan import BuildPlan, HostFacts, describe, plan_build
 from tools.localbuild.options import Options
 
@@ -171,7 +171,7 @@ def dry_run(
             describe(plan, status=status, engine=engine, secrets=options.secrets, label=label)
         )
     if batch.plans:
-        from tools.localbuild.engines import fetches
+        from tools.localbuild.engines.offline import fetches
 
         for line in fetches.describe(options, batch.plans):
             console.say(line)

@@ -11,7 +11,7 @@ from tools.localbuild.artifacts import BatchFiles, read_summary
 from tools.localbuild.batch.loop import RunOutcome
 from tools.localbuild.batch.record import DONE, FAILED, INTERRUPTED, SKIPPED, ConfigResult
 from tools.localbuild.console import Console
-from tools.localbuild.engines.progress import format_duration
+from tools.localbuild.engines.watch.progress import format_duration
 from tools.localbuild.provenance import dirty_warning
 
 

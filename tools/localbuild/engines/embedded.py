@@ -1,5 +1,5 @@
 """The embedded engine's side of a plan: which configs it can build on this machine, and the
-command that builds one (``python -m tools.localbuild.engines.rattler build ...``).
+command that builds one (``python -m tools.rattler_build build ...``).
 
 It builds the v1 recipe (recipe/recipe.yaml once the feedstock is switched, else
 recipe/recipe-v1.yaml beside meta.yaml) natively: only configs of this machine's platform,
@@ -22,7 +22,7 @@ from tools.localbuild.provenance import package_time
 from tools.smithy.forge import pkg_format_of, zstd_level_of
 from tools.smithy.forge_yml import load_forge_yml
 
-ENGINE_MODULE = "tools.localbuild.engines.rattler"
+ENGINE_MODULE = "tools.rattler_build"
 #: The EXTRA_CB_OPTIONS words the embedded engine understands (build_steps.sh's mapping).
 EXTRA_OPTIONS = ("--no-test", "--keep-build", "--no-build-id")
 

@@ -4,7 +4,7 @@
 1. a container engine (docker or podman, ``DOCKER_EXECUTABLE``): conda-forge's way;
 2. the conda-build on PATH, running ``.scripts/build_steps.sh`` here (``--native``);
 3. the embedded engine: py-rattler-build, from the toolkit's own requirements, building the
-   v1 recipe on this machine (``engines/rattler.py``).
+   v1 recipe on this machine (``tools/rattler_build/``).
 
 Every run says which rung it took, and why the ones above it were passed over, in one line.
 """
@@ -19,8 +19,9 @@ from typing import Literal
 
 from tools.errors import CommandError, UserError
 from tools.localbuild.engines.engine import ContainerEngine
-from tools.localbuild.provenance import NO_PACKAGE_COMMIT, engine_version
+from tools.localbuild.provenance import engine_version
 from tools.proc import call
+from tools.rattler_build import NO_PACKAGE_COMMIT
 
 Builder = Literal["docker", "conda-build", "rattler-build"]  # options.BUILDERS, in order
 

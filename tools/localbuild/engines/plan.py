@@ -20,9 +20,10 @@ from typing import Literal
 from tools.errors import UserError
 from tools.localbuild.artifacts import log_path, marker_path
 from tools.localbuild.configs import Config, docker_image
-from tools.localbuild.engines import airgap, ccache, embedded
+from tools.localbuild.engines import ccache, embedded
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.ladder import Builder
+from tools.localbuild.engines.offline import airgap
 from tools.localbuild.options import Options
 from tools.proc import redact
 from tools.smithy.forge import FALLBACK_DOCKER_IMAGE

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from tools.errors import CommandError
 from tools.localbuild.engines.engine import ContainerEngine
-from tools.localbuild.engines.logtee import LineSplitter, LogSink
 from tools.localbuild.engines.plan import BuildPlan
-from tools.localbuild.engines.progress import Progress
+from tools.localbuild.engines.watch.logtee import LineSplitter, LogSink
+from tools.localbuild.engines.watch.progress import Progress
 from tools.proc import call
 
 

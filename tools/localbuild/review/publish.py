@@ -37,7 +37,7 @@ from pathlib import Path
 from tools.errors import ProblemsFound, ToolError, UserError
 from tools.localbuild import artifacts as art
 from tools.localbuild.batch import lock
-from tools.localbuild.engines.airgap import local_folder
+from tools.localbuild.engines.offline.airgap import local_folder
 from tools.localbuild.review import publishable
 from tools.localbuild.review.cfep3 import read_sums
 from tools.localbuild.review.verify import verify

@@ -27,7 +27,7 @@ from pathlib import Path
 from tools.errors import UserError
 from tools.files import atomic_write_text
 from tools.localbuild.configs import discover, labels
-from tools.localbuild.engines.progress import format_duration
+from tools.localbuild.engines.watch.progress import format_duration
 from tools.localbuild.provenance import DIRTY_WARNING, Provenance
 from tools.localbuild.review.embedded import NOT_CHECKED, read_embedded
 from tools.localbuild.review.merge import choose_records, load_source

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tools.errors import UserError
 from tools.localbuild.configs import read_variant
-from tools.localbuild.engines import airgap
+from tools.localbuild.engines.offline import airgap
 from tools.localbuild.engines.plan import BuildPlan
 from tools.localbuild.options import Options
 
