@@ -144,7 +144,7 @@ def _run_plan_step(tmp_path: Path, owner: str, runner_labels: str = "") -> tuple
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",
         # the step writes jobs.json where it runs: here, not in the checkout; the toolkit
-        # then finds the feedstock it was started from (tools/repo.py)
+        # then finds the feedstock it was started from (tools/foundation/repo.py)
         "PYTHONPATH": str(REPO),
         "HOME": str(tmp_path),
         "FILTER": "*",

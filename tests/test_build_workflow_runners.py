@@ -9,7 +9,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from tools.__main__ import main as tools_main
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.localbuild.schedule.facts import ConfigFacts, read_facts
 from tools.localbuild.schedule.runners import (
     HOSTED_LIMIT_MINUTES,

@@ -82,9 +82,9 @@ def test_each_cuda_the_configs_build_below_the_sources_minimum_is_named(bumped) 
 
 def test_environment_knobs_the_cmake_reads_and_no_script_names_are_listed(bumped) -> None:
     line = bumped.item("environment knobs the new source's CMake reads")
-    scripts = "".join(
-        (bumped.feedstock / "recipe" / name).read_text() for name in ("build.sh", "bld.bat")
-    )
+    recipe = bumped.feedstock / "recipe"
+    names = ("build.sh", "build_env.txt", *(path.name for path in recipe.glob("bld*.bat")))
+    scripts = "".join((recipe / name).read_text() for name in names)
     for name in releases.NEW_KNOBS_215:
         # Listed unless a build script already sets it (TORCH_NATIVE_AOT=0 for CUDA).
         named = re.search(rf"\b{name}=", scripts) is not None

@@ -6,6 +6,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from fixtures import bld_bat
 from fixtures.recipe_helpers import load_package_files
 
 from tools.check import run_checks
@@ -81,6 +82,6 @@ def test_build_sh_and_bld_bat_take_the_header_rules_from_package_files():
     sh = (recipe / "build.sh").read_text()
     assert '"${RECIPE_DIR}/package_files.py" "${stage}" --platform "${target_platform}"' in sh
     assert "include/ATen" not in sh
-    bat = (recipe / "bld.bat").read_text()
+    bat = bld_bat.text("bld_libtorch.bat")
     assert '"%RECIPE_DIR%\\package_files.py" libtorch --platform win-64' in bat
-    assert "robocopy" not in bat.split(":libtorch_install")[1].split(":pytorch")[0]
+    assert "robocopy" not in bat

@@ -35,7 +35,7 @@ from fixtures.e2e_real import (
     tools,
 )
 
-from tools.cuda_archs import parse_arch_list, read_rows, set_name
+from tools.render.cuda_archs import parse_arch_list, read_rows, set_name
 
 pytestmark = [
     pytest.mark.slow,

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import UserError
-from tools.localbuild.configs import Config
+from tools.foundation.errors import UserError
 from tools.localbuild.engines import docker, embedded, native, osx, registry, win
 from tools.localbuild.engines.base import HostFacts, host_subdir
 from tools.localbuild.engines.engine import LABEL, ContainerEngine
 from tools.localbuild.options import build_parser, from_args
+from tools.localbuild.records.configs import Config
 
 LINUX = HostFacts(os="linux", selinux_enforcing=False, pid=4242, subdir="linux-64", glibc="2.36")
 MAC = HostFacts(os="osx", selinux_enforcing=False, pid=1, subdir="osx-arm64")

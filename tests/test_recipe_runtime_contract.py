@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures import bld_bat
 
-from tools.render import RenderedOutput, list_configs, render_config
+from tools.render.config import RenderedOutput, list_configs, render_config
 
 RECIPE = Path(__file__).resolve().parent.parent / "recipe"
 CONFIGS = list_configs()
@@ -144,10 +145,19 @@ def bld_bat_switches(text: str) -> Iterator[Switch]:
         yield Switch(name, "bld.bat", scope, number)
 
 
+def table_switches(script: str) -> Iterator[Switch]:
+    """The USE_SYSTEM_X=1 lines of recipe/build_env.txt, which ``script`` sets everywhere."""
+    for number, line in enumerate(bld_bat.BUILD_ENV.read_text().splitlines(), 1):
+        match = re.match(r"^(USE_SYSTEM_\w+)=(.*)$", line)
+        if match and _enabled(match.group(2)):
+            yield Switch(match.group(1), script, "all", number)
+
+
 def all_switches() -> list[Switch]:
     return [
         *build_sh_switches((RECIPE / "build.sh").read_text()),
-        *bld_bat_switches((RECIPE / "bld.bat").read_text()),
+        *bld_bat_switches(bld_bat.all_text()),
+        *table_switches("bld.bat"),
     ]
 
 

@@ -27,8 +27,8 @@ from tools.bump import (
     write,
 )
 from tools.drift import present
-from tools.errors import UserError
-from tools.log import step
+from tools.foundation.errors import UserError
+from tools.foundation.log import step
 from tools.recipe import release as recipes
 
 
@@ -107,7 +107,8 @@ def inspect_source(
         with step(f"try {len(texts)} patches on the new source"):
             tried = patches.try_all(request.recipe_dir, texts, tree, paths)
         # From here on the tree is patched: what follows reads the source the build sees.
-        scripts = [request.recipe_dir / n for n in ("build.sh", "bld.bat", "cmake_cache.py")]
+        scripts = [request.recipe_dir / n for n in ("build.sh", "build_env.txt", "cmake_cache.py")]
+        scripts += sorted(request.recipe_dir.glob("bld*.bat"))  # bld.bat and the files it runs
         options = knobs.new_options(tree, scripts)
         read = knobs.environment(request.recipe_dir, tree, paths)
         unset = {n: read[n] for n in knobs.unnamed(read, scripts) if n not in options}

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.recipe import release
 
 _VERSION = re.compile(r"\$?\{\{\s*version\s*\}\}")  # v1 ${{ }}, meta.yaml {{ }}

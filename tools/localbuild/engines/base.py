@@ -12,7 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 #: The engines of the registry (registry.py), by the name plans and summaries carry.
 Dispatch = Literal["docker", "osx", "win", "native", "embedded"]

@@ -8,14 +8,14 @@ import hashlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from tools.errors import CommandError
-from tools.localbuild.configs import Config, docker_image
+from tools.foundation.errors import CommandError
+from tools.foundation.proc import call
 from tools.localbuild.engines import ccache
 from tools.localbuild.engines.base import BuildPlan, HostFacts, Mount, Steps
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.options import Options
-from tools.localbuild.provenance import engine_version
-from tools.proc import call
+from tools.localbuild.records.configs import Config, docker_image
+from tools.localbuild.records.provenance import engine_version
 from tools.smithy.forge import FALLBACK_DOCKER_IMAGE
 
 FEEDSTOCK_MOUNT = "/home/conda/feedstock_root"

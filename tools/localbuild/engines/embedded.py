@@ -15,14 +15,14 @@ from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.localbuild.configs import Config, read_variant
+from tools.foundation.errors import UserError
 from tools.localbuild.engines import ccache
 from tools.localbuild.engines.base import BuildPlan, HostFacts, Steps, v1_recipe
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.offline import airgap
 from tools.localbuild.options import Options
-from tools.localbuild.provenance import package_time
+from tools.localbuild.records.configs import Config, read_variant
+from tools.localbuild.records.provenance import package_time
 from tools.smithy.forge import pkg_format_of, zstd_level_of
 from tools.smithy.forge_yml import load_forge_yml
 

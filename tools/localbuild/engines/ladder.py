@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.localbuild.engines.base import Builder
 from tools.localbuild.engines.docker import probe_container
 from tools.localbuild.engines.embedded import probe_embedded

@@ -7,11 +7,11 @@ import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.localbuild.configs import Config
+from tools.foundation.errors import UserError
 from tools.localbuild.engines.base import BuildPlan, HostFacts, Steps, on_this_machine
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.options import Options
+from tools.localbuild.records.configs import Config
 
 INSTEAD = None  # a config it cannot build is refused
 

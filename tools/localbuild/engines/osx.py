@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tools.localbuild.configs import Config
 from tools.localbuild.engines.base import BuildPlan, Dispatch, HostFacts, Steps, on_this_machine
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.options import Options
+from tools.localbuild.records.configs import Config
 
 # conda-smithy cross-compiles osx configs in the Linux container on non-mac hosts.
 INSTEAD: Dispatch = "docker"

@@ -11,14 +11,14 @@ import shlex
 from pathlib import Path
 from types import MappingProxyType
 
-from tools.errors import UserError
-from tools.localbuild.artifacts import log_path, marker_path
-from tools.localbuild.configs import Config
+from tools.foundation.errors import UserError
+from tools.foundation.proc import redact
 from tools.localbuild.engines.base import BuildPlan, HostFacts
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.registry import ENGINES, select
 from tools.localbuild.options import Options
-from tools.proc import redact
+from tools.localbuild.records.artifacts import log_path, marker_path
+from tools.localbuild.records.configs import Config
 
 __all__ = ["BuildPlan", "HostFacts", "describe", "plan_build"]
 

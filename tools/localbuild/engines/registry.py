@@ -14,12 +14,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Protocol
 
-from tools.errors import UserError
-from tools.localbuild.configs import Config
+from tools.foundation.errors import UserError
 from tools.localbuild.engines import docker, embedded, native, osx, win
 from tools.localbuild.engines.base import Builder, BuildPlan, Dispatch, HostFacts, Steps
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.options import Options
+from tools.localbuild.records.configs import Config
 
 
 class Engine(Protocol):

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tools.localbuild.configs import Config
 from tools.localbuild.engines.base import BuildPlan, HostFacts, Steps, on_this_machine
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.options import Options
+from tools.localbuild.records.configs import Config
 
 INSTEAD = None  # a config it cannot build is refused
 

@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.localbuild.review.crosscheck import Finding
 from tools.rattler_build.repack import RENDERED
 from tools.rattler_build.workroot import CHANNEL_LABEL

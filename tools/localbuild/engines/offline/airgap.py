@@ -18,8 +18,8 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from tools.errors import UserError
-from tools.files import atomic_replace, sha256_of
+from tools.foundation.errors import UserError
+from tools.foundation.files import atomic_replace, sha256_of
 from tools.localbuild.engines.base import v1_recipe
 from tools.rattler_build.network import AIRGAP_DOC
 from tools.rattler_build.source import Source, source_of

@@ -12,12 +12,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.localbuild.configs import read_variant
+from tools.foundation.errors import UserError
 from tools.localbuild.engines.base import v1_recipe
 from tools.localbuild.engines.offline import airgap
 from tools.localbuild.engines.plan import BuildPlan
 from tools.localbuild.options import Options
+from tools.localbuild.records.configs import read_variant
 from tools.rattler_build.network import AIRGAP_DOC, CHANNEL_ALIAS
 from tools.rattler_build.source import source_of
 
