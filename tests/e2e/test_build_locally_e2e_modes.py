@@ -184,7 +184,7 @@ def test_without_an_engine_on_path_the_dry_run_plans_the_embedded_engine(
     first, *plan = dry.stdout.splitlines()
     assert first.startswith("engine: rattler-build") and "`docker` is not on PATH" in first
     assert "no conda-build on PATH" in first
-    assert any("-m tools.localbuild.engines.rattler build" in line for line in plan)
+    assert any("-m tools.rattler_build build" in line for line in plan)
     assert not feedstock.artifacts.exists()
 
 

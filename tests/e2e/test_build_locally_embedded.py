@@ -187,7 +187,7 @@ def test_a_source_archive_this_machine_cannot_download_is_named_with_what_to_do(
 ) -> None:
     """Before: the log's one error was "Failed to download from URL: Request failed after 3
     retries", no URL, and --why recognised nothing (issue 43, item 1)."""
-    from tools.localbuild.engines.airgap import source_of
+    from tools.rattler_build.source import source_of
 
     path = feedstock.root / "recipe" / "recipe-v1.yaml"
     url = f"{UNREACHABLE}/{source_of(path).name}"

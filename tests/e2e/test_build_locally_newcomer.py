@@ -19,8 +19,8 @@ from helpers import feedstock_matrix
 from helpers.cli import answer_on_a_terminal
 
 from tools.foundation.files import sha256_of
-from tools.localbuild.engines import embedded
-from tools.localbuild.engines.airgap import recipe_source
+from tools.localbuild.engines.base import host_subdir
+from tools.localbuild.engines.offline.airgap import recipe_source
 from tools.recipe import release
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,7 +92,7 @@ def test_embedded_only_options_with_another_engine_name_the_flag_to_replace(
     conda_build = Path(bare_path) / "conda-build"  # found on PATH is all the ladder asks
     conda_build.write_text("#!/bin/sh\nexit 0\n")
     conda_build.chmod(0o755)
-    config = feedstock_matrix.need(platform=embedded.host_subdir(), cuda=False, root=feedstock)
+    config = feedstock_matrix.need(platform=host_subdir(), cuda=False, root=feedstock)
     mirror = feedstock / "mirror"
     line = _error(
         build_locally(feedstock, config.name, *flags, "--channel", str(mirror), path=bare_path)
@@ -119,7 +119,7 @@ def test_the_menu_without_a_container_marks_every_config_of_another_platform(
     """Before: without a container engine, the menu marked only what a container could not
     build (osx without the SDK, Windows); linux-aarch64 looked buildable, and picking it
     was refused."""
-    here = embedded.host_subdir()
+    here = host_subdir()
     configs = feedstock_matrix.configs(feedstock)
     if len(configs) < 2:
         pytest.skip(".ci_support holds one config: build-locally takes it without a menu")
@@ -150,7 +150,7 @@ def test_a_config_of_another_platform_says_where_it_builds(
 ) -> None:
     """Before: "a osx-64 config", and Windows configs sent to a container, which cannot build
     them."""
-    if embedded.host_subdir() == platform:
+    if host_subdir() == platform:
         pytest.skip(f"this machine is {platform}")
     config = feedstock_matrix.need(platform=platform, cuda=False, root=feedstock)
     line = _error(build_locally(feedstock, config.name, "--dry-run", path=bare_path))
@@ -179,7 +179,7 @@ def test_the_dry_run_lists_the_source_archive_and_the_channels_the_run_downloads
     """Before: nothing said that the run downloads the release archive and solves against
     conda-forge (issue 43, item 4)."""
 
-    config = feedstock_matrix.need(platform=embedded.host_subdir(), cuda=False, root=feedstock)
+    config = feedstock_matrix.need(platform=host_subdir(), cuda=False, root=feedstock)
     result = build_locally(feedstock, config.name, "--dry-run", path=bare_path)
     assert result.returncode == 0, result.stderr
     fetched, here = _downloads(result.stdout)
@@ -214,7 +214,7 @@ def test_the_dry_run_with_a_mirror_and_a_source_cache_downloads_nothing(
     feedstock: Path, bare_path: str, tmp_path: Path
 ) -> None:
 
-    config = feedstock_matrix.need(platform=embedded.host_subdir(), cuda=False, root=feedstock)
+    config = feedstock_matrix.need(platform=host_subdir(), cuda=False, root=feedstock)
     source = recipe_source(feedstock)
     cache = tmp_path / "sources"
     cache.mkdir()

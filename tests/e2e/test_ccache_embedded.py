@@ -76,7 +76,7 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Build, Build]:
     ccache = real_ccache()
     cache_dir = tmp_path_factory.mktemp("ccache")
     # Two folders whose paths differ, in length too: the engine builds in one work folder
-    # whatever the clone's (tools/localbuild/engines/workroot.py), so the compile commands
+    # whatever the clone's (tools/rattler_build/workroot.py), so the compile commands
     # and the host prefix's padded name are the same for both.
     first = _build(tmp_path_factory.mktemp("copy-a"), channel, ccache, cache_dir)
     second = _build(tmp_path_factory.mktemp("copy-b-longer"), channel, ccache, cache_dir)

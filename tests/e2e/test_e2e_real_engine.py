@@ -1,41 +1,28 @@
-"""The main job end to end on a real build engine (issues 22 and 35).
+"""The main job end to end on the embedded engine (issues 22, 35 and 44): what a user without
+Docker runs.
 
 `python build-locally.py CONFIG` in a throw-away copy of this feedstock
-(tests/helpers/e2e_feedstock.py), two ways, both with py-rattler-build as the engine
-(tools/localbuild/engines/rattler.py):
+(tests/helpers/e2e_feedstock.py) with py-rattler-build as the engine (tools/rattler_build/):
+no engine flag and no container engine or conda-build on PATH, the stand-in channel as the
+one `--channel`, the miniature packed as PyTorch's release archive in a `--source-cache` (the
+recipe's URL unchanged, its sha256 the miniature's), `--ccache` through the ccache on PATH
+(the fake one, which counts compiles). The feedstock is switched to rattler-build, so that
+`tools check --config` renders the recipe the engine built (tests/e2e/test_build_locally_embedded.py
+drives the engine on recipe-v1.yaml beside meta.yaml, as this repository has it).
 
-- the CUDA config through the container path: the feedstock switched to rattler-build,
-  tests/fixtures/fake_docker as the container engine, .scripts/build_steps.sh inside;
-- the CPU config, in both layouts of the miniature, through the embedded engine, as a user
-  without Docker runs it: no engine flag and no container engine or conda-build on PATH,
-  the stand-in channel as the one `--channel`, the miniature packed as PyTorch's release
-  archive in a `--source-cache` (the recipe's URL unchanged, its sha256 the miniature's),
-  `--ccache` through the ccache on PATH (the fake one, which counts compiles). The
-  feedstock is switched to rattler-build there too, so that `tools check --config`
-  renders the recipe the engine built (tests/e2e/test_build_locally_embedded.py drives the
-  engine on recipe-v1.yaml beside meta.yaml, as this repository has it).
-
-The v1 recipe builds the miniature (tests/fixtures/minitorch) against the stand-in channel
-(tests/helpers/standin_channel). Then the packages are checked with `python -m tools
+The CPU config is built in both layouts of the miniature: setup.py (PyTorch <= 2.13) and
+scikit-build-core (PyTorch >= 2.14), whose host environments each hold their own
+scikit-build-core; the CUDA config (the newest CUDA version) once more with the engine's test
+phase on. The v1 recipe builds the miniature (tests/fixtures/minitorch) against the stand-in
+channel (tests/helpers/standin_channel). Then the packages are checked with `python -m tools
 check`, solved and installed with py-rattler, imported, and libtorch's cmake_test is built
-against the installed prefix.
-
-Narrowed for 2 cores: two Pythons (3.12, the megabuild's, and 3.13), one CPU and one CUDA
-config (generic BLAS) of the setup.py layout (PyTorch <= 2.13), and the CPU config once more
-with the miniature's scikit-build-core layout (PyTorch >= 2.14), whose host environments
-each hold their own scikit-build-core. Three builds in all: the container path's CPU build
-went when the embedded one came, as the CUDA build takes the same .scripts path and the CPU
-one proved nothing beside it. The CUDA config (the newest CUDA version) is compiled by the
-real nvcc of its version with the recipe's architecture list and links the real libcudart,
-libcublas and libcusolver: the stand-in channel makes conda-forge's CUDA packages from
-NVIDIA's wheels.
+against the installed prefix. The CUDA config through the container path is
+tests/e2e/test_e2e_real_engine_container.py's; each build is made in one test module alone.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
 import subprocess
 import sys
@@ -43,38 +30,36 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers.conda_packages import bytecode_outside_site_packages
-from helpers.conda_packages import install as _install
-from helpers.conda_packages import solve as _solve
-from helpers.e2e_feedstock import CPU as _CPU
-from helpers.e2e_feedstock import CUDA as _CUDA
-from helpers.e2e_feedstock import (
-    PYTHONS,
-    REPO,
-    E2EFeedstock,
-    e2e_channel,
+from helpers.conda_packages import install, solve
+from helpers.e2e_feedstock import PYTHONS, E2EFeedstock, e2e_channel
+from helpers.e2e_real import (
+    CPU,
+    CUDA,
+    CUDA_VERSION,
+    VERSION,
+    built,
+    check_left,
+    check_pins,
+    launched_objects,
+    ninja_objects,
+    packages_of,
+    python_tags,
+    run_python,
+    stray_bytecode,
+    tools,
+    unexplained,
 )
 from helpers.minitorch.support import (
     CORE_OBJECTS,
     EXTENSION,
     PYTHON_BOUND_OBJECTS,
     SCIKIT_BUILD_CORE,
-    SETUPTOOLS,
 )
-from helpers.recipe_release import current
-
-from tools.render.cuda_archs import parse_arch_list, read_rows, set_name
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds linux-64 packages"),
 ]
-
-# The two configs built (e2e_feedstock says which); a tailored matrix without one skips.
-CPU = _CPU.name if _CPU else ""
-CUDA = _CUDA.name if _CUDA else ""
-CUDA_VERSION = _CUDA.cuda if _CUDA else ""
-VERSION = current().version  # the recipe's: PKG_VERSION reaches torch.__version__
 
 
 @pytest.fixture(scope="module")
@@ -82,33 +67,9 @@ def channel(tmp_path_factory) -> Path:
     return e2e_channel(tmp_path_factory)
 
 
-def _built(
-    tmp_path_factory, channel: Path, glob: str, layout: str = SETUPTOOLS, *, embedded: bool
-) -> E2EFeedstock:
-    tmp = tmp_path_factory.mktemp("e2e")
-    if embedded:
-        # Switched, so `tools check --config` renders the recipe the engine built (the
-        # toolkit renders meta.yaml on a feedstock that is not, whose hashes differ).
-        fs = E2EFeedstock.make_embedded(tmp, glob, channel, layout, switched=True)
-        fs.commit()  # a delegate's checkout: the records name its commit
-    else:
-        fs = E2EFeedstock.make(tmp, glob, channel, layout)
-    result = fs.build()
-    fs.stderr = result.stderr
-    logs = sorted(fs.artifacts.glob("*-log.txt"))
-    tail = "\n".join(logs[0].read_text().splitlines()[-60:]) if logs else result.stderr
-    assert result.returncode == 0, f"build-locally.py {fs.config} failed:\n{tail}"
-    return fs
-
-
 @pytest.fixture(scope="module")
 def cpu(tmp_path_factory, channel: Path) -> E2EFeedstock:
-    return _built(tmp_path_factory, channel, CPU, embedded=True)
-
-
-@pytest.fixture(scope="module")
-def cuda(tmp_path_factory, channel: Path) -> E2EFeedstock:
-    return _built(tmp_path_factory, channel, CUDA, embedded=False)
+    return built(tmp_path_factory, channel, CPU, embedded=True)
 
 
 @pytest.fixture(scope="module")
@@ -131,19 +92,7 @@ def cuda_tested(tmp_path_factory, channel: Path) -> tuple[E2EFeedstock, str]:
 
 @pytest.fixture(scope="module")
 def cpu_skbuild(tmp_path_factory, channel: Path) -> E2EFeedstock:
-    return _built(tmp_path_factory, channel, CPU, SCIKIT_BUILD_CORE, embedded=True)
-
-
-def _packages(fs: E2EFeedstock) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for path in sorted(fs.artifacts.glob("*/*.conda")):
-        name = path.name.rsplit("-", 2)[0]
-        found.setdefault(name, []).append(path.name)
-    return found
-
-
-def _python_tags() -> list[str]:
-    return ["py" + p.split(".*")[0].replace(".", "") for p in PYTHONS]
+    return built(tmp_path_factory, channel, CPU, SCIKIT_BUILD_CORE, embedded=True)
 
 
 # ------------------------------------------------------------------ the builds
@@ -152,10 +101,10 @@ def _python_tags() -> list[str]:
 @pytest.mark.parametrize("which", ["cpu", "cpu_skbuild"])
 def test_cpu_megabuild_leaves_every_output_with_checksums_and_summary(which, request) -> None:
     cpu = request.getfixturevalue(which)
-    packages = _packages(cpu)
+    packages = packages_of(cpu)
     assert sorted(packages) == ["libtorch", "pytorch", "pytorch-cpu"]
-    assert [t for t in _python_tags() if any(f"_{t}_" in p for p in packages["pytorch"])] == (
-        _python_tags()
+    assert [t for t in python_tags() if any(f"_{t}_" in p for p in packages["pytorch"])] == (
+        python_tags()
     )
     sums = (cpu.artifacts / "SHA256SUMS").read_text()
     for names in packages.values():
@@ -222,8 +171,8 @@ def test_an_embedded_batch_passes_verify_with_allow_other_engine_and_says_so(cpu
     def check(config: str, packages: list[Path]):
         # the expectations of the variant the engine built, as the test of `tools check` has
         as_built = cpu.variant_as_built()
-        result = _tools(cpu, "check", *map(str, packages), "--config", as_built, "--json")
-        left = _unexplained(json.loads(result.stdout))
+        result = tools(cpu, "check", *map(str, packages), "--config", as_built, "--json")
+        left = unexplained(json.loads(result.stdout))
         shown = tuple(f"{f['check']} {f['path']}: {f['detail']}" for f in left)
         return (f"{len(left)} unexplained finding(s)", shown) if left else None
 
@@ -271,40 +220,8 @@ def test_a_cuda_config_passes_its_test_phase_through_the_embedded_engine(cuda_te
     log = (fs.artifacts / f"{fs.config}-log.txt").read_text()
     assert "--test native" in log  # the engine ran every package's tests
     assert f"env CONDA_OVERRIDE_CUDA: {CUDA_VERSION}" in log
-    assert sorted(_packages(fs)) == ["libtorch", "libtorch-cuda-linalg", "pytorch", "pytorch-gpu"]
+    assert sorted(packages_of(fs)) == ["libtorch", "libtorch-cuda-linalg", "pytorch", "pytorch-gpu"]
     assert not list(fs.artifacts.glob("broken/*"))
-
-
-def test_cuda_build_leaves_both_linalg_flavours(cuda) -> None:
-    packages = _packages(cuda)
-    assert sorted(packages) == ["libtorch", "libtorch-cuda-linalg", "pytorch", "pytorch-gpu"]
-    flavours = sorted(p.split("_")[1] for p in packages["libtorch-cuda-linalg"])
-    assert flavours == ["magma", "nomagma"]
-    assert len(packages["pytorch"]) == len(PYTHONS)
-    assert (cuda.artifacts / "SHA256SUMS").is_file() and (cuda.artifacts / "summary.json").is_file()
-
-
-def _ninja_objects(log: Path) -> dict[str, int]:
-    """Each object in a .ninja_log with the mtime of its latest build."""
-    objects: dict[str, int] = {}
-    for line in log.read_text().splitlines()[1:]:
-        _start, _end, mtime, output, _hash = line.split("\t")
-        if output.endswith(".o"):
-            objects[output.split(".dir/", 1)[-1]] = int(mtime)
-    return objects
-
-
-def _launched_objects(fs: E2EFeedstock) -> list[str]:
-    """The object of every compile the build ran, in every output: the container's ccache
-    is the compiler launcher (tests/fixtures/fake_docker/container_bin/ccache logs it in the
-    --ccache folder)."""
-    log = Path(fs.args[fs.args.index("--ccache") + 1]) / "fake-ccache-launches.txt"
-    objects = []
-    for line in log.read_text().splitlines():
-        words = line.split()
-        if "-o" in words and "CMakeScratch" not in line:  # not CMake's compiler probes
-            objects.append(words[words.index("-o") + 1].split(".dir/", 1)[-1])
-    return objects
 
 
 @pytest.mark.parametrize("which", ["cpu", "cpu_skbuild"])
@@ -312,17 +229,17 @@ def test_megabuild_compiles_the_core_once(which, request) -> None:
     cpu = request.getfixturevalue(which)
     # The staging output's .ninja_log: the core compiled there ...
     [staging_log] = cpu.artifacts.glob("build_cache/*/work_dir/build/.ninja_log")
-    staged = _ninja_objects(staging_log)
+    staged = ninja_objects(staging_log)
     assert set(CORE_OBJECTS) <= set(staged), sorted(staged)
     # ... the last output's (--keep-build) inherited it and rebuilt only the bindings ...
     # (rattler-build_libtorch_<id>, or without the id under --no-build-id, which --ccache sets)
     [output_log] = cpu.artifacts.glob("bld/rattler-build_libtorch*/work/build/.ninja_log")
-    again = sorted(o for o, mtime in _ninja_objects(output_log).items() if staged.get(o) != mtime)
+    again = sorted(o for o, mtime in ninja_objects(output_log).items() if staged.get(o) != mtime)
     extension = [EXTENSION] if which == "cpu_skbuild" else []
     assert again == sorted([*PYTHON_BOUND_OBJECTS, *extension])
     # ... and across every output, each core object compiled exactly once, the bindings
     # exactly once per Python (the megabuild Python's in the staging output).
-    launched = _launched_objects(cpu)
+    launched = launched_objects(cpu)
     assert {o: launched.count(o) for o in CORE_OBJECTS} == dict.fromkeys(CORE_OBJECTS, 1)
     for bound in PYTHON_BOUND_OBJECTS:
         assert launched.count(bound) == len(PYTHONS), launched
@@ -330,136 +247,29 @@ def test_megabuild_compiles_the_core_once(which, request) -> None:
         assert launched.count(EXTENSION) == len(PYTHONS), launched
 
 
-def _records(fs: E2EFeedstock) -> dict[str, dict]:
-    """The built packages' index.json records, as the channel serves them."""
-    repodata = json.loads((fs.artifacts / "linux-64" / "repodata.json").read_text())
-    return {**repodata.get("packages", {}), **repodata.get("packages.conda", {})}
-
-
-@pytest.mark.parametrize("which", ["cpu", "cuda"])
+@pytest.mark.parametrize("which", ["cpu"])
 def test_every_output_pins_the_libtorch_of_its_own_build(which, request) -> None:
-    # pin_subpackage("libtorch", exact=True): pytorch needs only the libtorch this very build
-    # made, whatever other libtorch a channel holds. libtorch-cuda-linalg admits only libtorch
-    # builds of its version, variant and build number: its pin leaves out the hash, which
-    # conda-build does not know yet when it renders linalg (recipe/README.md, "Outputs").
-    records = _records(request.getfixturevalue(which))
-    [libtorch] = [r for r in records.values() if r["name"] == "libtorch"]
-    version = re.escape(libtorch["version"])
-    exact = re.compile(rf"^libtorch ==?{version} {libtorch['build']}$")
-    hashless = re.escape(re.sub(r"_h[0-9a-f]{7}_", "_h*_", libtorch["build"]))
-    admits = re.compile(rf"^libtorch ==?{version} {hashless}$")
-    for name, record in records.items():
-        if record["name"] == "pytorch":
-            assert any(exact.match(d) for d in record["depends"]), (name, record["depends"])
-        if record["name"] == "libtorch-cuda-linalg":
-            assert any(admits.match(c) for c in record["constrains"]), (name, record["constrains"])
+    check_pins(request.getfixturevalue(which))
 
 
-def test_a_build_for_every_gpu_is_not_down_prioritized(cuda) -> None:
-    # track_features (recipe/meta.yaml; down_prioritize_variant in recipe-v1.yaml) marks a
-    # fork's narrower GPU set only: on conda-forge's full set it would push every user's
-    # solver off the packages this feedstock ships.
-    records = _records(cuda)
-    assert {r["name"] for r in records.values()} >= {"libtorch", "pytorch", "pytorch-gpu"}
-    assert {
-        name: r["track_features"] for name, r in records.items() if r.get("track_features")
-    } == {}
-
-
-@pytest.mark.parametrize("which", ["cpu", "cuda", "cpu_skbuild"])
+@pytest.mark.parametrize("which", ["cpu", "cpu_skbuild"])
 def test_no_package_carries_bytecode_outside_site_packages(which, request) -> None:
-    # Bytecode of the recipe's helpers (info/recipe/__pycache__, byte-compiled while the
-    # build ran them) or of the source's tools/ (the tests' source_files, imported by the
-    # build backend) embeds the engine's random work paths, and nobody asked for it.
-    fs = request.getfixturevalue(which)
-    found = {
-        path.name: stray
-        for path in sorted(fs.artifacts.glob("*/*.conda"))
-        if (stray := bytecode_outside_site_packages(path))
-    }
-    assert found == {}
+    # Bytecode of the recipe"s helpers (info/recipe/__pycache__, byte-compiled while the
+    # build ran them) or of the source"s tools/ (the tests" source_files, imported by the
+    # build backend) embeds the engine"s random work paths, and nobody asked for it.
+    assert stray_bytecode(request.getfixturevalue(which)) == {}
 
 
 # ------------------------------------------------------- the toolkit's check
 
 
-def _tools(fs: E2EFeedstock, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tools", *args],
-        cwd=fs.root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-
-
-#: Findings that come only from a stand-in: (check, pattern over path + detail, reason).
-STAND_IN_FINDINGS = (
-    (
-        "elf.needed",
-        r"lib(c?blas|lapack)\.so resolves nowhere",
-        "the miniature's BLAS stand-ins have unversioned sonames (libcblas.so; conda-forge's "
-        "is libcblas.so.3), which the check's provider table (libcblas.so.*) does not name",
-    ),
-    (
-        "elf.needed",
-        r"lib(stdc\+\+\.so\.6|gcc_s\.so\.1|gomp\.so\.1) is not in the packages",
-        "the compiler stand-ins run the machine's gcc and carry no run_exports on "
-        "libstdcxx/libgcc, which conda-forge's compiler packages add (libgcc brings "
-        "_openmp_mutex, whose libgomp libtorch_cpu's OpenMP kernels load)",
-    ),
-    (
-        "elf.glibc",
-        r"above GLIBC_2\.\d+ allowed by c_stdlib_version",
-        "compiled against the machine's glibc 2.36; sysroot_linux-64 is an empty stand-in",
-    ),
-    (
-        "abi.cxx11",
-        r"has 0 cxx11 and 0 old-ABI symbols",
-        "the miniature's libraries define no c10/at/torch functions taking std:: types",
-    ),
-)
-
-
-def _unexplained(findings: list[dict]) -> list[dict]:
-    left = []
-    known = STAND_IN_FINDINGS
-    for finding in findings:
-        text = f"{finding['path']} {finding['detail']}"
-        if finding["status"] == "pass":
-            continue
-        if any(c == finding["check"] and re.search(p, text) for c, p, _ in known):
-            continue
-        left.append(finding)
-    return left
-
-
-@pytest.mark.parametrize("which", ["cpu", "cuda", "cpu_skbuild"])
+@pytest.mark.parametrize("which", ["cpu", "cpu_skbuild"])
 def test_tools_check_passes_on_the_built_packages(which, request) -> None:
-    fs = request.getfixturevalue(which)
-    config = fs.variant_as_built()  # the expectations of the variant the engine built
-    result = _tools(fs, "check", "build_artifacts", "--config", config, "--json")
-    assert result.returncode in (0, 1), result.stderr
-    findings = json.loads(result.stdout)
-    assert any(f["status"] == "pass" for f in findings)
-    left = _unexplained(findings)
+    left = check_left(request.getfixturevalue(which))
     assert not left, "\n".join(f"{f['check']} {f['path']}: {f['detail']}" for f in left[:20])
 
 
 # ---------------------------------------------------- solve, install, import
-
-
-def _run_python(prefix: Path, code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(prefix / "bin" / "python"), "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={"PATH": f"{prefix / 'bin'}:/usr/bin:/bin", "HOME": str(prefix)},
-    )
 
 
 @pytest.mark.parametrize("which", ["cpu", "cpu_skbuild"])
@@ -468,44 +278,29 @@ def test_pytorch_installs_and_imports_for_each_python(
     which, request, channel, python, tmp_path
 ) -> None:
     cpu = request.getfixturevalue(which)
-    records = _solve([cpu.artifacts, channel], ["pytorch", f"python {python}.*"])
+    records = solve([cpu.artifacts, channel], ["pytorch", f"python {python}.*"])
     [torch] = [r for r in records if r.name.normalized == "pytorch"]
     assert f"_py{python.replace('.', '')}_" in str(torch.build)
-    prefix = _install(records, tmp_path / "env", tmp_path / "cache")
-    result = _run_python(prefix, "import torch; print(torch.__version__)")
+    prefix = install(records, tmp_path / "env", tmp_path / "cache")
+    result = run_python(prefix, "import torch; print(torch.__version__)")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().startswith(VERSION)
 
 
-def test_pytorch_cpu_and_pytorch_gpu_cannot_be_installed_together(cpu, cuda, channel) -> None:
+def test_pytorch_cpu_and_pytorch_gpu_cannot_be_installed_together(
+    cpu, cuda_tested, channel
+) -> None:
+    # The GPU packages of the embedded engine's CUDA build: the container path's are
+    # test_e2e_real_engine_container.py's, and each build is made in one module alone.
     from rattler.exceptions import SolverError
 
+    cuda, failure = cuda_tested
+    assert not failure, failure
+
     with pytest.raises(SolverError):
-        _solve(
+        solve(
             [cpu.artifacts, cuda.artifacts, channel], ["pytorch-cpu", "pytorch-gpu"], CUDA_VERSION
         )
-
-
-@pytest.mark.parametrize(
-    ("spec", "flavour", "has_magma"),
-    [
-        ("libtorch-cuda-linalg", "magma", True),
-        ("libtorch-cuda-linalg * *nomagma*", "nomagma", False),
-    ],
-)
-def test_cuda_linalg_flavour_magma_by_default_nomagma_by_build_string(
-    cuda, channel, spec, flavour, has_magma, tmp_path
-) -> None:
-    records = _solve([cuda.artifacts, channel], ["pytorch", spec, "python 3.12.*"], CUDA_VERSION)
-    [linalg] = [r for r in records if r.name.normalized == "libtorch-cuda-linalg"]
-    assert str(linalg.build).split("_")[1] == flavour
-    prefix = _install(records, tmp_path / "env", tmp_path / "cache")
-    # The miniature's torch.has_magma() stands for torch.cuda.has_magma (its README).
-    result = _run_python(prefix, "import torch; print(bool(torch.has_magma()))")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == str(has_magma)
-    magma = sorted(p.name for p in (prefix / "lib").glob("libmagma*"))
-    assert bool(magma) == has_magma, magma
 
 
 def test_libtorch_cmake_test_builds_and_runs_against_the_installed_prefix(
@@ -516,7 +311,7 @@ def test_libtorch_cmake_test_builds_and_runs_against_the_installed_prefix(
     # CMakeLists.txt (find_package(Torch), TORCH_LIBRARIES) and consumer.cpp (PyTorch's C++
     # API: at::ones, at::matmul through BLAS, autograd) are used as they are.
     specs = ["libtorch", "cmake", "ninja", "gcc_linux-64", "gxx_linux-64"]
-    prefix = _install(_solve([cpu.artifacts, channel], specs), tmp_path / "env", tmp_path / "c")
+    prefix = install(solve([cpu.artifacts, channel], specs), tmp_path / "env", tmp_path / "c")
     source = tmp_path / "cmake_test"
     shutil.copytree(cpu.root / "recipe" / "cmake_test", source)
     script = f"""
@@ -537,124 +332,6 @@ def test_libtorch_cmake_test_builds_and_runs_against_the_installed_prefix(
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-
-
-# ------------------------------------------------------------ CUDA for real
-
-
-def _cuda_elves(fs: E2EFeedstock) -> dict[str, object]:
-    from tools.check import load
-
-    found = {}
-    for package in load([fs.artifacts]):
-        for path, info in package.elves.items():
-            if info.device_code:
-                found[f"{package.name}:{package.build.split('_')[1]}:{path}"] = info
-    return found
-
-
-def test_the_cuda_libraries_hold_device_code_and_link_the_real_cuda_libraries(cuda) -> None:
-    elves = _cuda_elves(cuda)
-    names = sorted(k.rsplit("/", 1)[-1] for k in elves)
-    assert names == ["libtorch_cuda.so"] * 1 + ["libtorch_cuda_linalg.so"] * 2, sorted(elves)
-    for where, info in elves.items():
-        assert "libcudart.so.13" in info.needed, (where, info.needed)
-        search = info.runpath or info.rpath  # rattler-build writes DT_RPATH
-        assert search and all(r.startswith("$ORIGIN") for r in search), (where, search)
-        if where.endswith("libtorch_cuda.so"):
-            assert "libcublas.so.13" in info.needed, info.needed
-        else:
-            assert "libcusolver.so.12" in info.needed, (where, info.needed)
-
-
-def test_tools_check_compares_every_fatbin_with_the_recipes_arch_list(cuda) -> None:
-    result = _tools(cuda, "check", "build_artifacts", "--config", cuda.config, "--json")
-    findings = [f for f in json.loads(result.stdout) if f["check"] == "cuda.fatbin"]
-    passed = sorted(f["path"].rsplit("/", 1)[-1] for f in findings if f["status"] == "pass")
-    assert passed == ["libtorch_cuda.so", "libtorch_cuda_linalg.so", "libtorch_cuda_linalg.so"]
-    # The list is the recipe's own row for the e2e CUDA config (linux-64, the newest CUDA), and
-    # the build holds nothing else (no warning names code the list did not ask for).
-    asked = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
-    assert all(
-        f["detail"].endswith(f", as {asked} asks") for f in findings if f["status"] == "pass"
-    ), findings
-    assert not [f for f in findings if "not in this config's list" in f["detail"]], findings
-
-
-@pytest.fixture
-def one_arch(cuda: E2EFeedstock, tmp_path: Path) -> tuple[Path, Path]:
-    """A lab's tailoring of the e2e feedstock: the config's row cut to its newest entry and
-    ``cuda_arch_set`` naming it (sm120ptx); (recipe folder, config file)."""
-    recipe = shutil.copytree(cuda.root / "recipe", tmp_path / "recipe")
-    rows = recipe / "cuda_arch_lists.txt"
-    newest = read_rows(rows)[(CUDA_VERSION, "linux-64")].split(";")[-1]
-    rows.write_text(f"{CUDA_VERSION} linux-64 {newest}\n")
-    source = cuda.root / ".ci_support" / f"{cuda.config}.yaml"
-    label = set_name(parse_arch_list(newest))  # the name render requires of that row
-    assert "cuda_arch_set" not in source.read_text(), source
-    text = source.read_text() + f"cuda_arch_set:\n- {label}\n"
-    config = tmp_path / source.name
-    config.write_text(text)
-    return recipe, config
-
-
-def test_a_one_arch_build_is_told_apart_from_the_default_build(cuda, one_arch) -> None:
-    recipe, config = one_arch
-    result = _tools(cuda, "render", str(config), "--recipe-dir", str(recipe), "--json")
-    assert result.returncode == 0, result.stderr
-    tailored = {
-        f"{o['name']}-{o['version']}-{o['build_string']}" for o in json.loads(result.stdout)
-    }
-    built = {p.name.removesuffix(".conda") for p in cuda.artifacts.glob("*/*.conda")}
-    names = {d.rsplit("-", 2)[0] for d in built}
-    assert names <= {d.rsplit("-", 2)[0] for d in tailored}
-    assert not tailored & built
-    cuda_tag = "cuda" + CUDA_VERSION.replace(".", "")
-    assert all(re.search(rf"-{cuda_tag}_sm\d+(ptx)?_", d) for d in tailored), tailored
-
-
-def test_tools_check_warns_on_the_default_builds_extra_architectures(cuda, one_arch) -> None:
-    recipe, config = one_arch
-    check = ["check", "build_artifacts", "--config", str(config), "--recipe-dir", str(recipe)]
-    result = _tools(cuda, *check, "--only", "cuda.fatbin", "--json")
-    assert result.returncode == 0, result.stdout + result.stderr  # nothing asked for is missing
-    newest = read_rows(recipe / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
-    warned = [
-        f
-        for f in json.loads(result.stdout)
-        if f["status"] == "warn" and f["detail"].endswith(f": not in this config's list {newest}")
-    ]
-    assert sorted(f["path"].rsplit("/", 1)[-1] for f in warned) == [
-        "libtorch_cuda.so",
-        "libtorch_cuda_linalg.so",
-        "libtorch_cuda_linalg.so",
-    ], warned
-    default = read_rows(REPO / "recipe" / "cuda_arch_lists.txt")[(CUDA_VERSION, "linux-64")]
-    oldest = "sm_" + default.split(";")[0].split("+")[0].replace(".", "")
-    assert all(f["detail"].startswith(f"{oldest}, ") for f in warned), warned
-
-
-def test_the_gpu_smoke_test_installs_the_build_and_runs_the_miniatures_kernel(
-    cuda, channel, tmp_path
-) -> None:
-    kernel_test = REPO / "tests" / "fixtures" / "minitorch" / "gpu_kernels.py"
-    smoke = [sys.executable, "-m", "tools", "smoke", str(cuda.artifacts)]
-    smoke += ["--channel", str(channel), "--python", "3.12", "--kernel-test", str(kernel_test)]
-    result = subprocess.run(
-        [*smoke, "--prefix", str(tmp_path / "env")],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    [verdict] = [line for line in result.stdout.splitlines() if "gpu kernels" in line]
-    # Without a GPU, one clear skip line; with one, the kernel's result.
-    print(verdict)
-    assert verdict.startswith(
-        ("skip gpu kernels: no GPU visible (libcudart 13", "ok   gpu kernels")
-    )
 
 
 # ------------------------------------------------- the embedded engine's resume

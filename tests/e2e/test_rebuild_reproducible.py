@@ -33,9 +33,9 @@ from pathlib import Path
 import pytest
 from helpers.e2e_feedstock import CPU, PYTHONS, E2EFeedstock, e2e_channel
 
-from tools.localbuild.engines.repack import RENDERED, Rewrites, repack
 from tools.localbuild.records.artifacts import write_log_zip, write_sha256sums
 from tools.localbuild.review.pinned import recorded
+from tools.rattler_build.repack import RENDERED, Rewrites, repack
 
 pytestmark = [
     pytest.mark.slow,

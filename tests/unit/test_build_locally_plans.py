@@ -10,7 +10,7 @@ import pytest
 from helpers.build_locally_unit import CONFIGS, LINUX_HOST, make_feedstock, options_for
 
 from tools.foundation.errors import UserError
-from tools.localbuild.engines import embedded, ladder
+from tools.localbuild.engines import ladder
 from tools.localbuild.engines.engine import LABEL, ContainerEngine
 from tools.localbuild.engines.plan import HostFacts, describe, plan_build
 from tools.localbuild.records.configs import (
@@ -192,45 +192,6 @@ def test_a_forced_engine_is_probed_alone(tmp_path: Path) -> None:
     assert chosen.line.endswith("(--engine rattler-build)") and "docker" not in chosen.line
     with pytest.raises(UserError, match="needs conda-build on PATH"):
         ladder.choose("conda-build", ContainerEngine.from_env({}), env)
-
-
-@pytest.mark.parametrize(
-    ("system", "machine", "subdir"),
-    [
-        ("linux", "x86_64", "linux-64"),
-        ("linux", "aarch64", "linux-aarch64"),
-        ("linux", "ppc64le", "linux-ppc64le"),
-        ("darwin", "arm64", "osx-arm64"),
-        ("darwin", "x86_64", "osx-64"),
-        ("win32", "AMD64", "win-64"),
-    ],
-)
-def test_the_host_platform_in_condas_words(system: str, machine: str, subdir: str) -> None:
-    assert embedded.host_subdir(system, machine) == subdir
-
-
-def _variant_file(tmp_path: Path, cuda: str, stdlib: str, target: str = "linux-64") -> Config:
-    path = tmp_path / "cfg.yaml"
-    path.write_text(
-        f"target_platform:\n- {target}\ncuda_compiler_version:\n- {cuda}\n"
-        f"c_stdlib_version:\n- '{stdlib}'\n"
-    )
-    return Config("cfg", path)
-
-
-def test_the_embedded_engine_refuses_a_cuda_config_the_machines_glibc_cannot_install(
-    tmp_path: Path,
-) -> None:
-    config = _variant_file(tmp_path, "13.0", "2.28")
-    with pytest.raises(UserError, match=r"need glibc >= 2\.28 .* this machine has 2\.17"):
-        embedded.check_buildable(config, "linux-64", "2.17")
-    embedded.check_buildable(config, "linux-64", "2.36")  # new enough: no refusal
-
-
-def test_the_embedded_engine_refuses_a_config_of_another_platform(tmp_path: Path) -> None:
-    config = _variant_file(tmp_path, "None", "2.17", target="linux-aarch64")
-    with pytest.raises(UserError, match=r"a linux-aarch64 config, and .* only for this machine"):
-        embedded.check_buildable(config, "linux-64", "2.36")
 
 
 def test_prune_only_touches_our_labelled_containers() -> None:

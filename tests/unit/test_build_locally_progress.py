@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tools.foundation.errors import UserError
-from tools.localbuild.engines.progress import Progress
+from tools.localbuild.engines.watch.progress import Progress
 from tools.localbuild.review.cfep3 import read_sums, request_yaml
 
 

@@ -13,7 +13,7 @@ from tools.foundation.errors import UserError
 from tools.localbuild.batch.record import ConfigResult, classify
 from tools.localbuild.batch.summary import summary_table
 from tools.localbuild.engines.ccache import CcacheStats, parse_stats
-from tools.localbuild.engines.logtee import (
+from tools.localbuild.engines.watch.logtee import (
     LineSplitter,
     LogSink,
     clean,

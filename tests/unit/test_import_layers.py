@@ -28,6 +28,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("foundation", "__init__.py"),
     ("recipe",),
     ("smithy",),
+    # rattler-build's CLI over py-rattler-build: the embedded engine's, and render's or
+    # check's when they need rattler-build itself.
+    ("rattler_build",),
     ("render",),
     ("rerender",),
     ("check", "drift", "emulate", "layout", "smoke"),

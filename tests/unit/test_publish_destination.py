@@ -1,5 +1,5 @@
 """What ``--publish DEST`` and ``--channel`` read as a folder: one reading for both
-(tools/localbuild/engines/airgap.py ``local_folder``), as ``conda install -c`` reads a channel,
+(engines/offline/airgap.py ``local_folder``), as ``conda install -c`` reads a channel,
 and a ``--channel`` folder the engine indexes without writing into it (issue 44)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from tools.foundation.errors import UserError
-from tools.localbuild.engines import airgap
+from tools.localbuild.engines.offline import airgap
 from tools.localbuild.review.publish import destination
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = next(p for p in Path(__file__).resolve().parents if p.name == "tests")
 KINDS = ("unit", "e2e")
 
 

@@ -38,7 +38,7 @@ def run(mode: Mode, console: Console) -> int:
     review``."""
     match mode:
         case FetchSources(root=root, into=into):
-            from tools.localbuild.engines.airgap import fetch_sources
+            from tools.localbuild.engines.offline.airgap import fetch_sources
 
             fetch_sources(root, into, console.say)
             return 0

@@ -24,10 +24,10 @@ from tools.localbuild.batch.record import (
 )
 from tools.localbuild.engines import ccache
 from tools.localbuild.engines.engine import ContainerEngine
-from tools.localbuild.engines.logtee import LogSink
 from tools.localbuild.engines.plan import BuildPlan
-from tools.localbuild.engines.progress import Progress, format_duration
 from tools.localbuild.engines.runner import run, run_attached
+from tools.localbuild.engines.watch.logtee import LogSink
+from tools.localbuild.engines.watch.progress import Progress, format_duration
 from tools.localbuild.options import Build, Options
 from tools.localbuild.records import artifacts as art
 from tools.localbuild.records.provenance import DIRTY_WARNING, Provenance, machine

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from tools.foundation.log import Console
 from tools.localbuild.batch import choose, loop, preflight, record, summary
-from tools.localbuild.engines import airgap, ladder
+from tools.localbuild.engines import ladder
 from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.offline import airgap
 from tools.localbuild.engines.plan import HostFacts
 from tools.localbuild.options import Build, Debug, DryRun, ListConfigs, Options, Planned
 from tools.localbuild.records import ci_engine, provenance

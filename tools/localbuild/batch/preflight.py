@@ -17,9 +17,9 @@ from tools.localbuild.batch.record import (
     ConfigResult,
     cannot_build_here,
 )
-from tools.localbuild.engines import airgap
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.ladder import Chosen
+from tools.localbuild.engines.offline import airgap
 from tools.localbuild.engines.plan import BuildPlan, HostFacts, describe, plan_build
 from tools.localbuild.options import DryRun, Options
 from tools.localbuild.records.configs import Config, UnreadableConfig, read_variant
@@ -181,7 +181,7 @@ def dry_run(
             describe(plan, status=status, engine=engine, secrets=options.secrets, label=label)
         )
     if batch.plans:
-        from tools.localbuild.engines import fetches
+        from tools.localbuild.engines.offline import fetches
 
         for line in fetches.describe(options, batch.plans):
             console.say(line)

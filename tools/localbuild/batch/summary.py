@@ -10,7 +10,7 @@ from tools.foundation.errors import EXIT_INTERRUPTED, ProblemsFound
 from tools.foundation.log import Console
 from tools.localbuild.batch.loop import RunOutcome
 from tools.localbuild.batch.record import DONE, FAILED, INTERRUPTED, SKIPPED, ConfigResult
-from tools.localbuild.engines.progress import format_duration
+from tools.localbuild.engines.watch.progress import format_duration
 from tools.localbuild.records.artifacts import BatchFiles, read_summary
 from tools.localbuild.records.provenance import dirty_warning
 

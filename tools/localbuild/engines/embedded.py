@@ -1,5 +1,5 @@
 """The embedded engine's side of a plan: which configs it can build on this machine, and the
-command that builds one (``python -m tools.localbuild.engines.rattler build ...``).
+command that builds one (``python -m tools.rattler_build build ...``).
 
 It builds the v1 recipe (recipe/recipe.yaml once the feedstock is switched, else
 recipe/recipe-v1.yaml beside meta.yaml) natively: only configs of this machine's platform,
@@ -10,47 +10,28 @@ the two paths build the same packages.
 
 from __future__ import annotations
 
-import os
-import platform
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from importlib import metadata
 from pathlib import Path
 
 from tools.foundation.errors import UserError
+from tools.localbuild.engines import ccache
+from tools.localbuild.engines.base import BuildPlan, HostFacts, Steps, v1_recipe
+from tools.localbuild.engines.engine import ContainerEngine
+from tools.localbuild.engines.offline import airgap
+from tools.localbuild.options import Options
 from tools.localbuild.records.configs import Config, read_variant
 from tools.localbuild.records.provenance import package_time
 from tools.smithy.forge import pkg_format_of, zstd_level_of
 from tools.smithy.forge_yml import load_forge_yml
 
-ENGINE_MODULE = "tools.localbuild.engines.rattler"
+ENGINE_MODULE = "tools.rattler_build"
+# The distribution the embedded engine comes from (requirements.txt).
+EMBEDDED_DISTRIBUTION = "py-rattler-build"
+INSTEAD = None  # a config it cannot build is refused
 #: The EXTRA_CB_OPTIONS words the embedded engine understands (build_steps.sh's mapping).
 EXTRA_OPTIONS = ("--no-test", "--keep-build", "--no-build-id")
-
-_ARCHES = {"x86_64": "64", "amd64": "64", "aarch64": "aarch64", "arm64": "arm64",
-           "ppc64le": "ppc64le"}  # fmt: skip
-
-
-def host_subdir(system: str | None = None, machine: str | None = None) -> str:
-    """This machine's conda platform (linux-64, linux-aarch64, osx-arm64, win-64)."""
-    system = system or sys.platform
-    machine = (machine or platform.machine()).lower()
-    os_name = "osx" if system == "darwin" else "win" if system == "win32" else "linux"
-    arch = _ARCHES.get(machine, machine)
-    if os_name == "linux" and arch == "arm64":
-        arch = "aarch64"
-    if os_name == "osx" and arch == "aarch64":
-        arch = "arm64"
-    return f"{os_name}-{arch}"
-
-
-def host_glibc() -> str | None:
-    """The C library's version on Linux (what the solver calls ``__glibc``), else None."""
-    try:
-        found = os.confstr("CS_GNU_LIBC_VERSION") or ""
-    except (AttributeError, ValueError, OSError):
-        return None
-    name, _, version = found.partition(" ")
-    return version if name == "glibc" else None
 
 
 def _first(variant: Mapping[str, object], key: str) -> str | None:
@@ -64,25 +45,38 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split(".") if p.isdigit())
 
 
-def check_buildable(config: Config, subdir: str, glibc: str | None) -> None:
-    """Refuse, with the reason, a config the embedded engine cannot build on this machine."""
+def probe_embedded() -> str:
+    """Refuse an engine that is not installed; else py-rattler-build's version."""
+    try:
+        return metadata.version(EMBEDDED_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        raise UserError(
+            f"the embedded engine needs {EMBEDDED_DISTRIBUTION}: "
+            "`python -m pip install -r requirements.txt`"
+        ) from None
+
+
+def probe(config: Config, host: HostFacts) -> str | None:
+    """Why the embedded engine cannot build ``config`` on this machine; None when it can."""
     variant = read_variant(config.path)
     target = _first(variant, "target_platform") or config.name.split("_")[0]
-    if target != subdir:
+    if target != host.subdir:
         # The first clause says what and why: the menu shows it beside the config.
-        raise UserError(
-            f"{config.name}: {_a(target)} {target} config, and the embedded engine builds only "
-            f"for this machine ({subdir}); {_where_instead(target)}"
+        return (
+            f"{_a(target)} {target} config, and the embedded engine builds only "
+            f"for this machine ({host.subdir}); {_where_instead(target)}"
         )
     cuda = _first(variant, "cuda_compiler_version")
     needed = _first(variant, "c_stdlib_version")
-    cuda_here = cuda not in (None, "None") and subdir.startswith("linux-") and needed
+    glibc = host.glibc
+    cuda_here = cuda not in (None, "None") and host.subdir.startswith("linux-") and needed
     if cuda_here and (glibc is None or _version(glibc) < _version(needed)):
-        raise UserError(
-            f"{config.name}: its CUDA {cuda} packages need glibc >= {needed} "
+        return (
+            f"its CUDA {cuda} packages need glibc >= {needed} "
             f"(c_stdlib_version), this machine has {glibc or 'no glibc'}, so they cannot "
             "be installed here; build it in a container (--engine docker)"
         )
+    return None
 
 
 def cuda_override(config: Config) -> str | None:
@@ -107,18 +101,6 @@ def _where_instead(target: str) -> str:
     container = "in a container (--engine docker"
     container += ", with OSX_SDK_DIR)" if target.startswith("osx-") else ")"
     return f"build it on {_a(target)} {target} machine or {container}"
-
-
-def v1_recipe(root: Path) -> Path:
-    """The v1 recipe the engine builds (as build_steps.sh picks it)."""
-    for name in ("recipe.yaml", "recipe-v1.yaml"):
-        if (root / "recipe" / name).is_file():
-            return root / "recipe" / name
-    raise UserError(
-        f"{root / 'recipe'}: the embedded engine builds the v1 recipe, and there is neither "
-        "recipe.yaml nor recipe-v1.yaml; build with conda-build (--engine docker or "
-        "--engine conda-build)"
-    )
 
 
 def extra_options(env: Mapping[str, str]) -> tuple[str, list[str]]:
@@ -179,3 +161,31 @@ def argv(
     # Every time in the packages is the commit's, so two builds of it agree (repack.py).
     command += ["--timestamp", str(package_time(root, env))]
     return tuple(command)
+
+
+def plan(options: Options, config: Config, engine: ContainerEngine, host: HostFacts) -> Steps:
+    # rattler-build's package cache beside the packages, as build_steps.sh keeps it.
+    changes = {"RATTLER_CACHE_DIR": str(options.artifacts / "pkg_cache")}
+    cuda = cuda_override(config)
+    if cuda is not None:
+        changes["CONDA_OVERRIDE_CUDA"] = cuda
+    command = argv(
+        options.root,
+        config,
+        host.subdir,
+        options.env,
+        artifacts=options.artifacts,
+        channels=tuple(airgap.channel_url(c, options.artifacts) for c in options.channels),
+        source_archive=airgap.cached_archive(options.root, options.source_cache),
+        ccache=None
+        if options.ccache is None
+        else (options.ccache, ccache.stats_file(options.artifacts, config.name)),
+    )
+    return Steps(argv=command, changes=changes)
+
+
+def describe(plan: BuildPlan, engine: ContainerEngine, rel: Callable[[Path], str]) -> list[str]:
+    return [
+        "  engine:  rattler-build, embedded (py-rattler-build), no container",
+        f"  recipe:  {rel(Path(plan.argv[plan.argv.index('--recipe') + 1]))}",
+    ]

@@ -4,28 +4,23 @@
 1. a container engine (docker or podman, ``DOCKER_EXECUTABLE``): conda-forge's way;
 2. the conda-build on PATH, running ``.scripts/build_steps.sh`` here (``--native``);
 3. the embedded engine: py-rattler-build, from the toolkit's own requirements, building the
-   v1 recipe on this machine (``engines/rattler.py``).
+   v1 recipe on this machine (``tools/rattler_build/``).
 
 Every run says which rung it took, and why the ones above it were passed over, in one line.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import metadata
-from typing import Literal
 
-from tools.foundation.errors import CommandError, UserError
-from tools.foundation.proc import call
+from tools.foundation.errors import UserError
+from tools.localbuild.engines.base import Builder
+from tools.localbuild.engines.docker import probe_container
+from tools.localbuild.engines.embedded import probe_embedded
 from tools.localbuild.engines.engine import ContainerEngine
-from tools.localbuild.records.provenance import NO_PACKAGE_COMMIT, engine_version
-
-Builder = Literal["docker", "conda-build", "rattler-build"]  # options.BUILDERS, in order
-
-# The distribution the embedded engine comes from (requirements.txt).
-EMBEDDED_DISTRIBUTION = "py-rattler-build"
+from tools.localbuild.engines.native import probe_conda_build
+from tools.rattler_build import NO_PACKAGE_COMMIT
 
 
 @dataclass(frozen=True)
@@ -42,41 +37,6 @@ class Chosen:
         if self.builder == "conda-build":
             return "conda-build (no container)"
         return f"rattler-build {self.version} (embedded, no container; {NO_PACKAGE_COMMIT})"
-
-
-def probe_container(engine: ContainerEngine, env: Mapping[str, str]) -> str | None:
-    """Refuse an engine that does not answer; else its version, as `info` prints it."""
-    engine.resolve(env)
-    try:
-        result = call(
-            *engine.info_argv(), env=env, capture=True, check=False, quiet=True, timeout=60
-        )
-    except CommandError as exc:
-        raise engine.not_running(str(exc)) from None
-    if result.returncode != 0:
-        detail = (result.stderr.strip().splitlines() or [""])[-1]
-        raise engine.not_running(detail[:200])
-    return engine_version(result.stdout)
-
-
-def probe_conda_build(env: Mapping[str, str], flag: str = "--engine conda-build") -> None:
-    """``flag``: how the person asked for conda-build (``--native`` or ``--engine
-    conda-build``), named in the refusal."""
-    if shutil.which("conda-build", path=env.get("PATH")) is None:
-        raise UserError(
-            f"{flag} needs conda-build on PATH: `conda env create -f "
-            "environment.yml` then `conda activate pytorch-feedstock-build`"
-        )
-
-
-def probe_embedded() -> str:
-    try:
-        return metadata.version(EMBEDDED_DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        raise UserError(
-            f"the embedded engine needs {EMBEDDED_DISTRIBUTION}: "
-            "`python -m pip install -r requirements.txt`"
-        ) from None
 
 
 def choose(

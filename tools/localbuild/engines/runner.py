@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from tools.foundation.errors import CommandError
 from tools.foundation.proc import call
 from tools.localbuild.engines.engine import ContainerEngine
-from tools.localbuild.engines.logtee import LineSplitter, LogSink
 from tools.localbuild.engines.plan import BuildPlan
-from tools.localbuild.engines.progress import Progress
+from tools.localbuild.engines.watch.logtee import LineSplitter, LogSink
+from tools.localbuild.engines.watch.progress import Progress
 
 
 @dataclass(frozen=True)

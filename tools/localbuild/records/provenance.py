@@ -21,13 +21,9 @@ from pathlib import Path
 from tools.foundation.errors import CommandError, UserError
 from tools.foundation.proc import call
 from tools.localbuild.records.summary_schema import ProvenanceRecord
+from tools.rattler_build import NO_PACKAGE_COMMIT
 
 DIRTY_WARNING = "WARNING: built from a dirty tree (uncommitted changes)"
-# The embedded engine's limit, in the words its records carry and review verify reads back.
-NO_PACKAGE_COMMIT = (
-    "packages carry no commit: py-rattler-build records no --extra-meta, so their "
-    "info/about.json has no extra.sha"
-)
 
 
 @dataclass(frozen=True)
@@ -153,8 +149,9 @@ def checkout(root: Path) -> Checkout:
 
 
 def package_time(root: Path, env: Mapping[str, str]) -> int:
-    """The time the embedded engine's packages carry (engines/repack.py): HEAD's commit time,
-    the same for every build of one commit; outside a checkout SOURCE_DATE_EPOCH, else now."""
+    """The time the embedded engine's packages carry (rattler_build/repack.py): HEAD's
+    commit time, the same for every build of one commit; outside a checkout
+    SOURCE_DATE_EPOCH, else now."""
     stamp = _git(root, "log", "-1", "--format=%ct", "HEAD")
     if stamp and stamp.strip().isdigit():
         return int(stamp.strip())

@@ -3,7 +3,7 @@
 The embedded engine stages each folder channel at a fixed place and the repack records each
 package resolved from it (build, host, staging cache and, when it ran, test environments) in
 info/recipe/rendered_recipe.yaml as ``url: local-channel-N/SUBDIR/FILE`` with its sha256
-(engines/workroot.py's CHANNEL_LABEL). A rebuild days later copies exactly those files, each
+(rattler_build/workroot.py's CHANNEL_LABEL). A rebuild days later copies exactly those files, each
 checked against its sha256, from the ``--channel`` folders it is given into fresh channels,
 one per recorded channel in the recorded order (their number and order are in the package
 hash), indexes them, and builds against them alone: a package published since cannot enter.
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.foundation.errors import UserError
-from tools.localbuild.engines.repack import RENDERED
-from tools.localbuild.engines.workroot import CHANNEL_LABEL
 from tools.localbuild.review.crosscheck import Finding
+from tools.rattler_build.repack import RENDERED
+from tools.rattler_build.workroot import CHANNEL_LABEL
 
 
 @dataclass(frozen=True)

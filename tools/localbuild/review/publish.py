@@ -38,7 +38,7 @@ from tools.foundation.errors import ProblemsFound, ToolError, UserError
 from tools.foundation.proc import call
 from tools.foundation.secrets import UPLOAD_TOKEN_VARS
 from tools.localbuild.batch import lock
-from tools.localbuild.engines.airgap import local_folder
+from tools.localbuild.engines.offline.airgap import local_folder
 from tools.localbuild.records import artifacts as art
 from tools.localbuild.review import publishable
 from tools.localbuild.review.cfep3 import read_sums

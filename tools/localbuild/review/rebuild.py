@@ -10,7 +10,7 @@ is cloned at the recorded commit (or ``--commit``, the PR's head) into a tempora
 ``build-locally.py CONFIG`` builds it there with the build options given (as build-locally.py
 takes them), and each package the record lists is compared byte for byte with the upload's
 (compare.py names what differs). The embedded engine builds in one fixed folder and stamps
-every time with the commit's (engines/workroot.py, engines/repack.py), so the clone's own
+every time with the commit's (tools/rattler_build/workroot.py, repack.py), so the clone's own
 path does not matter.
 
 The build, host and test environments are the upload's: the rebuild solves against fresh

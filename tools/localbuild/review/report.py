@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tools.foundation.errors import UserError
 from tools.foundation.files import atomic_write_text
-from tools.localbuild.engines.progress import format_duration
+from tools.localbuild.engines.watch.progress import format_duration
 from tools.localbuild.records.provenance import DIRTY_WARNING, Provenance
 from tools.localbuild.review.rows import Row, collect, duration_text, time_span
 from tools.localbuild.review.timeline import timeline_svg

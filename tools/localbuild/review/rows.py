@@ -11,7 +11,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.localbuild.engines.progress import format_duration
+from tools.localbuild.engines.watch.progress import format_duration
 from tools.localbuild.records.configs import discover, labels
 from tools.localbuild.records.provenance import Provenance
 from tools.localbuild.review.embedded import NOT_CHECKED, read_embedded

@@ -9,7 +9,7 @@ import html
 import time
 from collections.abc import Sequence
 
-from tools.localbuild.engines.progress import format_duration
+from tools.localbuild.engines.watch.progress import format_duration
 from tools.localbuild.review.rows import Row, duration_text, time_span
 
 STATUS_COLOURS = {

@@ -1,8 +1,8 @@
 """``python -m tools review why CONFIG``: the first real error of a failed build, not its
 200 MB log.
 
-The log is read as :mod:`tools.localbuild.engines.logtee` writes it (``[HH:MM:SS] line``, tokens
-already redacted), one line at a time, keeping only a few lines of context.  "Real" means
+The log is read as :mod:`tools.localbuild.engines.watch.logtee` writes it (``[HH:MM:SS] line``,
+tokens already redacted), one line at a time, keeping only a few lines of context.  "Real" means
 what a person fixes: a compiler's ``file:line:col: error:``, ``CMake Error``, the linker's
 undefined references, a failing test (pytest's ``E   `` lines, ctest, conda-build's
 ``TESTS FAILED``), a download that failed (the source archive, a channel: a machine

@@ -15,52 +15,22 @@ import re
 import shutil
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from tools.foundation.errors import UserError
 from tools.foundation.files import atomic_replace, sha256_of
-from tools.localbuild.engines.embedded import v1_recipe
-from tools.recipe import release
+from tools.localbuild.engines.base import v1_recipe
+from tools.rattler_build.network import AIRGAP_DOC
+from tools.rattler_build.source import Source, source_of
 
 FETCH_TIMEOUT_S = 60
-#: Where a channel name (conda-forge) is served from, as conda and rattler-build resolve it.
-CHANNEL_ALIAS = "https://conda.anaconda.org"
-#: The page that says what a build without internet needs.
-AIRGAP_DOC = 'docs/build-locally.md, "Air-gapped builds"'
 PACKAGE_SUFFIXES = (".conda", ".tar.bz2")
-_VERSION = re.compile(r"\$?\{\{\s*version\s*\}\}")  # v1 ${{ }}, meta.yaml {{ }}
-
-
-@dataclass(frozen=True)
-class Source:
-    url: str  # with the version filled in
-    sha256: str
-    recipe: Path
-    line: int  # of the sha256, for messages
-
-    @property
-    def name(self) -> str:
-        return self.url.rstrip("/").rsplit("/", 1)[-1]
 
 
 def recipe_source(root: Path) -> Source:
     """The source archive the v1 recipe names: its URL, sha256 and where it says so."""
     return source_of(v1_recipe(root))
-
-
-def source_of(path: Path) -> Source:
-    """The source archive the recipe at ``path`` names (v1, or meta.yaml)."""
-    recipe = release.parse(path, path.read_text(encoding="utf-8"))
-    facts = release.release_of(recipe)
-    url = _VERSION.sub(facts.version, facts.url)
-    if "{{" in url:
-        raise UserError(
-            f"{path}:{recipe.line_of('url')}: source url {facts.url!r} uses more than "
-            "the version; the source cache cannot name its archive"
-        )
-    return Source(url, facts.sha256, path, recipe.line_of("sha256"))
 
 
 def cached_archive(root: Path, cache: Path | None) -> Path | None:

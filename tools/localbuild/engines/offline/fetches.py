@@ -13,10 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.foundation.errors import UserError
-from tools.localbuild.engines import airgap
+from tools.localbuild.engines.base import v1_recipe
+from tools.localbuild.engines.offline import airgap
 from tools.localbuild.engines.plan import BuildPlan
 from tools.localbuild.options import Options
 from tools.localbuild.records.configs import read_variant
+from tools.rattler_build.network import AIRGAP_DOC, CHANNEL_ALIAS
+from tools.rattler_build.source import source_of
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,7 @@ def channel_location(channel: str) -> str:
         return channel
     if "/" in channel or channel.startswith("."):
         return Path(channel).expanduser().resolve().as_uri()
-    return f"{airgap.CHANNEL_ALIAS}/{channel}"
+    return f"{CHANNEL_ALIAS}/{channel}"
 
 
 def _channels(options: Options, plan: BuildPlan) -> list[str]:
@@ -51,7 +54,7 @@ def _recipe(options: Options, plan: BuildPlan) -> Path:
     if plan.dispatch == "embedded":
         return Path(plan.argv[plan.argv.index("--recipe") + 1])
     meta = options.root / "recipe" / "meta.yaml"
-    return meta if meta.is_file() else airgap.v1_recipe(options.root)
+    return meta if meta.is_file() else v1_recipe(options.root)
 
 
 def of_plan(options: Options, plan: BuildPlan) -> tuple[list[Fetch], list[str]]:
@@ -69,7 +72,7 @@ def of_plan(options: Options, plan: BuildPlan) -> tuple[list[Fetch], list[str]]:
     else:
         recipe = _recipe(options, plan)
         try:
-            url = airgap.source_of(recipe).url
+            url = source_of(recipe).url
         except UserError as exc:  # the render refuses such a recipe; the dry run says why
             url = f"the source {recipe.name} names, unread: {str(exc).split('; ')[0]}"
         instead = (
@@ -115,8 +118,7 @@ def describe(options: Options, plans: Sequence[BuildPlan]) -> list[str]:
     lines = [
         "downloads: "
         + (
-            "what the run fetches; a machine without internet needs each beforehand "
-            f"({airgap.AIRGAP_DOC})"
+            f"what the run fetches; a machine without internet needs each beforehand ({AIRGAP_DOC})"
             if downloads
             else "none"
         )

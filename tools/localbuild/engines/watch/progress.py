@@ -14,7 +14,7 @@ import shutil
 import time
 from typing import TextIO
 
-from tools.localbuild.engines.logtee import ninja_progress, phase_of
+from tools.localbuild.engines.watch.logtee import ninja_progress, phase_of
 from tools.localbuild.schedule.eta import finish_text
 
 HEARTBEAT_SECONDS = 300.0

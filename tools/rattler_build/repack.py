@@ -17,7 +17,7 @@ index.json's ``timestamp`` and the order of its ``depends``, rendered_recipe.yam
   engine built from a staged copy pointing at the local source archive) and ``replace``:
   strings replaced in info/recipe/ (that archive's ``file://`` URL by the recipe's own URL;
   the ``file://`` URLs of the staged folder channels and of the work root, where the
-  resolved packages came from, by the labels of engines/workroot.py, the sha256 and md5
+  resolved packages came from, by the labels of workroot.py, the sha256 and md5
   beside each still pinning it), so no path of the builder's machine is left in info/.
 
 paths.json hashes the payload only, so rewriting info/ members keeps the package valid.
