@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from fixtures import feedstock_matrix
+from fixtures.build_scripts import build_sh_text
 from fixtures.bump import command, releases
 from packaging.version import Version
 
@@ -82,9 +83,8 @@ def test_each_cuda_the_configs_build_below_the_sources_minimum_is_named(bumped) 
 
 def test_environment_knobs_the_cmake_reads_and_no_script_names_are_listed(bumped) -> None:
     line = bumped.item("environment knobs the new source's CMake reads")
-    scripts = "".join(
-        (bumped.feedstock / "recipe" / name).read_text() for name in ("build.sh", "bld.bat")
-    )
+    recipe = bumped.feedstock / "recipe"
+    scripts = build_sh_text(recipe) + (recipe / "bld.bat").read_text()
     for name in releases.NEW_KNOBS_215:
         # Listed unless a build script already sets it (TORCH_NATIVE_AOT=0 for CUDA).
         named = re.search(rf"\b{name}=", scripts) is not None

@@ -6,6 +6,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from fixtures.build_scripts import build_sh_text
 from fixtures.recipe_helpers import load_package_files
 
 from tools.check import run_checks
@@ -78,7 +79,7 @@ def test_build_sh_and_bld_bat_take_the_header_rules_from_package_files():
     # Before issue 30 both copied upstream's whole include/ into libtorch; before issue 37
     # each script spelt its own list.
     recipe = Path(__file__).resolve().parent.parent / "recipe"
-    sh = (recipe / "build.sh").read_text()
+    sh = build_sh_text()
     assert '"${RECIPE_DIR}/package_files.py" "${stage}" --platform "${target_platform}"' in sh
     assert "include/ATen" not in sh
     bat = (recipe / "bld.bat").read_text()

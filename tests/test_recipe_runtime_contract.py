@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.build_scripts import BUILD_ENV, build_sh_files
 
 from tools.render import RenderedOutput, list_configs, render_config
 
@@ -81,7 +82,9 @@ SYSTEM_LIBRARIES: dict[str, SystemLibrary] = {
 }
 
 # The build.sh functions that set switches, and the configurations they run for. build.sh
-# calls configure_pytorch for every configuration and configure_cuda from it for CUDA ones.
+# calls configure_pytorch for every configuration and configure_cuda from it for CUDA ones
+# (both in recipe/build_configure.sh). recipe/build_env.txt holds what every configuration
+# of both scripts sets.
 BUILD_SH_SCOPES = {"configure_pytorch": "all", "configure_cuda": "cuda"}
 
 
@@ -90,17 +93,18 @@ class Switch:
     name: str
     script: str  # build.sh or bld.bat
     scope: str  # "all" or "cuda"
-    line: int
+    where: str  # the file and line that set it
 
 
 def _enabled(value: str) -> bool:
     return value.strip().strip('"').upper() in ("1", "ON", "TRUE", "YES")
 
 
-def build_sh_switches(text: str) -> Iterator[Switch]:
-    """`export USE_SYSTEM_X=1` lines of build.sh, scoped by the function they sit in."""
+def build_sh_switches(path: Path) -> Iterator[Switch]:
+    """`export USE_SYSTEM_X=1` lines of one of build.sh's files, scoped by the function
+    they sit in."""
     function = None
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(path.read_text().splitlines(), 1):
         if match := re.match(r"^(\w+)\(\)\s*\{", line):
             function = match.group(1)
         elif line.startswith("}"):
@@ -112,11 +116,11 @@ def build_sh_switches(text: str) -> Iterator[Switch]:
         scope = BUILD_SH_SCOPES.get(function or "")
         if scope is None or len(indent) != 4:
             raise AssertionError(
-                f"recipe/build.sh:{number}: {name} is set inside {function or 'no function'}"
+                f"recipe/{path.name}:{number}: {name} is set inside {function or 'no function'}"
                 f"{' in a nested block' if scope else ''}; teach BUILD_SH_SCOPES in "
                 f"{Path(__file__).name} which configurations that covers"
             )
-        yield Switch(name, "build.sh", scope, number)
+        yield Switch(name, "build.sh", scope, f"recipe/{path.name}:{number}")
 
 
 def bld_bat_switches(text: str) -> Iterator[Switch]:
@@ -141,13 +145,23 @@ def bld_bat_switches(text: str) -> Iterator[Switch]:
                 f"recipe/bld.bat:{number}: {name} is set inside `{blocks[-1]}`; teach "
                 f"bld_bat_switches in {Path(__file__).name} which configurations that covers"
             )
-        yield Switch(name, "bld.bat", scope, number)
+        yield Switch(name, "bld.bat", scope, f"recipe/bld.bat:{number}")
+
+
+def table_switches() -> Iterator[Switch]:
+    """USE_SYSTEM_X=1 lines of the table both scripts export for every configuration."""
+    for number, line in enumerate(BUILD_ENV.read_text().splitlines(), 1):
+        match = re.match(r"(USE_SYSTEM_\w+)=(.*)$", line)
+        if match and _enabled(match.group(2)):
+            for script in ("build.sh", "bld.bat"):
+                yield Switch(match.group(1), script, "all", f"recipe/{BUILD_ENV.name}:{number}")
 
 
 def all_switches() -> list[Switch]:
     return [
-        *build_sh_switches((RECIPE / "build.sh").read_text()),
+        *(switch for path in build_sh_files() for switch in build_sh_switches(path)),
         *bld_bat_switches((RECIPE / "bld.bat").read_text()),
+        *table_switches(),
     ]
 
 
@@ -192,8 +206,7 @@ def test_system_libraries_needed_at_run_time_are_run_requirements(config):
         for output in needing:
             absent = set(library.packages) - package_names(output.requirements.get("run", ()))
             missing += [
-                f"{output.dist}: {package} ({switch.name} in {switch.script}:{switch.line}; "
-                f"{library.why})"
+                f"{output.dist}: {package} ({switch.name} in {switch.where}; {library.why})"
                 for package in sorted(absent)
             ]
     assert not missing, "not a run requirement:\n" + "\n".join(missing)
