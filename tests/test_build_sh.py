@@ -6,8 +6,9 @@ libtorch-cuda-linalg magma and nomagma, libtorch, pytorch for two Pythons) in on
 directory and one $PREFIX path, recreated for each output, and each output's package is what
 the script added to $PREFIX (tests/fixtures/minitorch/megabuild.py). That flow runs once per
 build layout of the miniature: setup.py (PyTorch <= 2.13) and scikit-build-core (>= 2.14),
-whose host environments each hold their own scikit-build-core. Bad variant values are tests/test_build_sh_inputs.py's (without
-building); the CPU, unpatched and macOS builds tests/test_build_sh_cpu.py's.
+whose host environments each hold their own scikit-build-core. Bad variant values are
+tests/test_build_sh_inputs.py's (without building); the CPU, unpatched and macOS builds
+tests/test_build_sh_cpu.py's.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.minitorch.build_records import binds_now, count_compiles, needed
 from fixtures.minitorch.fake_conda_build import site_packages_of
 from fixtures.minitorch.megabuild import Flow, megabuild_flow
 from fixtures.minitorch.support import (
@@ -27,11 +29,8 @@ from fixtures.minitorch.support import (
     PYTHON_INDEPENDENT,
     RECIPE_DIR,
     SETUPTOOLS,
-    binds_now,
     build_sh_error,
     clean_env,
-    count_compiles,
-    needed,
     run,
     venv_python,
 )

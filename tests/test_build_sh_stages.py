@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.minitorch.build_records import ninja_log, ran_between
 from fixtures.minitorch.fake_conda_build import FakeCondaBuild, Package
 from fixtures.minitorch.support import (
     RECIPE_DIR,
@@ -26,8 +27,6 @@ from fixtures.minitorch.support import (
     clean_env,
     install_blas,
     install_magma,
-    ninja_log,
-    ran_between,
     two_interpreters,
 )
 

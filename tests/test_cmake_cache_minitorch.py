@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.cuda_build import cuda_build_tools
+from fixtures.minitorch.build_records import needed, ninja_log, ran_between
 from fixtures.minitorch.support import (
     CACHE_TOOL,
     CORE_OBJECTS,
@@ -28,9 +29,6 @@ from fixtures.minitorch.support import (
     clean_env,
     copy_project,
     install_magma,
-    needed,
-    ninja_log,
-    ran_between,
     run,
     two_interpreters,
     venv_python,

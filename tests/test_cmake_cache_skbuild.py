@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.minitorch.build_records import ninja_log, ran_between
 from fixtures.minitorch.support import (
     CACHE_TOOL,
     SCIKIT_BUILD_CORE,
@@ -27,8 +28,6 @@ from fixtures.minitorch.support import (
     base_venv,
     clean_env,
     copy_project,
-    ninja_log,
-    ran_between,
     run,
     two_interpreters,
     venv_python,
