@@ -44,15 +44,12 @@
 #   build_cuda_linalg.sh  the libtorch-cuda-linalg stage
 #   build_pytorch.sh      the pytorch stage
 #
-# The seam: the script drives the source tree only through those commands and
+# The seam: the scripts drive the source tree only through the backend's commands and
 # build/CMakeCache.txt (+ .skbuild-info.json), the install tree, and the install component
-# patch 0004 defines (`cmake --install build --component cuda_linalg_nomagma`). It needs
+# patch 0004 defines (`cmake --install build --component cuda_linalg_nomagma`). They need
 # no knowledge of PyTorch's internal files. tests/test_build_sh.py runs this very script
 # against a miniature torch-shaped project (tests/fixtures/minitorch, both layouts) in a
-# faked conda-build environment. The miniature forwards BUILD_*/USE_*/CMAKE_* the way
-# PyTorch 2.15 does, and reads MAGMA_HOME, BLAS, OpenBLAS_*, TORCH_CUDA_ARCH_LIST,
-# TORCH_NVCC_FLAGS, CMAKE_ARGS, MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER and LDFLAGS as PyTorch
-# does; the other PyTorch options exported below reach its cache and change nothing there.
+# faked conda-build environment (what the miniature reads: build_configure.sh).
 set -euo pipefail
 
 RECIPE_FILE="recipe/build.sh"

@@ -1,5 +1,6 @@
 # shellcheck shell=bash disable=SC2034,SC2153
-# (the variables it assigns are read by the stage files: shellcheck reads each file alone.)
+# shellcheck lints each file alone: the stage files read the variables assigned here, and
+# build.sh sets STAGE.
 # What every stage of recipe/build.sh shares: the work directory's paths, the Python
 # helpers' wrappers, the build backend, the interpreter checks and the rules of which file
 # goes to which package. build.sh sources it after its own checks: it defines the

@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2154
-# (target_platform comes from conda-build, through build.sh: shellcheck reads each file alone.)
+# shellcheck lints each file alone: target_platform is conda-build's, checked by build.sh.
 # The build environment of every stage that configures (compile, libtorch, pytorch):
 # configure_build exports it. Build options reach CMake from the environment: PyTorch's
 # cmake/EnvVarForwarding.cmake writes every BUILD_*, USE_* and CMAKE_* variable (and a few
