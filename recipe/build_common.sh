@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034,SC2153
-# shellcheck lints each file alone: the stage files read the variables assigned here, and
+# Linted alone by shellcheck: the stage files read the variables assigned here, and
 # build.sh sets STAGE.
 # What every stage of recipe/build.sh shares: the work directory's paths, the Python
 # helpers' wrappers, the build backend, the interpreter checks and the rules of which file

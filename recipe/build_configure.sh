@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2154
-# shellcheck lints each file alone: target_platform is conda-build's, checked by build.sh.
+# Linted alone by shellcheck: target_platform is conda-build's, checked by build.sh.
 # The build environment of every stage that configures (compile, libtorch, pytorch):
 # configure_build exports it. Build options reach CMake from the environment: PyTorch's
 # cmake/EnvVarForwarding.cmake writes every BUILD_*, USE_* and CMAKE_* variable (and a few

@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2154
-# shellcheck lints each file alone: target_platform is conda-build's, checked by build.sh.
+# Linted alone by shellcheck: target_platform is conda-build's, checked by build.sh.
 # The libtorch stage: installs the Python-independent files of the compiled tree into
 # $PREFIX (compiling first, with build_compile.sh, when the compile stage has not run in
 # this work directory), and checks that none of them needs a Python library.

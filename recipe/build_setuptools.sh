@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034
-# shellcheck lints each file alone: build_compile.sh reads INSTALL_STRIP.
+# Linted alone by shellcheck: build_compile.sh reads INSTALL_STRIP.
 # setuptools (PyTorch <= 2.13): `setup.py build` configures and compiles build/ and installs
 # into the source's torch/ (the cache's CMAKE_INSTALL_PREFIX); each pytorch output runs
 # `pip install .`, which reuses build/. detect_build_backend (build_common.sh) sources this
