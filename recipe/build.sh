@@ -81,7 +81,8 @@ fi
 # conda-build decides which variant keys an output uses by scanning the script it runs (this
 # file, not what it sources) for a key as the first `$` of a line: the keys the stage files
 # read that way are named here, so that the outputs' variants and hashes stay what they are
-# (tests/test_build_sh_static.py compares the two scans).
+# (tests/test_build_sh_static.py compares the two scans). Checked set above.
+# shellcheck disable=SC2154
 : "${target_platform}"
 
 # shellcheck source=SCRIPTDIR/build_common.sh
