@@ -8,8 +8,8 @@ feedstock switched to rattler-build (where matrix refuses, so it is not timed).
 Each figure is the median wall-clock time of ``--repeat`` fresh processes
 (``python -m tools ...``, imports included):
 
-- warm: the render cache (tools/diskcache.py) holds the renders, as between two edits that
-  leave the command's inputs alone (the first run fills it and is not counted);
+- warm: the render cache (tools/foundation/diskcache.py) holds the renders, as between two
+  edits that leave the command's inputs alone (the first run fills it and is not counted);
 - cold: a new, empty cache folder for every run (the first run after an edit);
 - uncached: ``PYTORCH_FEEDSTOCK_CACHE=off``, every render computed.
 

@@ -4,11 +4,11 @@ rattler-build, and meta.yaml with real conda-build when present.
 
     python benchmarks/bench_render.py [--repeat N] [--oracle /tmp/oracle]
 
-Ours: ``tools.render.render_config`` for every config, in a fresh process per repeat
+Ours: ``tools.render.config.render_config`` for every config, in a fresh process per repeat
 (cold caches, the disk cache off: benchmarks/bench_commands.py times the commands with it),
 best of N.  The v1 recipe (recipe/recipe-v1.yaml, or recipe/recipe.yaml once
 the feedstock is switched): the same call on a copy of the feedstock switched to rattler-build
-(``conda_build_tool: rattler-build``), so py-rattler-build renders it and tools/render_v1.py
+(``conda_build_tool: rattler-build``), so py-rattler-build renders it and tools/render/v1.py
 makes the records; beside it, py-rattler-build's render alone (no records), to show what the
 records cost.  Real conda-build: ``/tmp/oracle/render.py`` (conda-build's render API, smithy
 mode) once per config, when the offline setup described in ../shared/oracle/README.md
@@ -31,7 +31,7 @@ ONE_RUN = """
 import sys, time
 sys.path.insert(0, {repo!r})
 start, cpu = time.perf_counter(), time.process_time()
-from tools.render import list_configs, render_config
+from tools.render.config import list_configs, render_config
 root = __import__("pathlib").Path({repo!r})
 count = sum(len(render_config(c, root=root)) for c in list_configs(root))
 print(time.perf_counter() - start, time.process_time() - cpu, count, len(list_configs(root)))
@@ -45,7 +45,7 @@ sys.path.insert(0, {repo!r})
 start, cpu = time.perf_counter(), time.process_time()
 from pathlib import Path
 from rattler_build import JinjaConfig, PlatformConfig, RenderConfig, Stage0Recipe, VariantConfig
-from tools.render import build_platform_for, list_configs, load_forge_yml
+from tools.render.config import build_platform_for, list_configs, load_forge_yml
 from tools.recipe.variant_config import load_variant_yaml
 root = Path({repo!r})
 forge = load_forge_yml(root)
@@ -113,7 +113,7 @@ def conda_build(oracle: Path) -> float | None:
     if not (oracle / "render.py").is_file() or not python.is_file():
         return None
     sys.path.insert(0, str(REPO))
-    from tools.render import list_configs, render_config
+    from tools.render.config import list_configs, render_config
 
     env = dict(
         os.environ,
@@ -153,7 +153,7 @@ def main() -> int:
     args = parser.parse_args()
     wall, cpu, outputs, configs = ours(args.repeat)
     print(
-        f"tools.render, meta.yaml: {configs} configs, {outputs} output variants in "
+        f"tools.render.config, meta.yaml: {configs} configs, {outputs} output variants in "
         f"{wall:.3f} s wall, {cpu:.3f} s CPU (best of {args.repeat} cold processes, "
         "imports included)"
     )
@@ -164,8 +164,9 @@ def main() -> int:
             root = switched_copy(REPO, Path(tmp))
             wall, cpu, outputs, configs = ours(args.repeat, root)
             print(
-                f"tools.render, v1 recipe through rattler-build: {configs} configs, {outputs} "
-                f"output variants in {wall:.3f} s wall, {cpu:.3f} s CPU (best of {args.repeat})"
+                f"tools.render.config, v1 recipe through rattler-build: {configs} configs, "
+                f"{outputs} output variants in {wall:.3f} s wall, {cpu:.3f} s CPU "
+                f"(best of {args.repeat})"
             )
             wall, cpu, rendered, configs = ours(args.repeat, root, RATTLER_ONLY)
             print(

@@ -4,7 +4,7 @@
 
 build.sh and bld.bat both read their row through this script, so the table has one
 reader in the build (batch's `for /f` tokenising of a commented, whitespace-aligned table
-is fragile and cannot be run off Windows; tools/cuda_archs.py is the toolkit's reader).
+is fragile and cannot be run off Windows; tools/render/cuda_archs.py is the toolkit's reader).
 A missing file or row is one `error:` line and exit status 2, so the build stops before
 configuring. Runs inside the build: standard library only.
 """

@@ -10,7 +10,7 @@
 - ``torch_wheel``: the real PyTorch 2.13.0 CPU wheel, fetched once per machine
   with ``pip download`` into that cache; ``torch_site``: it unpacked there once
   (importable through PYTHONPATH; skips unless the wheel is this interpreter's).
-- renders the toolkit keeps on disk (tools/diskcache.py) go to a folder of the session's
+- renders the toolkit keeps on disk (tools/foundation/diskcache.py) go to a folder of the session's
   own (shared by its xdist workers), for the commands the tests run too: a test sees the
   renders of the code under test, and the user's ~/.cache/pytorch-feedstock is left alone.
 """
@@ -69,7 +69,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session", autouse=True)
 def _session_render_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    from tools.diskcache import ENV
+    from tools.foundation.diskcache import ENV
 
     # One folder for every worker of an xdist run (their base folders share a parent): the
     # workers render the same recipe states, and an entry is written whole and renamed into

@@ -252,7 +252,7 @@ def files_under(root: Path) -> set[str]:
 
 @pytest.mark.parametrize("where", ["absolute", "dotdot"])
 def test_emulate_refuses_a_paths_json_entry_outside_the_prefix(tmp_path, where):
-    from tools.errors import UserError
+    from tools.foundation.errors import UserError
 
     outside = tmp_path / "host" / "pwned"
     entry = str(outside) if where == "absolute" else "../../../../host/pwned"
@@ -268,7 +268,7 @@ def test_emulate_refuses_a_paths_json_entry_outside_the_prefix(tmp_path, where):
 
 
 def test_emulate_refuses_a_member_linking_out_of_the_package(tmp_path):
-    from tools.errors import UserError
+    from tools.foundation.errors import UserError
 
     package = conda_with_links(
         tmp_path, "evil", {}, {"lib": "../../../../host"}, ["lib", "lib/pwned"]
@@ -281,7 +281,7 @@ def test_emulate_refuses_a_member_linking_out_of_the_package(tmp_path):
 
 def test_emulate_refuses_a_write_through_a_link_an_earlier_package_placed(tmp_path):
     """Each package alone stays inside; together ``d -> .`` and ``d/up -> ..`` climb out."""
-    from tools.errors import UserError
+    from tools.foundation.errors import UserError
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -344,8 +344,8 @@ def test_the_engine_line_never_prints_a_token_a_failing_engine_printed(feedstock
 
 
 def test_a_failed_commands_error_never_carries_a_token(monkeypatch):
-    from tools.errors import CommandError
-    from tools.proc import call
+    from tools.foundation.errors import CommandError
+    from tools.foundation.proc import call
 
     monkeypatch.setenv("ANACONDA_API_TOKEN", "secret-value-42")
     with pytest.raises(CommandError) as excinfo:

@@ -11,22 +11,17 @@ tests/test_bld_bat_wine_failures.py drives bld.bat's failure paths.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.bld_bat import build_env
 from fixtures.feedstock_matrix import arch_row, need
 from fixtures.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS, two_interpreters
-from fixtures.wine.harness import (
-    CORE_DLLS,
-    CUDA_DLLS,
-    Output,
-    WineCondaBuild,
-    host_python,
-    miniature_products,
-    run_sequence,
-)
+from fixtures.wine.harness import Output, WineCondaBuild, host_python, run_sequence
+from fixtures.wine.products import CORE_DLLS, CUDA_DLLS, miniature_products
 
 pytestmark = pytest.mark.slow
 
@@ -87,6 +82,16 @@ def test_every_stage_of_the_sequence_succeeds(sequence: Sequence) -> None:
 def test_the_compile_stage_installs_nothing(sequence: Sequence) -> None:
     _ok(sequence.outputs["compile"])
     assert sequence.outputs["compile"].files == {}
+
+
+def test_the_compile_stage_configures_with_the_shared_tables_values(sequence: Sequence) -> None:
+    # recipe/build_env.txt, which build.sh reads too: every variable of it CMake takes into
+    # the cache is in what the compile stage recorded (stage_environment.py), with its value.
+    recorded = sequence.build.src_dir / "_stage" / "forwarded-environment.json"
+    forwarded = json.loads(recorded.read_text())
+    table = {k: v for k, v in build_env().items() if re.match("(BUILD|USE|CMAKE)_", k)}
+    assert {"CMAKE_GENERATOR", "CMAKE_INSTALL_ALWAYS", "USE_SYSTEM_SLEEF"} <= set(table)
+    assert {name: forwarded.get(name) for name in table} == table
 
 
 def test_libtorch_holds_torchs_own_dlls_import_libraries_headers_and_cmake_files(

@@ -1,12 +1,13 @@
 """recipe/bld.bat under Wine where Microsoft's cmd differs from what Wine's hid (issue 49).
 
 A crashing Windows program exits with a negative NTSTATUS (0xC0000005, an access violation,
-is -1073741819), for which `if errorlevel 1` is false: each program bld.bat runs is made to
-crash in turn (tests/fixtures/wine/launcher.c, after the program ran and wrote its output),
-and its stage must fail. One work directory, a CUDA configuration in the scikit-build-core
-layout (the widest set of programs: the architecture list, `cmake --install`, the
-activation scripts). The programs every stage runs before its dispatch (the preamble) crash
-in the compile stage only. The top-level build's script is conda-build's LF-only
+is -1073741819), for which `if errorlevel 1` is false: each program bld.bat and the files it
+runs start is made to crash in turn (tests/fixtures/wine/launcher.c, after the program ran
+and wrote its output), and its stage must fail with the crash's status, passed on unchanged
+from file to file. One work directory, a CUDA configuration in the scikit-build-core layout
+(the widest set of programs: the architecture list, `cmake --install`, the activation
+scripts). The programs bld_common.bat runs before every stage's file (the preamble) crash in
+the compile stage only. The top-level build's script is conda-build's LF-only
 conda_build.bat (tests/fixtures/wine/harness.py), which must only hand over to the recipe's
 CRLF bld.bat.
 """
@@ -19,20 +20,16 @@ from pathlib import Path
 import pytest
 from fixtures.feedstock_matrix import need
 from fixtures.minitorch.support import SCIKIT_BUILD_CORE, Interpreter, two_interpreters
-from fixtures.wine.harness import (
-    PYBIND11,
-    RECIPE_DIR,
-    Output,
-    WineCondaBuild,
-    host_python,
-    miniature_products,
-    stage,
-    windows,
-)
+from fixtures.wine.harness import PYBIND11, RECIPE_DIR, Output, WineCondaBuild, host_python, stage
+from fixtures.wine.machine import windows
+from fixtures.wine.products import miniature_products
 
 pytestmark = pytest.mark.slow
 
-#: The programs the preamble runs (before the dispatch): their checks are the compile stage's.
+#: A crash's status, 0xC0000005 (-1073741819 to cmd), as `wine cmd` exits with it: its low 8
+#: bits. Another failing status would mean a file on the way lost it (Wine's `call` gives 1).
+CRASHED = 0xC0000005 & 0xFF
+#: The programs the preamble runs (before the stage's file): their checks are the compile stage's.
 PREAMBLE = ("cuda_arch_list.py", "CMAKE_ARGS", "build_jobs.py")
 
 
@@ -120,7 +117,7 @@ def test_a_crash_of_any_program_a_stage_runs_fails_the_stage(work: Work, name: s
     ]
     assert len(checked) >= 4, calls
     log = work.build.root / "crash-calls.txt"
-    went_on = []
+    went_on, changed = [], []
     try:
         marker = work.build.src_dir / "_stage" / "compiled"
         for number in checked:
@@ -133,9 +130,12 @@ def test_a_crash_of_any_program_a_stage_runs_fails_the_stage(work: Work, name: s
             # The stage stops with a failing status right after the crashed program.
             if out.returncode == 0 or len(ran) > number:
                 went_on.append(crashed)
+            elif out.returncode != CRASHED:
+                changed.append(f"{crashed}: {out.returncode}")
             if name == "compile":
                 assert not marker.exists(), crashed
     finally:
         if name == "compile":  # the work directory compiled again for the other stages
             assert work.run(name, {}).returncode == 0
     assert went_on == [], f"the {name} stage went on after these programs crashed: {went_on}"
+    assert changed == [], f"the {name} stage failed with another status than the crash's"

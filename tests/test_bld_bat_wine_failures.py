@@ -17,14 +17,8 @@ from pathlib import Path
 import pytest
 from fixtures.feedstock_matrix import need
 from fixtures.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS, Interpreter, two_interpreters
-from fixtures.wine.harness import (
-    PYBIND11,
-    Output,
-    WineCondaBuild,
-    host_python,
-    miniature_products,
-    stage,
-)
+from fixtures.wine.harness import PYBIND11, Output, WineCondaBuild, host_python, stage
+from fixtures.wine.products import miniature_products
 
 pytestmark = pytest.mark.slow
 

@@ -15,14 +15,8 @@ from pathlib import Path
 
 import pytest
 from fixtures.minitorch.support import SETUPTOOLS, Interpreter, two_interpreters
-from fixtures.wine.harness import (
-    PYBIND11,
-    Output,
-    WineCondaBuild,
-    host_python,
-    miniature_products,
-    stage,
-)
+from fixtures.wine.harness import PYBIND11, Output, WineCondaBuild, host_python, stage
+from fixtures.wine.products import miniature_products
 from test_cmake_cache_free_threaded import configured_cache, lay_out
 
 pytestmark = pytest.mark.slow

@@ -8,25 +8,25 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fixtures.wine import harness
+from fixtures.wine import machine
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _without(monkeypatch: pytest.MonkeyPatch, tool: str) -> None:
     real = shutil.which
-    monkeypatch.setattr(harness.shutil, "which", lambda name: None if name == tool else real(name))
+    monkeypatch.setattr(machine.shutil, "which", lambda name: None if name == tool else real(name))
 
 
-@pytest.mark.parametrize("tool", ["wine", harness.MINGW_GCC])
+@pytest.mark.parametrize("tool", ["wine", machine.MINGW_GCC])
 def test_without_wine_or_mingw_the_tests_skip_naming_the_apt_packages(
     monkeypatch: pytest.MonkeyPatch, tool: str
 ) -> None:
     monkeypatch.delenv("CI", raising=False)
     _without(monkeypatch, tool)
     with pytest.raises(pytest.skip.Exception) as skipped:
-        harness.require_wine()
-    assert f"apt-get install -y {' '.join(harness.APT_PACKAGES)}" in str(skipped.value)
+        machine.require_wine()
+    assert f"apt-get install -y {' '.join(machine.APT_PACKAGES)}" in str(skipped.value)
     assert tool in str(skipped.value)
 
 
@@ -34,11 +34,11 @@ def test_on_ci_a_missing_wine_fails_instead_of_skipping(monkeypatch: pytest.Monk
     monkeypatch.setenv("CI", "true")
     _without(monkeypatch, "wine")
     with pytest.raises(pytest.fail.Exception):
-        harness.require_wine()
+        machine.require_wine()
 
 
 def test_ci_run_installs_the_packages_the_wine_tests_name() -> None:
     text = (ROOT / ".ci" / "run").read_text()
     (listed,) = re.findall(r"^wine_packages=\(([^)]*)\)$", text, flags=re.MULTILINE)
-    assert tuple(listed.split()) == harness.APT_PACKAGES
+    assert tuple(listed.split()) == machine.APT_PACKAGES
     assert 'apt-get install -y -q "${wine_packages[@]}"' in text

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures import bld_bat
 from fixtures.build_scripts import build_sh_text
 
 RECIPE = Path(__file__).resolve().parent.parent / "recipe"
@@ -74,7 +75,7 @@ def test_a_cpu_count_that_is_not_a_number_is_one_error_line():
 def test_build_sh_and_bld_bat_take_max_jobs_from_build_jobs_py():
     # Before issue 30 both set MAX_JOBS to CPU_COUNT.
     sh = build_sh_text()
-    bat = (RECIPE / "bld.bat").read_text()
+    bat = bld_bat.all_text()
     assert 'MAX_JOBS="$("${PYTHON}" -B "${RECIPE_DIR}/build_jobs.py" --per-job-gb 8)"' in sh
     assert 'build_jobs.py" --per-job-gb 14' in bat
     assert 'set "MAX_JOBS=%CPU_COUNT%"' not in bat and "MAX_JOBS=${CPU_COUNT" not in sh

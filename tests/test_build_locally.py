@@ -10,17 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import UserError
-from tools.localbuild import artifacts as art
+from tools.foundation.errors import UserError
 from tools.localbuild.batch.record import ConfigResult, classify
 from tools.localbuild.batch.summary import summary_table
-from tools.localbuild.configs import (
-    Config,
-    apply_filter,
-    choose_interactively,
-    docker_image,
-    select,
-)
 from tools.localbuild.engines import embedded, ladder
 from tools.localbuild.engines.ccache import CcacheStats, parse_stats
 from tools.localbuild.engines.engine import LABEL, ContainerEngine
@@ -35,6 +27,14 @@ from tools.localbuild.engines.logtee import (
 from tools.localbuild.engines.plan import HostFacts, describe, plan_build
 from tools.localbuild.engines.progress import Progress
 from tools.localbuild.options import build_parser, from_args
+from tools.localbuild.records import artifacts as art
+from tools.localbuild.records.configs import (
+    Config,
+    apply_filter,
+    choose_interactively,
+    docker_image,
+    select,
+)
 from tools.localbuild.review.cfep3 import read_sums, request_yaml
 
 CONFIGS = (

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from fixtures.e2e_feedstock import REPO, E2EFeedstock, narrowed_config
 
-from tools.files import sha256_of
+from tools.foundation.files import sha256_of
 from tools.recipe import release
 
 pytestmark = [

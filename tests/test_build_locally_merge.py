@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_build_locally_e2e import ARM, CPU, CUDA, Feedstock
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.localbuild.review.merge import Source, check_one_release, choose_records
 
 pytestmark = pytest.mark.skipif(

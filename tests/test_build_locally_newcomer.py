@@ -18,7 +18,7 @@ import pytest
 from fixtures import feedstock_matrix
 from fixtures.cli import answer_on_a_terminal
 
-from tools.files import sha256_of
+from tools.foundation.files import sha256_of
 from tools.localbuild.engines import embedded
 from tools.localbuild.engines.airgap import recipe_source
 from tools.recipe import release

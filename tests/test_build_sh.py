@@ -36,7 +36,7 @@ from fixtures.minitorch.support import (
 )
 
 from tools.check.elf import read_elf
-from tools.cuda_archs import parse_arch_list, read_rows
+from tools.render.cuda_archs import parse_arch_list, read_rows
 
 BUILD_SH = RECIPE_DIR / "build.sh"
 CUDA_LIBTORCH_LIBS = (*LIBTORCH_LIBS, "libtorch_cuda.so", "libc10_cuda.so", "libcaffe2_nvrtc.so")

@@ -82,7 +82,7 @@ def _recipe_file_tests(output: str) -> list[str]:
     """meta.yaml's test commands of ``output`` (linux-64 CPU) that check installed files."""
     from fixtures import feedstock_matrix
 
-    from tools.render import render_config
+    from tools.render.config import render_config
 
     config = feedstock_matrix.find(platform="linux-64", cuda=False)
     if config is None:

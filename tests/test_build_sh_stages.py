@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures import bld_bat
 from fixtures.minitorch.build_records import ninja_log, ran_between
 from fixtures.minitorch.fake_conda_build import FakeCondaBuild, Package
 from fixtures.minitorch.support import (
@@ -178,18 +179,17 @@ def test_libtorch_stage_without_the_compiled_tree_stops(tmp_path: Path) -> None:
 
 
 def test_bld_bat_compile_stage_stops_before_installing_and_libtorch_skips_compiling() -> None:
-    # No cmd.exe here: bld.bat is held to build.sh's stages by reading it.
-    text = (RECIPE_DIR / "bld.bat").read_text()
+    # No cmd.exe here: bld.bat is held to build.sh's stages by reading its stage files.
+    compile_ = bld_bat.text("bld_compile.bat")
+    steps = ["-m pip wheel . --no-deps", '> "%COMPILED_MARKER%"']
+    assert [compile_.index(step) for step in steps] == sorted(compile_.index(s) for s in steps)
+    assert "package_files.py" not in compile_
+    libtorch = bld_bat.text("bld_libtorch.bat")
     steps = [
-        "\n:compile\n",
-        'set "COMPILE_ONLY=1"',
-        "\n:libtorch\n",
         'if exist "%COMPILED_MARKER%" goto :libtorch_install',
-        "-m pip wheel . --no-deps",
-        '> "%COMPILED_MARKER%"',
-        "if defined COMPILE_ONLY exit /b 0",
+        'bld_compile.bat""',
         "\n:libtorch_install\n",
         'package_files.py" libtorch --platform win-64 --tree "%TORCH_TREE%"',
     ]
-    positions = [text.index(step) for step in steps]
+    positions = [libtorch.index(step) for step in steps]
     assert positions == sorted(positions)

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.cuda_archs import read_rows
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.localbuild.options import build_parser, from_args
 from tools.localbuild.schedule.facts import ConfigFacts, facts_from_mapping, read_facts
 from tools.localbuild.schedule.shard import (
@@ -25,6 +24,7 @@ from tools.localbuild.schedule.shard import (
     parse_shard,
     partition,
 )
+from tools.render.cuda_archs import read_rows
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from tools.__main__ import main as tools_main
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.localbuild.schedule.facts import ConfigFacts, read_facts
 from tools.localbuild.schedule.runners import (
     HOSTED_LIMIT_MINUTES,
@@ -356,7 +356,7 @@ def _run_plan_step(tmp_path: Path, owner: str, runner_labels: str = "") -> tuple
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",
         # the step writes jobs.json where it runs: here, not in the checkout; the toolkit
-        # then finds the feedstock it was started from (tools/repo.py)
+        # then finds the feedstock it was started from (tools/foundation/repo.py)
         "PYTHONPATH": str(REPO),
         "HOME": str(tmp_path),
         "FILTER": "*",

@@ -84,7 +84,8 @@ def test_each_cuda_the_configs_build_below_the_sources_minimum_is_named(bumped) 
 def test_environment_knobs_the_cmake_reads_and_no_script_names_are_listed(bumped) -> None:
     line = bumped.item("environment knobs the new source's CMake reads")
     recipe = bumped.feedstock / "recipe"
-    scripts = build_sh_text(recipe) + (recipe / "bld.bat").read_text()
+    batch = "".join(path.read_text() for path in sorted(recipe.glob("bld*.bat")))
+    scripts = build_sh_text(recipe) + batch + (recipe / "build_env.txt").read_text()
     for name in releases.NEW_KNOBS_215:
         # Listed unless a build script already sets it (TORCH_NATIVE_AOT=0 for CUDA).
         named = re.search(rf"\b{name}=", scripts) is not None

@@ -22,7 +22,7 @@ from test_check_rules import elf, package
 from tools.check import Expectations, run_checks
 from tools.check.elf import read_elf
 from tools.check.fatbin import DeviceCode
-from tools.cuda_archs import parse_arch_list, read_rows, runnable
+from tools.render.cuda_archs import parse_arch_list, read_rows, runnable
 
 REPO = Path(__file__).resolve().parent.parent
 FATBIN_ONLY = ("--only", "cuda.fatbin")

@@ -10,7 +10,7 @@ import pytest
 from tools.check import Expectations, run_checks
 from tools.check.archive import Package
 from tools.check.formats import binary_format, wheel_macos_minimum, wheel_platforms
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 
 def _package(subdir: str, **fields) -> Package:

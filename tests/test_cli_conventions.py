@@ -119,7 +119,7 @@ def test_explain_json_has_one_object_per_config_matching_the_filter() -> None:
 
 
 def test_explain_fits_a_terminal_and_names_configs_by_label() -> None:
-    from tools.selection import read_labels
+    from tools.foundation.selection import read_labels
 
     result = _tools("explain")
     assert result.returncode == 0, result.stderr
@@ -220,7 +220,7 @@ def test_version_is_not_dirty_when_only_the_recipe_was_edited(tmp_path: Path) ->
     assert "uncommitted" not in _toolkit_line(root)
 
 
-@pytest.mark.parametrize("edited", ["tools/log.py", "build-locally.py"])
+@pytest.mark.parametrize("edited", ["tools/foundation/log.py", "build-locally.py"])
 def test_version_is_dirty_when_the_toolkit_itself_was_edited(tmp_path: Path, edited: str) -> None:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")

@@ -19,7 +19,7 @@ import pytest
 from fixtures import feedstock_matrix
 
 from tools.check.elf import read_elf
-from tools.cuda_archs import parse_arch_list, runnable
+from tools.render.cuda_archs import parse_arch_list, runnable
 
 REPO = Path(__file__).resolve().parent.parent
 KERNEL = "__global__ void add_one(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] += 1; }\n"

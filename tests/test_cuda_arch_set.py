@@ -23,10 +23,10 @@ import pytest
 from fixtures import feedstock_matrix
 from ruamel.yaml import YAML
 
-from tools.cuda_archs import parse_arch_list, read_rows, set_name, uncovered
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.recipe.selectors import top_level_keys
-from tools.render import render_config
+from tools.render.config import render_config
+from tools.render.cuda_archs import parse_arch_list, read_rows, set_name, uncovered
 
 REPO = Path(__file__).resolve().parent.parent
 ARCH_LISTS = REPO / "recipe" / "cuda_arch_lists.txt"
@@ -125,7 +125,7 @@ def meta_outputs(recipe: Path, config: Path) -> list:
 
 def v1_outputs(recipe: Path, config: Path) -> list:
     """The outputs recipe-v1.yaml in ``recipe`` builds for the linux-64 ``config``."""
-    from tools.render_v1 import render_v1_config
+    from tools.render.v1 import render_v1_config
 
     return render_v1_config(
         recipe / "recipe-v1.yaml",

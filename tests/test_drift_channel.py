@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tools.drift.channel import query_channel, read_channel_files, versions_from_json
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "drift"
 

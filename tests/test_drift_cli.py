@@ -181,7 +181,7 @@ def test_missing_renderer_leaves_the_recipe_column_unknown(
 ) -> None:
     def unavailable(root, configs=(), recipe_dir=None):
         raise recipe_io.RendererUnavailable(
-            "the recipe renderer (tools.render) is unavailable: gone"
+            "the recipe renderer (tools.render.config) is unavailable: gone"
         )
 
     monkeypatch.setattr(recipe_io, "render_all", unavailable)
@@ -270,7 +270,7 @@ def test_ctrl_c_while_rendering_prints_interrupted_and_exits_130(tmp_path: Path)
     import signal
     import sys
 
-    from tools.diskcache import ENV
+    from tools.foundation.diskcache import ENV
 
     wheel = _wheel(tmp_path, "Requires-Dist: sympy>=1.13.3\n")
     # An empty render cache of its own (the documented PYTORCH_FEEDSTOCK_CACHE): every

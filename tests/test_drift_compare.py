@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tools.drift import compare
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 
 def test_identical_ranges_are_equivalent() -> None:

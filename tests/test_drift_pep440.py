@@ -8,7 +8,7 @@ from packaging.specifiers import SpecifierSet
 from tools.drift import pep440
 from tools.drift.compare import admits
 from tools.drift.names import canonical, conda_names
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from fixtures.drift.synthetic import Output, claim
 
-from tools import readme as readme_io
 from tools.drift import present, table
 from tools.drift.recipe import specs_from_rendered
-from tools.errors import UserError
+from tools.foundation import readme as readme_io
+from tools.foundation.errors import UserError
 
 
 @pytest.fixture(scope="module")

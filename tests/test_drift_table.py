@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from fixtures.drift.synthetic import Output, claim
 
-from tools.drift import present, table
+from tools.drift import groups, present, table
 from tools.drift.channel import read_channel_files
 from tools.drift.model import Condition, Kind, Scope, Status
 from tools.drift.recipe import specs_from_rendered
@@ -207,9 +207,9 @@ def test_group_label_names_the_platform_a_maintainer_would() -> None:
         RecipeConfig("osx", "osx-arm64", {"c_compiler": "clang"}),
         RecipeConfig("win", "win-64", {"c_compiler": "vs2022"}),
     ]
-    assert table.distinguishing_label(["win"], configs) == "platform=win"
-    assert table.distinguishing_label(["linux", "osx"], configs) == "platform!=win"
-    assert table.distinguishing_label(["linux", "osx", "win"], configs) == ""
+    assert groups.distinguishing_label(["win"], configs) == "platform=win"
+    assert groups.distinguishing_label(["linux", "osx"], configs) == "platform!=win"
+    assert groups.distinguishing_label(["linux", "osx", "win"], configs) == ""
 
 
 def test_tested_version_is_found_in_run_requirements_too(view) -> None:
@@ -313,7 +313,7 @@ def test_the_most_authoritative_source_wins_per_package_and_scope() -> None:
     build = claim(
         "sympy", ">=1.13.1", scope=Scope.HOST, source="requirements-build.txt", priority=25
     )
-    assert table.select_claims([requirements, wheel, build]) == [wheel, build]
+    assert groups.select_claims([requirements, wheel, build]) == [wheel, build]
 
 
 def test_channel_versions_fill_the_column_and_flag_unsatisfiable_rows(view) -> None:

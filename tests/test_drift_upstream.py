@@ -11,7 +11,7 @@ import pytest
 from tools.drift.model import Kind, Scope
 from tools.drift.upstream_tree import read_tree
 from tools.drift.upstream_wheel import claims_from_metadata, flavour_condition, read_wheel
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "drift" / "pytorch-src"
 

@@ -63,7 +63,7 @@ from fixtures.minitorch.support import (
 )
 from fixtures.recipe_release import current
 
-from tools.cuda_archs import parse_arch_list, read_rows, set_name
+from tools.render.cuda_archs import parse_arch_list, read_rows, set_name
 
 pytestmark = [
     pytest.mark.slow,

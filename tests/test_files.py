@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.files import atomic_write_text
+from tools.foundation.files import atomic_write_text
 
 
 def test_new_file_gets_the_umask_permissions_an_ordinary_open_would(tmp_path: Path) -> None:
@@ -36,7 +36,7 @@ def test_no_temporary_file_is_left_beside_the_target(tmp_path: Path) -> None:
 def test_replace_files_changes_every_file_or_none(tmp_path: Path) -> None:
     """One rename that fails (its target is a folder) undoes the ones made before it, and
     deletes nothing: the files are all old or all new (issue 43, item 7)."""
-    from tools.files import replace_files
+    from tools.foundation.files import replace_files
 
     first, gone, blocked = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "c.yaml"
     first.write_text("old a\n")
@@ -51,7 +51,7 @@ def test_replace_files_changes_every_file_or_none(tmp_path: Path) -> None:
 
 
 def test_replace_files_writes_and_deletes_when_all_can(tmp_path: Path) -> None:
-    from tools.files import replace_files
+    from tools.foundation.files import replace_files
 
     kept, gone, new = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "sub" / "c.yaml"
     kept.write_text("old a\n")

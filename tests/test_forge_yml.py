@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.smithy.forge_yml import load_forge_yml
 
 ROOT = Path(__file__).resolve().parent.parent

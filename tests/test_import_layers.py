@@ -1,153 +1,80 @@
 """The import graph of ``tools/`` is acyclic and points one way (docs/architecture.md).
 
-Imports are read with ``ast`` from the source, lazy ones inside functions included: a lazy
-import hides a cycle from Python, not from this test.
+Imports are read with ``ast`` from the source (tests/fixtures/import_graph.py), lazy ones
+inside functions included: a lazy import hides a cycle from Python, not from this test. The
+layers are tools/'s folders; no module is loose in tools/, none over 400 lines in the repository.
 """
 
 from __future__ import annotations
 
-import ast
+import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
+from fixtures.import_graph import cycles, import_graph
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Lowest first; a module may import its own layer and the layers below it, never above.
-# A name covers the module and everything under it; the longest matching name wins.
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("tools", "tools.errors", "tools.files", "tools.proc", "tools.log",
-                    "tools.repo", "tools.readme")),
-    ("recipe text", ("tools.recipe", "tools.recipe.errors", "tools.recipe.selectors",
-                     "tools.recipe.namespace", "tools.recipe.text", "tools.recipe.jinja",
-                     "tools.recipe.loader")),
-    ("conda-build semantics", ("tools.recipe.variant_config", "tools.recipe.evaluate",
-                               "tools.recipe.metadata", "tools.recipe.model")),
-    ("conda-smithy semantics", ("tools.smithy",)),
-    ("pipelines", ("tools.render", "tools.render_meta", "tools.render_v1", "tools.rendered",
-                   "tools.ci_support", "tools.drift", "tools.check", "tools.emulate",
-                   "tools.layout")),
-    # build-locally's parts, one way: what a config costs, how one is built, the batch
-    # that builds them, the reviewer's commands that read what batches wrote.
-    ("build-locally records", ("tools.localbuild", "tools.localbuild.configs",
-                               "tools.localbuild.console", "tools.localbuild.artifacts",
-                               "tools.localbuild.provenance")),
-    ("build-locally schedule", ("tools.localbuild.schedule",)),
-    ("build-locally options", ("tools.localbuild.options",)),
-    ("build-locally engines", ("tools.localbuild.engines",)),
-    ("build-locally batch", ("tools.localbuild.batch",)),
-    ("build-locally review", ("tools.localbuild.review",)),
-    ("release bump", ("tools.bump",)),
-    ("commands", ("tools.__main__", "tools.commands", "tools.localbuild.cli")),
-)  # fmt: skip
-COMMANDS = LAYERS[-1][0]
+# The layers are folders of tools/, lowest first; the folders of one tuple are peers. A module
+# may import its own layer and the layers below it, never above. A module belongs to the
+# deepest folder named here that holds it, so a subfolder can sit above its parent's own
+# modules (build-locally's parts: what they share, what a config costs, the command line, how
+# one config is built, the batch that builds them, the reviewer's commands over what batches
+# wrote). A name ending in .py is one module: tools/'s package marker under everything, its
+# entry over everything.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("foundation", "__init__.py"),
+    ("recipe",),
+    ("smithy",),
+    ("render",),
+    ("rerender",),
+    ("check", "drift", "emulate", "layout", "smoke"),
+    ("localbuild/records",),
+    ("localbuild/schedule",),
+    ("localbuild",),
+    ("localbuild/engines",),
+    ("localbuild/batch",),
+    ("localbuild/review",),
+    ("bump",),
+    # build-locally.py's entry sits beside the options it reads until it moves among the
+    # commands (tools/localbuild/cli.py, issue 54 part 2)
+    ("commands", "__main__.py", "localbuild/cli.py"),
+)
+COMMANDS = len(LAYERS) - 1
 
 
-def module_files(root: Path) -> dict[str, Path]:
-    """Every module of the ``tools`` package under ``root``, by dotted name."""
-    found = {}
-    for path in sorted((root / "tools").rglob("*.py")):
-        parts = list(path.relative_to(root).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
-    return found
-
-
-def _target(name: str, modules: Mapping[str, Path]) -> str | None:
-    """The module of ours that importing ``name`` executes last (its nearest existing prefix)."""
-    while name and name not in modules:
-        name = name.rpartition(".")[0]
-    return name or None
-
-
-def imports_of(name: str, path: Path, modules: Mapping[str, Path]) -> set[str]:
-    """Modules of ours that ``name`` imports anywhere in its source (lazy imports too)."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            # `from pkg import sub` imports the submodule; `from mod import name` the module.
-            targets = [
-                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                for alias in node.names
-            ]
-        else:
-            continue
-        for target in targets:
-            module = _target(target, modules)
-            if module is not None and module != name:
-                found.add(module)
-                found |= _packages_run_first(module, name, modules)
-    return found
-
-
-def _packages_run_first(module: str, importer: str, modules: Mapping[str, Path]) -> set[str]:
-    """Importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` first, unless the importer
-    is inside that package already (then Python is initialising it)."""
-    parts = module.split(".")
-    parents = {".".join(parts[:i]) for i in range(1, len(parts))}
-    return {
-        p for p in parents if p in modules and not (importer == p or importer.startswith(p + "."))
-    }
-
-
-def import_graph(root: Path) -> dict[str, set[str]]:
-    modules = module_files(root)
-    return {name: imports_of(name, path, modules) for name, path in modules.items()}
-
-
-def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for succ in graph.get(node, ()):
-            if succ not in index:
-                visit(succ)
-                low[node] = min(low[node], low[succ])
-            elif succ in on_stack:
-                low[node] = min(low[node], index[succ])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                item = stack.pop()
-                on_stack.discard(item)
-                component.append(item)
-                if item == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return found
+def _dotted(entry: str) -> str:
+    """``localbuild/engines`` -> ``tools.localbuild.engines``; ``__init__.py`` -> ``tools``."""
+    parts = ["tools", *entry.removesuffix(".py").split("/")]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def layer_of(module: str) -> int | None:
-    best: tuple[int, int] | None = None  # (length of the matching name, layer)
-    for rank, (_, names) in enumerate(LAYERS):
-        for name in names:
-            if (module == name or module.startswith(name + ".")) and (
-                best is None or len(name) > best[0]
-            ):
-                best = (len(name), rank)
+    """The rank of the deepest declared folder holding ``module`` (a module named exactly wins)."""
+    best: tuple[int, int] | None = None  # (depth of the matching entry, rank)
+    for rank, entries in enumerate(LAYERS):
+        for entry in entries:
+            name = _dotted(entry)
+            exact = module == name
+            inside = not entry.endswith(".py") and module.startswith(name + ".")
+            depth = len(name.split(".")) + (1 if entry.endswith(".py") else 0)
+            if (exact or inside) and (best is None or depth > best[0]):
+                best = (depth, rank)
     return None if best is None else best[1]
+
+
+def layer_name(module: str) -> str:
+    """The declared entry ``module`` belongs to, as the test's messages name it."""
+    rank = layer_of(module)
+    assert rank is not None
+    matching = [
+        e
+        for e in LAYERS[rank]
+        if module == _dotted(e) or (not e.endswith(".py") and module.startswith(_dotted(e) + "."))
+    ]
+    return max(matching, key=lambda e: len(_dotted(e)))
 
 
 def upward_imports(graph: Mapping[str, Iterable[str]]) -> list[str]:
@@ -157,7 +84,7 @@ def upward_imports(graph: Mapping[str, Iterable[str]]) -> list[str]:
             mine, theirs = layer_of(module), layer_of(target)
             if mine is not None and theirs is not None and theirs > mine:
                 problems.append(
-                    f"{module} ({LAYERS[mine][0]}) imports {target} ({LAYERS[theirs][0]})"
+                    f"{module} ({layer_name(module)}) imports {target} ({layer_name(target)})"
                 )
     return problems
 
@@ -175,17 +102,82 @@ def test_every_module_belongs_to_a_layer(graph) -> None:
     assert [m for m in sorted(graph) if layer_of(m) is None] == []
 
 
+def test_every_declared_layer_is_a_folder_or_module_of_tools() -> None:
+    missing = [e for layer in LAYERS for e in layer if not (REPO / "tools" / e).exists()]
+    assert missing == []
+
+
+def test_tools_holds_only_packages_and_its_entry() -> None:
+    # a module loose in tools/ would belong to no part; each part is a folder
+    loose = sorted(
+        p.name
+        for p in (REPO / "tools").iterdir()
+        if p.is_file() and p.suffix == ".py" and p.name not in ("__init__.py", "__main__.py")
+    )
+    assert loose == []
+
+
+def _layer_diagram() -> str:
+    """The fenced block under docs/architecture.md's "The layer rule"."""
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    return page.split("## The layer rule", 1)[1].split("```", 2)[1]
+
+
+def test_the_architecture_page_draws_the_declared_layers_top_down() -> None:
+    diagram = _layer_diagram()
+    # a top-level folder drawn as tools/X/, a subfolder as X/ under its parent's block; each
+    # a word of its own (tools/localbuild/cli.py on the commands' line is not the folder)
+    drawn = {}
+    for layer in LAYERS:
+        for e in layer:
+            if not e.endswith(".py"):
+                name = f"tools/{e}/" if "/" not in e else f" {e.rpartition('/')[2]}/"
+                found = re.search(re.escape(name) + r"(?=\s)", diagram)
+                drawn[e] = found.start() if found else -1
+    assert [e for e, at in drawn.items() if at < 0] == []
+    tops = [
+        (rank, min(drawn[e] for e in layer if e in drawn and "/" not in e))
+        for rank, layer in enumerate(LAYERS)
+        if any(e in drawn and "/" not in e for e in layer)
+    ]
+    assert [rank for rank, _ in sorted(tops, key=lambda t: t[1])] == sorted(
+        (rank for rank, _ in tops), reverse=True
+    )
+
+
+# What a newcomer reads in one sitting: a module over this many lines is split by behaviour.
+MAX_MODULE_LINES = 400
+# Not source: caches, environments and what builds write (.gitignore's folders among them).
+_NOT_SOURCE = frozenset({"__pycache__", "build_artifacts", "miniforge3", "node_modules", "venv"})
+
+
+def _python_modules(root: Path) -> list[Path]:
+    found = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [d for d in subfolders if not d.startswith(".") and d not in _NOT_SOURCE]
+        found.extend(Path(folder, n) for n in names if n.endswith(".py"))
+    return found
+
+
+def test_no_python_module_of_the_repository_is_over_400_lines() -> None:
+    too_long = sorted(
+        f"{path.relative_to(REPO)}: {lines} lines"
+        for path in _python_modules(REPO)
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    )
+    assert too_long == []
+
+
 def test_imports_point_down_the_layers(graph) -> None:
     assert upward_imports(graph) == []
 
 
 def test_no_core_module_imports_a_command_module(graph) -> None:
-    commands = LAYERS.index(next(layer for layer in LAYERS if layer[0] == COMMANDS))
     offenders = [
         f"{module} imports {target}"
         for module, targets in sorted(graph.items())
         for target in sorted(targets)
-        if layer_of(target) == commands and layer_of(module) != commands
+        if layer_of(target) == COMMANDS and layer_of(module) != COMMANDS
     ]
     assert offenders == []
 
@@ -250,21 +242,61 @@ def test_relative_imports_resolve_to_modules(tmp_path: Path) -> None:
         {
             "tools/__init__.py": "",
             "tools/drift/__init__.py": "from . import table\n",
-            "tools/drift/table.py": "from .model import Row\nfrom ..errors import UserError\n",
+            "tools/drift/table.py": "from .model import Row\nfrom ..foundation.errors import E\n",
             "tools/drift/model.py": "",
-            "tools/errors.py": "",
+            "tools/foundation/__init__.py": "",
+            "tools/foundation/errors.py": "",
         },
     )
     graph = import_graph(root)
     assert graph["tools.drift"] == {"tools.drift.table"}
-    assert graph["tools.drift.table"] == {"tools.drift.model", "tools.errors"}
+    # importing tools.foundation.errors runs tools/foundation/__init__.py first
+    assert graph["tools.drift.table"] == {
+        "tools.drift.model",
+        "tools.foundation",
+        "tools.foundation.errors",
+    }
 
 
 def test_a_pipeline_importing_a_command_is_reported() -> None:
-    graph = {"tools.render": {"tools.commands.render"}, "tools.commands.render": {"tools.render"}}
+    graph = {
+        "tools.render.config": {"tools.commands.render"},
+        "tools.commands.render": {"tools.render.config"},
+    }
     assert upward_imports(graph) == [
-        "tools.render (pipelines) imports tools.commands.render (commands)"
+        "tools.render.config (render) imports tools.commands.render (commands)"
     ]
+
+
+def test_a_foundation_module_importing_the_recipe_model_is_reported() -> None:
+    graph = {"tools.foundation.selection": {"tools.recipe.model"}}
+    assert upward_imports(graph) == [
+        "tools.foundation.selection (foundation) imports tools.recipe.model (recipe)"
+    ]
+
+
+def test_peers_may_import_each_other() -> None:
+    # check, drift, emulate, layout and smoke share a rank: emulate runs check's readers
+    assert upward_imports({"tools.emulate.install": {"tools.check.elf"}}) == []
+
+
+def test_a_subfolder_sits_above_its_parents_own_modules() -> None:
+    # build-locally's options read the schedule; the shared records read neither
+    graph = {
+        "tools.localbuild.options": {"tools.localbuild.schedule.shard"},
+        "tools.localbuild.records.configs": {"tools.localbuild.options"},
+    }
+    assert upward_imports(graph) == [
+        "tools.localbuild.records.configs (localbuild/records) imports "
+        "tools.localbuild.options (localbuild)"
+    ]
+
+
+def test_a_module_in_an_undeclared_folder_has_no_layer() -> None:
+    assert layer_of("tools.newthing.model") is None
+    assert layer_of("tools.newthing") is None
+    assert layer_of("tools.loose") is None
+    assert layer_of("tools.render.config") == layer_of("tools.render")
 
 
 def test_an_engine_importing_the_batch_is_reported() -> None:
@@ -272,14 +304,14 @@ def test_an_engine_importing_the_batch_is_reported() -> None:
     # into the loop would tie every new engine to the pipeline.
     graph = {"tools.localbuild.engines.runner": {"tools.localbuild.batch.loop"}}
     assert upward_imports(graph) == [
-        "tools.localbuild.engines.runner (build-locally engines) imports "
-        "tools.localbuild.batch.loop (build-locally batch)"
+        "tools.localbuild.engines.runner (localbuild/engines) imports "
+        "tools.localbuild.batch.loop (localbuild/batch)"
     ]
 
 
 def test_the_batch_importing_the_reviewers_side_is_reported() -> None:
     graph = {"tools.localbuild.batch.pipeline": {"tools.localbuild.review.modes"}}
     assert upward_imports(graph) == [
-        "tools.localbuild.batch.pipeline (build-locally batch) imports "
-        "tools.localbuild.review.modes (build-locally review)"
+        "tools.localbuild.batch.pipeline (localbuild/batch) imports "
+        "tools.localbuild.review.modes (localbuild/review)"
     ]

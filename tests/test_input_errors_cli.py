@@ -110,7 +110,7 @@ def test_an_empty_variant_file_is_blamed_on_itself(feedstock: Path, tmp_path, ar
 @pytest.mark.parametrize("argv", RENDERING.values(), ids=RENDERING)
 def test_an_incomplete_variant_file_is_blamed_on_itself(feedstock: Path, tmp_path, argv) -> None:
     if len(feedstock_matrix.configs()) < 2:
-        # the gap shows against the configs beside it (tools/render_meta.py, _siblings_define)
+        # the gap shows against the configs beside it (tools/render/meta.py, _siblings_define)
         pytest.skip(".ci_support holds one config: no other variant file sets what it lacks")
     config = feedstock / ".ci_support" / f"{LINUX_CONFIG}.yaml"
     lines = config.read_text().splitlines(keepends=True)

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.localbuild.engines import airgap
 from tools.localbuild.review.publish import destination
 

@@ -25,8 +25,8 @@ from fixtures.cli import REPO, run_tools
 from fixtures.default_names import GOLDEN
 from fixtures.recipe_release import current
 
-from tools.errors import UserError
-from tools.render import list_configs, render_config
+from tools.foundation.errors import UserError
+from tools.render.config import list_configs, render_config
 from tools.smithy.forge_yml import load_forge_yml
 
 rattler_build = pytest.importorskip("rattler_build", reason="py-rattler-build renders recipe-v1")
@@ -138,7 +138,7 @@ def _one_per_platform(root: Path) -> list[str]:
 
 
 def _render_v1(root: Path, config: str):
-    from tools.render import build_platform_for
+    from tools.render.config import build_platform_for
 
     path = root / ".ci_support" / f"{config}.yaml"
     target = _config(root, config)["target_platform"][0]
@@ -169,8 +169,8 @@ def test_the_v1_recipe_renders_the_same_314t_pytorch_as_meta_yaml(migrated) -> N
 def test_the_migration_moves_no_existing_package_name(migrated) -> None:
     # meta.yaml's names for every config, rattler-build's for one config per platform, as
     # tests/fixtures/default_names.py renders them for tests/test_default_names.py
-    from tools.render import build_platform_for
-    from tools.render_v1 import render_v1_config
+    from tools.render.config import build_platform_for
+    from tools.render.v1 import render_v1_config
 
     root, _ = migrated
     if not feedstock_matrix.targets_conda_forge(root):

@@ -33,8 +33,8 @@ from pathlib import Path
 import pytest
 from fixtures.e2e_feedstock import CPU, PYTHONS, E2EFeedstock, e2e_channel
 
-from tools.localbuild.artifacts import write_log_zip, write_sha256sums
 from tools.localbuild.engines.repack import RENDERED, Rewrites, repack
+from tools.localbuild.records.artifacts import write_log_zip, write_sha256sums
 from tools.localbuild.review.pinned import recorded
 
 pytestmark = [

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tools.files import read_user_file
+from tools.foundation.files import read_user_file
 from tools.recipe.errors import RecipeError, UnsupportedConstruct
 from tools.recipe.evaluate import RecipeSource, Target
 from tools.recipe.model import render
 from tools.recipe.variant_config import explode, load_variant_yaml
-from tools.render import build_platform_for, list_configs, load_forge_yml
-from tools.render_meta import load_recipe_source, variants_for_config
+from tools.render.config import build_platform_for, list_configs, load_forge_yml
+from tools.render.meta import load_recipe_source, variants_for_config
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "recipes"

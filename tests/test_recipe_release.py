@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.recipe import release
 
 RECIPE = Path(__file__).resolve().parent.parent / "recipe"

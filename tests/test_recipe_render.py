@@ -1,6 +1,6 @@
 """What every CI config of the recipe renders to: outputs, pins, exclusions, build numbers.
 
-Each test renders every `.ci_support` config with the toolkit (`tools.render`) and checks
+Each test renders every `.ci_support` config with the toolkit (`tools.render.config`) and checks
 one property of the recipe against what the config's own variant values say it must be.
 """
 
@@ -16,7 +16,7 @@ from fixtures import feedstock_matrix
 from fixtures.recipe_release import current
 from ruamel.yaml import YAML
 
-from tools.render import RenderedOutput, list_configs, render_config
+from tools.render.config import RenderedOutput, list_configs, render_config
 
 VERSION = current().version
 BUILD = current().build  # the recipe's own build number, under every offset

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures import bld_bat
 from fixtures.build_scripts import BUILD_ENV, build_sh_files
 
-from tools.render import RenderedOutput, list_configs, render_config
+from tools.render.config import RenderedOutput, list_configs, render_config
 
 RECIPE = Path(__file__).resolve().parent.parent / "recipe"
 CONFIGS = list_configs()
@@ -123,10 +124,11 @@ def build_sh_switches(path: Path) -> Iterator[Switch]:
         yield Switch(name, "build.sh", scope, f"recipe/{path.name}:{number}")
 
 
-def bld_bat_switches(text: str) -> Iterator[Switch]:
-    """`set USE_SYSTEM_X=1` lines of bld.bat, scoped by the `if (...)` block around them."""
+def bld_bat_switches(name: str) -> Iterator[Switch]:
+    """`set USE_SYSTEM_X=1` lines of one of bld.bat's files, scoped by the `if (...)` block
+    around them."""
     blocks: list[str] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(bld_bat.text(name).splitlines(), 1):
         stripped = line.strip()
         if stripped.startswith(")"):
             blocks.pop()
@@ -135,17 +137,17 @@ def bld_bat_switches(text: str) -> Iterator[Switch]:
         match = re.match(r'^set\s+"?(USE_SYSTEM_\w+)=([^"]*)"?\s*$', stripped, re.IGNORECASE)
         if not match or not _enabled(match.group(2)):
             continue
-        name = match.group(1).upper()
+        switch = match.group(1).upper()
         if not blocks:
             scope = "all"
         elif re.match(r'if not "%cuda_compiler_version%"=="None" \($', blocks[-1]):
             scope = "cuda"
         else:
             raise AssertionError(
-                f"recipe/bld.bat:{number}: {name} is set inside `{blocks[-1]}`; teach "
+                f"recipe/{name}:{number}: {switch} is set inside `{blocks[-1]}`; teach "
                 f"bld_bat_switches in {Path(__file__).name} which configurations that covers"
             )
-        yield Switch(name, "bld.bat", scope, f"recipe/bld.bat:{number}")
+        yield Switch(switch, "bld.bat", scope, f"recipe/{name}:{number}")
 
 
 def table_switches() -> Iterator[Switch]:
@@ -160,7 +162,7 @@ def table_switches() -> Iterator[Switch]:
 def all_switches() -> list[Switch]:
     return [
         *(switch for path in build_sh_files() for switch in build_sh_switches(path)),
-        *bld_bat_switches((RECIPE / "bld.bat").read_text()),
+        *(switch for name in bld_bat.build_files() for switch in bld_bat_switches(name)),
         *table_switches(),
     ]
 

@@ -7,8 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures import feedstock_matrix
-from fixtures.build_scripts import build_sh_text
+from fixtures import bld_bat, feedstock_matrix
 
 RECIPE = Path(__file__).resolve().parent.parent / "recipe"
 META = RECIPE / "meta.yaml"
@@ -18,6 +17,11 @@ PATCH_DIR = RECIPE / "patches"
 
 def meta_text() -> str:
     return META.read_text(encoding="utf-8")
+
+
+def script_text(script: str) -> str:
+    """build.sh, or bld.bat with the batch files it runs."""
+    return bld_bat.all_text() if script == "bld.bat" else (RECIPE / script).read_text()
 
 
 def listed_patches() -> list[str]:
@@ -71,26 +75,23 @@ def test_patch_is_a_well_formed_diff(patch: Path):
 
 
 def test_bld_bat_dispatches_every_windows_output():
-    handled = set(
-        re.findall(
-            r'^if "%STAGE%"=="([^"]+)" goto',
-            (RECIPE / "bld.bat").read_text(),
-            flags=re.MULTILINE,
-        )
-    )
+    handled = set(bld_bat.stage_files())
     assert script_outputs("bld.bat") <= handled
+    assert all((RECIPE / name).is_file() for name in bld_bat.stage_files().values())
 
 
 def test_bld_bat_rejects_unknown_pkg_name_with_one_line_naming_the_file():
-    text = (RECIPE / "bld.bat").read_text()
-    dispatch = text[text.index('if "%STAGE%"==') :]
-    # after the one line per stage (and the comment beside one)
-    error = next(line for line in dispatch.splitlines() if not line.startswith(("if ", "rem ")))
+    lines = bld_bat.code((RECIPE / "bld.bat").read_text())
+    # right after the one line per stage
+    check = lines.index("if not defined STAGE_FILE (")
+    assert all(line.startswith('if "%STAGE%"==') for line in lines[check - 4 : check])
+    error = lines[check + 1]
     assert (
-        "%STAGE_VARIABLE%='%STAGE%'" in error
+        "!STAGE_VARIABLE!='!STAGE!'" in error
         and "%RECIPE_FILE%" in error
         and error.endswith("1>&2")
     )
+    assert lines[check + 2] == "exit /b 2"
 
 
 def test_build_sh_dispatches_every_unix_output():
@@ -105,8 +106,7 @@ def test_build_sh_dispatches_every_unix_output():
 def test_build_scripts_never_name_an_output_only_variant_key(script: str):
     # conda-build scans build scripts for variant names; a script mentioning one would make
     # every output that runs it vary (and split the CI jobs) by that key.
-    text = build_sh_text() if script == "build.sh" else (RECIPE / script).read_text()
-    assert "cuda_linalg_flavor" not in text
+    assert "cuda_linalg_flavor" not in script_text(script)
 
 
 def test_megabuild_python_is_named_once():
@@ -117,8 +117,7 @@ def test_megabuild_python_is_named_once():
     literal = re.compile(rf"(?<![\d.]){re.escape(value)}(?![\d])")
     assert len(literal.findall(text)) == 1
     for script in ("build.sh", "bld.bat"):
-        text = build_sh_text() if script == "build.sh" else (RECIPE / script).read_text()
-        assert not literal.search(text), f"{script} names {value}"
+        assert not literal.search(script_text(script)), f"{script} names {value}"
 
 
 def test_linalg_flavour_reaches_build_sh_only_through_script_env():
@@ -175,7 +174,7 @@ def test_bld_bat_runs_the_compile_stage_for_the_top_level_builds_package_name():
     # conda-build's PKG_NAME, should CF_TORCH_BUILD_STAGE ever be missing (build.sh:
     # tests/test_build_sh_stages.py runs it)
     (name,) = re.findall(r"^package:\n(?:  #.*\n)*  name: (\S+)$", meta_text(), flags=re.MULTILINE)
-    assert f'if "%STAGE%"=="{name}" goto :compile' in (RECIPE / "bld.bat").read_text()
+    assert bld_bat.stage_files()[name] == bld_bat.stage_files()["compile"]
 
 
 def _requirement_lines(block: str) -> list[str]:

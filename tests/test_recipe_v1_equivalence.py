@@ -2,8 +2,8 @@
 
 For every .ci_support config, rattler-build's own render of the v1 recipe (py-rattler-build,
 offline, the config file as variant config) is compared with the toolkit's render of meta.yaml
-(tools.render.render_config, what ``python -m tools render`` prints): the same packages, and per
-package the same version, build number, build string but for the hash, requirements per
+(tools.render.config.render_config, what ``python -m tools render`` prints): the same packages,
+and per package the same version, build number, build string but for the hash, requirements per
 section, run_constrained, run_exports, ignore_run_exports and tests. A difference passes only
 when a row of the table in recipe/README.md ("Where the two recipes may differ") names it, with
 its reason; tests/fixtures/recipe_equivalence.py says how the two renders are brought into one
@@ -31,7 +31,7 @@ from fixtures.recipe_release import current, next_minor
 from rattler import MatchSpec, Version, VersionSpec
 from ruamel.yaml import YAML
 
-from tools.render import (
+from tools.render.config import (
     build_platform_for,
     list_configs,
     load_forge_yml,

@@ -1,5 +1,5 @@
-"""Renders kept on disk (tools/diskcache.py): a second command reads them, and every input
-they are computed from -- the recipe files, the variant file, conda-forge.yml, the pinning and
+"""Renders kept on disk (tools/foundation/diskcache.py): a second command reads them, and every
+input they are computed from -- the recipe files, the variant file, conda-forge.yml, the pinning and
 migrations, the toolkit and the engine's version -- makes a new entry when it changes.
 
 The tests render the miniature feedstocks of tests/fixtures/recipes (torchlike for meta.yaml,
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tools import diskcache
-from tools.render import render_config
+from tools.foundation import diskcache
+from tools.render.config import render_config
 
 FIXTURES = Path(__file__).parent / "fixtures" / "recipes"
 REPO = Path(__file__).resolve().parent.parent
@@ -59,7 +59,7 @@ def test_a_second_render_is_read_from_disk(
     def no_render(*args, **kwargs):
         raise AssertionError("rendered again although nothing changed")
 
-    monkeypatch.setattr("tools.render._render_uncached", no_render)
+    monkeypatch.setattr("tools.render.config._render_uncached", no_render)
     assert render_config(CPU, root=torchlike) == first
 
 
@@ -140,7 +140,7 @@ def test_a_switched_feedstock_is_cached_and_keyed_on_recipe_yaml(
 def test_a_matrix_is_keyed_on_the_pinning_and_the_migrations(
     cache: Path, torchlike: Path, tmp_path: Path
 ) -> None:
-    from tools.ci_support import compute_matrix, locate_pinning
+    from tools.rerender import compute_matrix, locate_pinning
 
     pinning_dir = tmp_path / "pinning"
     shutil.copytree(FIXTURES / "pinning-mini", pinning_dir)
@@ -184,7 +184,7 @@ def test_the_cache_can_be_turned_off(
 RACE = """
 import sys
 sys.path.insert(0, {repo!r})
-from tools import diskcache
+from tools.foundation import diskcache
 key = diskcache.Key("race").add("same", "key")
 value = [{me} * 1000] * 2000
 seen = set()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from fixtures.cli import REPO, run_tools
 
-from tools.render import list_configs, render_config
+from tools.render.config import list_configs, render_config
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recipes" / "torchlike"
 GOLDEN = json.loads((FIXTURE.parent / "torchlike-expected" / "render.json").read_text())

@@ -10,8 +10,8 @@ import pytest
 
 from tools.recipe.errors import RecipeError, UnsupportedConstruct
 from tools.recipe.evaluate import RecipeSource, Target
-from tools.recipe.metadata import apply_pin_expressions
 from tools.recipe.model import render
+from tools.recipe.requirements import apply_pin_expressions
 from tools.recipe.variant_config import explode
 
 LINUX = Target("linux-64")

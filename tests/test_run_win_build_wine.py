@@ -1,6 +1,6 @@
 """.scripts/run_win_build.bat run by Wine's cmd up to the build and upload (issue 42).
 
-tests/fixtures/wine/harness.py's ``run_win_build`` runs the unmodified script in a feedstock
+tests/fixtures/wine/ci_job.py's ``run_win_build`` runs the unmodified script in a feedstock
 whose path has a space and ``(x86)``, started from another folder, with micromamba already
 in place (no download), stand-ins for conda's activate.bat and conda-forge-ci-setup's
 run_conda_forge_build_setup, and the programs it runs recording their command lines. What
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 from fixtures.feedstock_matrix import need
-from fixtures.wine.harness import FEEDSTOCK, run_win_build, windows
+from fixtures.wine.ci_job import FEEDSTOCK, run_win_build
+from fixtures.wine.machine import windows
 
 pytestmark = pytest.mark.slow
 

@@ -74,9 +74,9 @@ def test_toolkit_help_lists_its_commands() -> None:
 
 
 def test_readme_build_matrix_table_is_what_explain_prints_today() -> None:
-    from tools import readme
     from tools.commands.explain import format_table, job_row
-    from tools.render import list_configs, render_config
+    from tools.foundation import readme
+    from tools.render.config import list_configs, render_config
 
     configs = list_configs(ROOT)
     if not configs:

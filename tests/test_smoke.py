@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.smoke import cuda_of_build
+from tools.smoke.gpu import cuda_of_build
 
 REPO = Path(__file__).resolve().parent.parent
 

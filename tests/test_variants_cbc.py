@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.recipe.variant_config import combine_specs, explode, parse_cbc, squish, validate_spec
 from tools.smithy.jobs import job_name, prune_spec
 from tools.smithy.migrations import (

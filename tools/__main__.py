@@ -26,7 +26,7 @@ if not __package__:
     # the toolkit imports itself as the package `tools`, so its parent goes there.
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from tools.errors import ToolError, exit_code_of
+from tools.foundation.errors import ToolError, exit_code_of
 
 # Order is the order shown by --help.
 COMMANDS = (
@@ -100,8 +100,8 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from tools.repo import PACKAGE_ROOT, find_root
-        from tools.version import describe
+        from tools.foundation.repo import PACKAGE_ROOT, find_root
+        from tools.foundation.version import describe
 
         try:
             feedstock = find_root()

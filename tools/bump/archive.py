@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.files import sha256_of
+from tools.foundation.errors import UserError
+from tools.foundation.files import sha256_of
 
 FETCH_TIMEOUT_S = 60
 _JINJA_VERSION = re.compile(r"\$?\{\{\s*version\s*\}\}")

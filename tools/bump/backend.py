@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.repo import recipe_script
+from tools.foundation.repo import recipe_script
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from tools.bump.source import cmake_code, project_cmake
-from tools.files import read_user_file
-from tools.repo import PACKAGE_ROOT, recipe_script
+from tools.foundation.files import read_user_file
+from tools.foundation.repo import PACKAGE_ROOT, recipe_script
 
 FORWARDING = "cmake/EnvVarForwarding.cmake"
 TOP_LEVEL = "CMakeLists.txt"

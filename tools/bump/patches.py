@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import proc
-from tools.errors import UserError
+from tools.foundation import proc
+from tools.foundation.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from tools.bump import (
     write,
 )
 from tools.drift import present
-from tools.errors import UserError
-from tools.log import step
+from tools.foundation.errors import UserError
+from tools.foundation.log import step
 from tools.recipe import release as recipes
 
 

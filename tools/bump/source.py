@@ -12,8 +12,8 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from tools.errors import UserError
-from tools.files import read_user_file, safe_yaml
+from tools.foundation.errors import UserError
+from tools.foundation.files import read_user_file, safe_yaml
 
 try:
     import tomllib

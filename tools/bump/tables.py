@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from tools import readme
+from tools.foundation import readme
 
 # `explain --markdown`'s table for variant files given as {NAME.yaml: text}; the command layer
 # owns that format (tools.commands.explain.readme_table_of) and hands it in.
@@ -19,18 +19,18 @@ def rerender(root: Path, recipe: Path, pinning: str | None, table_of: TableOf) -
     """``.ci_support`` (with a pinning) and the README's CI-job table; the changes made.
     Everything is computed first, then every file is written or none is (as ``matrix
     --write``)."""
-    from tools import ci_support
-    from tools.files import replace_files
+    from tools import rerender
+    from tools.foundation.files import replace_files
 
     changes: list[str] = []
     contents: dict[Path, str | None] = {}
     folder = root / ".ci_support"
     if pinning is not None:
-        matrix = ci_support.compute_matrix(root, recipe, ci_support.locate_pinning(pinning))
-        diffs, contents = ci_support.planned(folder, matrix)
+        matrix = rerender.compute_matrix(root, recipe, rerender.locate_pinning(pinning))
+        diffs, contents = rerender.planned(folder, matrix)
         # In the form of the bump's other lines: "changed: PATH (what was done)".
         changes += [f"{c.path} ({c.action})" for c in diffs]
-        files = {n: t for n, t in ci_support.expected_files(matrix).items() if n.endswith(".yaml")}
+        files = {n: t for n, t in rerender.expected_files(matrix).items() if n.endswith(".yaml")}
     else:
         files = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.yaml"))}
     readme_path = root / "README.md"

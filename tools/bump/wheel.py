@@ -13,8 +13,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from tools.drift.upstream_wheel import WheelCuda, read_metadata, wheel_cuda
-from tools.errors import UserError
-from tools.files import safe_yaml
+from tools.foundation.errors import UserError
+from tools.foundation.files import safe_yaml
 from tools.recipe.namespace import python_series
 
 

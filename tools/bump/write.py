@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.files import atomic_write_text, read_user_file
+from tools.foundation.errors import UserError
+from tools.foundation.files import atomic_write_text, read_user_file
 from tools.recipe.release import RECIPE_KINDS, RecipeFile, parse
 
 

@@ -30,7 +30,7 @@ from tools.check.context import Context
 from tools.check.expectations import Expectations, OutputExpectation
 from tools.check.findings import Finding, any_failed
 from tools.check.sources import read_all
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 __all__ = [
     "CHECKS",
@@ -93,7 +93,7 @@ def resolve_only(requested: Iterable[str]) -> frozenset[str]:
         family = item.rstrip(".*")
         found = [i for i in CHECK_IDS if i == item or i.split(".", 1)[0] == family]
         if not found:
-            from tools.selection import closest
+            from tools.foundation.selection import closest
 
             near = ", ".join(closest(item, CHECK_IDS))
             raise UserError(

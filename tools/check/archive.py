@@ -28,7 +28,7 @@ from conda_package_streaming.package_streaming import stream_conda_component
 from tools.check.elf import ElfInfo, read_elf
 from tools.check.findings import Finding, failed, member_path, passed
 from tools.check.formats import BinaryFormat, binary_format, foreign_format, wheel_platforms
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 if TYPE_CHECKING:  # their readers' libraries are imported only when such a file is met
     from tools.check.macho import MachOInfo

@@ -10,7 +10,7 @@ from tools.check.context import Context, is_torch
 from tools.check.expectations import build_string_cuda_major, build_string_flavor
 from tools.check.fatbin import DeviceCode
 from tools.check.findings import Finding, failed, member_path, passed, warned
-from tools.cuda_archs import Promise, parse_arch_list, runnable
+from tools.render.cuda_archs import Promise, parse_arch_list, runnable
 
 _CUDART = re.compile(r"^libcudart\.so\.(\d+)$")
 _CUDA_LIBS = re.compile(r"^lib(?:cudart|cuda|cublas|cublasLt|cudnn|nvrtc|nccl)\.so")

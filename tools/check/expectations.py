@@ -98,7 +98,7 @@ def _declares(run_exports: object) -> bool:
 
 
 def from_rendered(outputs: Iterable[RenderedOutputLike], config: str | None = None) -> Expectations:
-    """Expectations for one config from ``tools.render.render_config``'s records."""
+    """Expectations for one config from ``tools.render.config.render_config``'s records."""
     kept = [o for o in outputs if not o.skip]
     variant: Mapping[str, str] = kept[0].variant if kept else {}
     # One config builds both linalg flavours; the flavour is per output.
@@ -134,7 +134,7 @@ def from_rendered(outputs: Iterable[RenderedOutputLike], config: str | None = No
 
 def with_arch_list(expect: Expectations, recipe_dir: Path) -> Expectations:
     """``expect`` with the config's TORCH_CUDA_ARCH_LIST from the recipe's arch lists."""
-    from tools.cuda_archs import arch_list
+    from tools.render.cuda_archs import arch_list
 
     found = arch_list(recipe_dir, expect.cuda_compiler_version, expect.subdir)
     return replace(expect, cuda_arch_list=found)

@@ -16,7 +16,7 @@ from tools.check.archive import (
     read_prefix,
     read_wheel,
 )
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 # A channel's platform folder: noarch, linux-64, osx-arm64, win-64, emscripten-wasm32 ...
 _SUBDIR = re.compile(

@@ -54,10 +54,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tools import repo
     from tools.bump.pipeline import BumpRequest, bump
     from tools.commands.explain import readme_table_of
-    from tools.errors import ProblemsFound
+    from tools.foundation import repo
+    from tools.foundation.errors import ProblemsFound
 
     root = repo.find_root()
     recipe = repo.recipe_dir(args.recipe_dir, root)

@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     from tools.check.expectations import Expectations, from_rendered, with_arch_list
     from tools.check.findings import any_failed
     from tools.check.report import failure_message, to_json, to_text, use_colour
-    from tools.errors import ProblemsFound
+    from tools.foundation.errors import ProblemsFound
 
     only = None
     if args.only:
@@ -210,14 +210,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _recipe(value: str | None):
-    from tools.repo import recipe_dir
+    from tools.foundation.repo import recipe_dir
 
     return recipe_dir(value)
 
 
 def _render(config: str, recipe: str | None):
-    from tools.render import render_config
-    from tools.repo import find_root
+    from tools.foundation.repo import find_root
+    from tools.render.config import render_config
 
     root = find_root()
     return render_config(config, root=root, recipe_dir=_recipe(recipe) if recipe else None)

@@ -131,11 +131,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tools import readme as readme_io
-    from tools import repo
     from tools.drift import present, table
     from tools.drift.pipeline import DriftRequest, drift_report
-    from tools.errors import ProblemsFound
+    from tools.foundation import readme as readme_io
+    from tools.foundation import repo
+    from tools.foundation.errors import ProblemsFound
 
     request = DriftRequest(
         source=Path(args.source) if args.source else None,

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from tools.emulate.arch import ARCHES, get_arch
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 HELP = "run packages' tests for aarch64/ppc64le under QEMU, once per CPU setting"
 
@@ -164,7 +164,7 @@ def _children_write_to_stderr() -> Iterator[None]:
 
 def run(args: argparse.Namespace) -> int:
     from tools.emulate import emulation, report
-    from tools.errors import ProblemsFound
+    from tools.foundation.errors import ProblemsFound
 
     options = options_from_args(args)
     with _children_write_to_stderr():

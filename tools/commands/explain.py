@@ -264,7 +264,7 @@ def readme_table(jobs: list[JobSummary]) -> str:
 def readme_table_of(variant_files: dict[str, str], root, recipe) -> str:
     """The README's CI-job table for variant files given as ``{NAME.yaml: text}``: what
     ``matrix --write`` is about to write, or has written."""
-    from tools.render import render_config_text
+    from tools.render.config import render_config_text
 
     folder = root / ".ci_support"
     jobs = [
@@ -278,11 +278,11 @@ def readme_table_of(variant_files: dict[str, str], root, recipe) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tools.errors import UserError
-    from tools.log import warn
-    from tools.render import config_labels, list_configs, render_config
-    from tools.repo import find_root, recipe_dir
-    from tools.selection import select_many
+    from tools.foundation.errors import UserError
+    from tools.foundation.log import warn
+    from tools.foundation.repo import find_root, recipe_dir
+    from tools.foundation.selection import select_many
+    from tools.render.config import config_labels, list_configs, render_config
 
     root = find_root()
     recipe = recipe_dir(args.recipe_dir, root)
@@ -319,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     rows = [job.cells() for job in jobs]
     if args.update_readme:
-        from tools import readme
+        from tools.foundation import readme
 
         table = readme_table(jobs)
         changed = readme.update_readme(root / "README.md", table, readme.MATRIX_TABLE)

@@ -37,11 +37,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tools.errors import ProblemsFound, UserError
+    from tools.foundation.errors import ProblemsFound, UserError
+    from tools.foundation.repo import find_root
     from tools.layout.replay import check_python, licence_list, load_rules, replay
     from tools.layout.report import render
     from tools.layout.wheel import read_wheel
-    from tools.repo import find_root
 
     if not args.wheel.is_file():
         raise UserError(f"{args.wheel}: no such file; pass an upstream torch wheel")
@@ -75,8 +75,8 @@ def default_config(root: Path, wheel) -> str:
     """The config a wheel is laid out for: one of its platform, CUDA for a CUDA wheel and CPU
     otherwise where the matrix has one (MKL first; the newest CUDA), read from the configs'
     labels: a fork's one config has no variant key in its file name to tell it by."""
-    from tools.errors import UserError
-    from tools.render import config_labels
+    from tools.foundation.errors import UserError
+    from tools.render.config import config_labels
 
     cuda = any(
         rel.rpartition("/")[2].startswith(("libtorch_cuda.", "torch_cuda.")) for rel in wheel.tree
@@ -94,7 +94,7 @@ def default_config(root: Path, wheel) -> str:
 def config_pythons(config: str, root: Path, recipe: Path) -> list[str]:
     """The Pythons the config builds pytorch for: ``3.12``, ``3.14t`` (free-threaded)."""
     from tools.recipe.namespace import python_label
-    from tools.render import render_config
+    from tools.render.config import render_config
 
     return [
         python_label(str(o.variant["python"]))
@@ -104,7 +104,7 @@ def config_pythons(config: str, root: Path, recipe: Path) -> list[str]:
 
 
 def host_requirements(config: str, root: Path, recipe: Path) -> dict[str, tuple[str, ...]]:
-    from tools.render import render_config
+    from tools.render.config import render_config
 
     host: dict[str, tuple[str, ...]] = {}
     for output in render_config(config, root=root, recipe_dir=recipe):

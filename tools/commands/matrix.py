@@ -63,11 +63,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tools import ci_support, readme
-    from tools.errors import ProblemsFound, UserError
-    from tools.files import replace_files
-    from tools.log import warn
-    from tools.repo import find_root, recipe_dir
+    from tools import rerender
+    from tools.foundation import readme
+    from tools.foundation.errors import ProblemsFound, UserError
+    from tools.foundation.files import replace_files
+    from tools.foundation.log import warn
+    from tools.foundation.repo import find_root, recipe_dir
 
     if args.diff and not args.check:
         raise UserError("--diff shows what --check finds: use `matrix --check --diff`")
@@ -75,15 +76,15 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--json describes the jobs or --check's differences; drop --write / --diff")
     root = find_root()
     recipe = recipe_dir(args.recipe_dir, root)
-    pinning = ci_support.locate_pinning(args.pinning)
-    matrix = ci_support.compute_matrix(root, recipe, pinning)
+    pinning = rerender.locate_pinning(args.pinning)
+    matrix = rerender.compute_matrix(root, recipe, pinning)
     for message in matrix.warnings:
         warn(message)
     folder = root / ".ci_support"
     if args.write:
         # Everything is computed, the README's table included (it renders the recipe, which
         # may refuse), before any file changes; then every file is written or none is.
-        diffs, contents = ci_support.planned(folder, matrix)
+        diffs, contents = rerender.planned(folder, matrix)
         table = _readme_table(root, recipe, matrix)
         readme_text = (
             None
@@ -127,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
                 for d in diffs
                 if d.kind in ("changed", "missing", "stale") and d.path.startswith(".ci_support/")
             ]
-            print(ci_support.unified_diff(folder, matrix, names), end="")
+            print(rerender.unified_diff(folder, matrix, names), end="")
             if any(d.kind == "readme-table" for d in diffs):
                 print(_readme_diff(root, recipe, matrix), end="")
         raise ProblemsFound(
@@ -155,12 +156,13 @@ README_TABLE = "README.md (CI-job table between the matrix-table markers)"
 def _readme_table(root, recipe, matrix) -> str | None:
     """The table the README should carry, or ``None`` when its README has no such section
     (a feedstock that does not keep the table)."""
-    from tools import ci_support, readme
+    from tools import rerender
     from tools.commands.explain import readme_table_of
+    from tools.foundation import readme
 
     if readme.section_of(root / "README.md", readme.MATRIX_TABLE) is None:
         return None
-    files = {n: t for n, t in ci_support.expected_files(matrix).items() if n.endswith(".yaml")}
+    files = {n: t for n, t in rerender.expected_files(matrix).items() if n.endswith(".yaml")}
     return readme_table_of(files, root, recipe)
 
 
@@ -168,7 +170,7 @@ def _readme_diff(root, recipe, matrix) -> str:
     """The unified diff ``--write`` would make to README.md's CI-job table."""
     import difflib
 
-    from tools import readme
+    from tools.foundation import readme
 
     path = root / "README.md"
     old = path.read_text(encoding="utf-8")
@@ -186,12 +188,13 @@ def _readme_diff(root, recipe, matrix) -> str:
 
 
 def _all_differences(root, recipe, matrix) -> list:
-    from tools import ci_support, readme
+    from tools import rerender
+    from tools.foundation import readme
 
-    diffs = ci_support.differences(root / ".ci_support", matrix)
+    diffs = rerender.differences(root / ".ci_support", matrix)
     table = _readme_table(root, recipe, matrix)
     if table is not None and readme.section_of(root / "README.md", readme.MATRIX_TABLE) != table:
-        diffs.append(ci_support.Difference("README.md", "readme-table"))
+        diffs.append(rerender.Difference("README.md", "readme-table"))
     return diffs
 
 

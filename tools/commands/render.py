@@ -65,11 +65,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tools.errors import UserError
-    from tools.log import warn
-    from tools.render import config_labels, render_config, select_configs
-    from tools.repo import find_root, recipe_dir
-    from tools.selection import normalize
+    from tools.foundation.errors import UserError
+    from tools.foundation.log import warn
+    from tools.foundation.repo import find_root, recipe_dir
+    from tools.foundation.selection import normalize
+    from tools.render.config import config_labels, render_config, select_configs
 
     if not args.configs and not args.filter_glob:
         raise UserError(

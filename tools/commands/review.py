@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _root() -> Path:
-    from tools.repo import find_root
+    from tools.foundation.repo import find_root
     from tools.smithy.forge_yml import load_forge_yml
 
     root = find_root()
@@ -199,10 +199,10 @@ def _merge(args: argparse.Namespace) -> int:
 def _publish(args: argparse.Namespace) -> int:
     import os
 
+    from tools.foundation.proc import SECRET_ENV_VARS
+    from tools.foundation.secrets import UPLOAD_TOKEN_VARS
     from tools.localbuild.console import Console
     from tools.localbuild.review.publish import publish
-    from tools.proc import SECRET_ENV_VARS
-    from tools.secrets import UPLOAD_TOKEN_VARS
 
     env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV_VARS}
     token = next((os.environ[n] for n in UPLOAD_TOKEN_VARS if os.environ.get(n)), None)

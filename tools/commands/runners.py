@@ -60,7 +60,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from tools.localbuild.configs import discover, labels
+    from tools.foundation.repo import find_root
+    from tools.foundation.selection import select_many
+    from tools.localbuild.records.configs import discover, labels
     from tools.localbuild.schedule.facts import read_facts
     from tools.localbuild.schedule.runners import (
         CONDA_FORGE,
@@ -69,8 +71,6 @@ def run(args: argparse.Namespace) -> int:
         parse_rules,
         plan_jobs,
     )
-    from tools.repo import find_root
-    from tools.selection import select_many
     from tools.smithy.forge_yml import load_forge_yml
 
     root = find_root()

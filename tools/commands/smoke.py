@@ -43,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
     import sys
     import tempfile
 
-    from tools.errors import ProblemsFound, UserError
-    from tools.proc import call
-    from tools.repo import find_root
-    from tools.smoke import install, kernel_command
+    from tools.foundation.errors import ProblemsFound, UserError
+    from tools.foundation.proc import call
+    from tools.foundation.repo import find_root
+    from tools.smoke.gpu import install, kernel_command
 
     test = args.kernel_test or find_root() / "recipe" / "check_torch.py"
     if not test.is_file():

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tools.drift.compare import newest
 from tools.drift.model import ChannelPackage
-from tools.errors import UserError
-from tools.files import load_json_text, read_user_file
+from tools.foundation.errors import UserError
+from tools.foundation.files import load_json_text, read_user_file
 
 Versions = Mapping[str, tuple[str, ...]]  # conda name -> versions
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from rattler import Version, VersionSpec
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 # A version literal inside a spec: after an operator, a separator or the start.
 _LITERAL = re.compile(r"(?:^|[=<>!~,|(\s])\s*(?P<v>[0-9][0-9A-Za-z._+!]*)")

@@ -22,7 +22,7 @@ from packaging.markers import Marker, UndefinedComparison, UndefinedEnvironmentN
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.recipe.namespace import python_series
 
 _SUBDIR_ENV = {

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import repo
 from tools.drift import channel as channel_io
 from tools.drift import recipe as recipe_io
 from tools.drift import table, versions
@@ -21,8 +20,9 @@ from tools.drift.model import UpstreamClaim
 from tools.drift.names import conda_names
 from tools.drift.upstream_tree import read_tree
 from tools.drift.upstream_wheel import metadata_version, read_metadata, read_wheel
-from tools.errors import UserError
-from tools.log import step, warn
+from tools.foundation import repo
+from tools.foundation.errors import UserError
+from tools.foundation.log import step, warn
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 ``specs_from_rendered`` is pure: it takes ``(config name, rendered outputs)`` pairs where each
 output has ``name``, ``skip``, ``requirements`` (section -> specs), ``variant`` and, when the
-renderer provides it, ``subdir``.  ``render_all`` is the I/O edge that asks ``tools.render``.
+renderer provides it, ``subdir``.  ``render_all`` is the I/O edge that asks ``tools.render.config``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 from rattler import MatchSpec
 
 from tools.drift.model import RecipeConfig, RecipeSpec
-from tools.errors import UserError
-from tools.log import step
+from tools.foundation.errors import UserError
+from tools.foundation.log import step
 from tools.recipe.namespace import python_series
 
 SECTIONS = ("build", "host", "run", "run_constrained")
@@ -136,7 +136,8 @@ def _common_variant(variants: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 
 
 class RendererUnavailable(UserError):
-    """``tools.render`` cannot be imported (a partial checkout); the recipe column is unknown."""
+    """``tools.render.config`` cannot be imported (a partial checkout); the recipe column is
+    unknown."""
 
 
 def render_all(
@@ -144,12 +145,12 @@ def render_all(
 ) -> list[tuple[str, Sequence[Any]]]:
     """Render ``configs`` (variant files, or names as every command takes them: full,
     NAME.yaml, unique prefix, glob; default: every ``.ci_support`` config) of the recipe in
-    ``recipe_dir`` (default ``<root>/recipe``) with ``tools.render``."""
+    ``recipe_dir`` (default ``<root>/recipe``) with ``tools.render.config``."""
     try:
-        from tools.render import list_configs, render_config, select_configs
+        from tools.render.config import list_configs, render_config, select_configs
     except ImportError as exc:
         raise RendererUnavailable(
-            f"the recipe renderer (tools.render) is unavailable: {exc}"
+            f"the recipe renderer (tools.render.config) is unavailable: {exc}"
         ) from None
     # Names are resolved before the step starts: a typo is bad input, not a failed render.
     chosen = select_configs(configs, root) if configs else list(list_configs(root=root))
@@ -195,10 +196,10 @@ def sha256_against_head(root: Path, recipe_dir: Path, config: str) -> list[str]:
     Both revisions are rendered the same way (the first variant of ``config``), so a version
     or sha256 set through jinja is compared as conda-build would see it.  Outside a git
     checkout, or with meta.yaml not yet committed, there is nothing to compare with."""
-    from tools import proc
     from tools.drift.versions import stale_sha256
-    from tools.errors import ToolError
-    from tools.render import source_identity
+    from tools.foundation import proc
+    from tools.foundation.errors import ToolError
+    from tools.render.config import source_identity
 
     try:
         head = proc.call(
@@ -226,7 +227,7 @@ def sha256_against_head(root: Path, recipe_dir: Path, config: str) -> list[str]:
 
 def release_disagreements(recipe_dir: Path) -> list[str]:
     """meta.yaml against the v1 recipe: version, build number and sha256 (one release)."""
-    from tools.files import read_user_file
+    from tools.foundation.files import read_user_file
     from tools.recipe import release
 
     found = tuple(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tools.drift.model import Condition, Kind, Scope, UpstreamClaim
 from tools.drift.tree_vendored import CUDA_ONLY, claim_tested
-from tools.files import read_user_file
+from tools.foundation.files import read_user_file
 
 
 def _text(path: Path) -> str:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from tools.drift import pep440
 from tools.drift.model import Condition, Kind, Scope, UpstreamClaim
-from tools.errors import UserError
-from tools.files import read_user_file
+from tools.foundation.errors import UserError
+from tools.foundation.files import read_user_file
 
 try:
     import tomllib

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.drift.model import ANYWHERE, Condition, Kind, Scope, UpstreamClaim
-from tools.files import read_user_file
+from tools.foundation.files import read_user_file
 
 
 def _assigned(text: str, name: str) -> str | None:

@@ -18,8 +18,8 @@ from tools.drift.model import UpstreamClaim
 from tools.drift.tree_ci_images import ci_images
 from tools.drift.tree_python import python_requirements
 from tools.drift.tree_vendored import vendored
-from tools.errors import UserError
-from tools.files import read_user_file
+from tools.foundation.errors import UserError
+from tools.foundation.files import read_user_file
 
 
 @dataclass(frozen=True)

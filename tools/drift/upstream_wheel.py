@@ -14,7 +14,7 @@ from packaging.requirements import Requirement
 from tools.drift import pep440
 from tools.drift.model import Condition, Kind, Scope, UpstreamClaim
 from tools.drift.names import canonical
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 # The local version names the build flavour: ``2.13.0+cpu``, ``2.13.0+cu129``.
 _CUDA_LOCAL = re.compile(r"cu(?P<major>\d+?)(?P<minor>\d)")

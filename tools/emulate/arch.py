@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 
 @dataclass(frozen=True)

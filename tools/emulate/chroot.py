@@ -17,11 +17,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from tools import proc
 from tools.emulate import mounts
 from tools.emulate.host import SBIN_PATH, HostError
 from tools.emulate.rootfs import Rootfs
-from tools.files import atomic_write_text
+from tools.foundation import proc
+from tools.foundation.files import atomic_write_text
 
 HOST_CPU_LISTS = Path("/sys/devices/system/cpu")
 CPU_LIST_FILES = ("possible", "present", "online")

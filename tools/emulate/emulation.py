@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import log
 from tools.emulate import chroot, host, install, mounts, rootfs, runner
 from tools.emulate.arch import Arch
 from tools.emulate.report import Report
 from tools.emulate.rootfs import DEFAULT_MIRROR, DEFAULT_SUITE
+from tools.foundation import log
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import proc
 from tools.emulate.arch import Arch
-from tools.errors import CommandError, ToolError
+from tools.foundation import proc
+from tools.foundation.errors import CommandError, ToolError
 
 BINFMT_MISC = Path("/proc/sys/fs/binfmt_misc")
 # Where Debian's qemu-user-static ships one ready-made registration line per

@@ -12,9 +12,9 @@ import signal
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from tools import log, proc
 from tools.emulate.host import SBIN_PATH
-from tools.errors import CommandError
+from tools.foundation import log, proc
+from tools.foundation.errors import CommandError
 
 MOUNTINFO = Path("/proc/self/mountinfo")
 _CLEANUP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -16,11 +16,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import log, proc
 from tools.emulate import mounts
 from tools.emulate.arch import Arch
 from tools.emulate.host import SBIN_PATH, require_debootstrap
-from tools.errors import UserError
+from tools.foundation import log, proc
+from tools.foundation.errors import UserError
 
 STAMP = ".emulate-rootfs.json"
 DEFAULT_SUITE = "bookworm"

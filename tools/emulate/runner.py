@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from tools.emulate.chroot import Chroot
 from tools.emulate.install import Environment
-from tools.errors import CommandError
+from tools.foundation.errors import CommandError
 
 # A test command reports the CPU capability it saw by printing this marker;
 # the default command does, and a custom one may.

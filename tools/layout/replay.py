@@ -18,9 +18,9 @@ from pathlib import Path
 from types import ModuleType
 
 from tools.check.owned import owner_by_pattern
-from tools.errors import UserError
+from tools.foundation.errors import UserError
+from tools.foundation.repo import recipe_script
 from tools.layout.wheel import Wheel
-from tools.repo import recipe_script
 
 LIBTORCH, LINALG, PYTORCH = "libtorch", "libtorch-cuda-linalg", "pytorch"
 # A path tied to one Python: an extension module's ABI tag, Python source or bytecode, a

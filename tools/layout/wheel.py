@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.check.formats import wheel_platforms
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 INSTALL_TOPS = ("lib", "include", "share", "bin")
 # The target platforms whose wheels the layout replays (upstream's wheels this recipe builds

@@ -1,5 +1,5 @@
 """``build-locally.py``'s entry point: options, then the batch they name, through the
-toolkit's one error handler (:func:`tools.errors.exit_code_of`)."""
+toolkit's one error handler (:func:`tools.foundation.errors.exit_code_of`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tools.errors import exit_code_of
+from tools.foundation.errors import exit_code_of
 from tools.localbuild.batch.pipeline import run_batch
 from tools.localbuild.console import Console
 from tools.localbuild.options import Options, parse

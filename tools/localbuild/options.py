@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
+from tools.foundation.proc import SECRET_ENV_VARS, secret_values
 from tools.localbuild.schedule.shard import Shard, parse_shard
-from tools.proc import SECRET_ENV_VARS, secret_values
 
 #: The engines --engine may force (tools/localbuild/engines/ladder.py tries them in order).
 BUILDERS = ("docker", "conda-build", "rattler-build")
@@ -133,7 +133,7 @@ class Options:
 
 class _Parser(argparse.ArgumentParser):
     """A refused command line is bad input like any other: the toolkit's handler
-    (tools/errors.py) prints one ``error:`` line, then the usage on one line, and exits 2
+    (tools/foundation/errors.py) prints one ``error:`` line, then the usage on one line, and exits 2
     (``python -m tools`` does the same), not argparse's usage block and ``prog: error:``."""
 
     def error(self, message: str):  # type: ignore[override]

@@ -15,7 +15,10 @@ conda-build's semantics, in the order they run:
 - :mod:`~tools.recipe.variant_config` -- conda_build_config.yaml files and variant sets
   (combine, explode, squish);
 - :mod:`~tools.recipe.evaluate` -- meta.yaml + one variant -> the parsed recipe;
-- :mod:`~tools.recipe.metadata` -- conda-build's MetaData: used keys, hash, build string;
+- :mod:`~tools.recipe.requirements` -- requirements as conda-build reads them, variant pins
+  inserted, pin arithmetic;
+- :mod:`~tools.recipe.variant_hash` -- the keys a hash covers, the hash, the loop variables;
+- :mod:`~tools.recipe.metadata` -- conda-build's MetaData: used keys, build string, outputs;
 - :mod:`~tools.recipe.model` -- variants in, one ``OutputVariant`` per package out.
 
 Errors are :class:`~tools.recipe.errors.RecipeError` (one line: file, line, construct).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 
 class RecipeError(UserError):

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from tools.files import yaml_error_line, yaml_error_reason
+from tools.foundation.files import yaml_error_line, yaml_error_reason
 from tools.recipe import jinja
 from tools.recipe.errors import RecipeError, UndefinedName, UnsupportedConstruct
 from tools.recipe.loader import DuplicateKey, load_chunked, load_yaml

@@ -9,158 +9,16 @@ outputs together is :mod:`tools.recipe.model`'s.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from tools.recipe import jinja, text
+from tools.recipe import text
 from tools.recipe.errors import RecipeError
 from tools.recipe.evaluate import Recipe
-from tools.recipe.variant_config import ensure_list, explode, squish, zip_groups
-
-HASH_LENGTH = 7
-# Keys that never split variants (conda-build's get_vars special keys).
-SPECIAL_KEYS = frozenset({"pin_run_as_build", "zip_keys", "ignore_version", "extend_keys"})
-
-
-def as_str_list(value: Any) -> list[str]:
-    return [str(v) for v in ensure_list(value) if v is not None and str(v) != ""]
-
-
-def expand_requirements(entry: Any) -> dict[str, list[str]]:
-    """conda-build's ``expand_reqs``: a bare list means host and run."""
-    if entry is None:
-        return {}
-    if not isinstance(entry, Mapping):
-        values = as_str_list(entry)
-        return {"host": list(values), "run": list(values)} if values else {}
-    return {str(k): as_str_list(v) for k, v in entry.items()}
-
-
-_BARE_RE = re.compile(r"^(\S+)\s*$")
-_XX_RE = re.compile(r"([0-9a-zA-Z\.\-\_]+)\s+x\.x")
-
-
-def insert_variant_versions(
-    reqs: dict[str, list[str]], variant: Mapping[str, Any], env: str
-) -> None:
-    """A bare requirement named like a variant key receives the key's value as its pin.
-
-    (conda-build matches ``^key$`` with ``_`` standing for ``-`` or ``_``; a bare name
-    normalised to underscores is the same test.)
-    """
-    build_deps = list(reqs.get("build", [])) + list(reqs.get("host", []))
-    items = list(reqs.get(env, []))
-    if not items:
-        return
-    for index, item in enumerate(items):
-        match = _BARE_RE.match(item)
-        if not match:
-            continue
-        name = match.group(1)
-        key = name.replace("-", "_")
-        if key in variant and (env in ("build", "host") or name in build_deps):
-            value = variant[key]
-            pin = value if isinstance(value, str) else value[0]
-            items[index] = jinja.ensure_valid_spec(f"{name} {pin}")
-    for index, item in enumerate(items):
-        match = _XX_RE.match(item)
-        if match and variant.get(match.group(1)):
-            items[index] = jinja.ensure_valid_spec(f"{match.group(1)} {variant[match.group(1)]}")
-    reqs[env] = items
-
-
-def _increment(part: str, alpha: bool) -> str:
-    try:
-        return str(int(part) + 1) + ("a" if alpha else ".0a0")
-    except ValueError:
-        return chr(ord(part[0]) + 1)
-
-
-def apply_pin_expressions(
-    version: str, min_pin: str | None = "x.x.x.x.x.x", max_pin: str | None = "x"
-) -> str:
-    """conda-build's pin arithmetic for dotted numeric versions.
-
-    ``2.13.0`` with ``max_pin="x.x"`` -> ``>=2.13.0,<2.14.0a0``.
-    """
-    parts = version.replace("_", ".").split(".")
-    bounds = ["", ""]
-    for index, pin in enumerate((min_pin, max_pin)):
-        if not pin:
-            continue
-        places = len(pin.split("."))
-        if index == 1:
-            places = min(places, len(parts))
-        chosen = parts[:places]
-        if index == 1:
-            alpha = parts[min(places, len(parts) - 1)].isalpha()
-            chosen = [*chosen[:-1], _increment(chosen[-1], alpha)]
-        bounds[index] = ".".join(chosen)
-    lower, upper = bounds
-    out = []
-    if lower:
-        out.append(">=" + lower)
-    if upper:
-        out.append("<" + upper)
-    return ",".join(out)
-
-
-def hash_input(
-    variant: Mapping[str, Any],
-    used: set[str] | frozenset[str],
-    run: Sequence[str],
-    *,
-    numpy_excluded: bool = False,
-) -> dict[str, str]:
-    """conda-build's ``get_hash_contents``: the used keys whose values the hash covers."""
-    excludes = ["python", "r_base", "perl", "lua", *ensure_list(variant.get("ignore_version"))]
-    if numpy_excluded:
-        excludes.append("numpy")
-    pattern = re.compile("|".join(rf"{e}[\s$]?.*" for e in excludes))
-    deps = [
-        k for k in sorted(used) if k in variant and (not pattern.match(k) or " " in str(variant[k]))
-    ]
-    contents = {} if deps == ["target_platform"] else {k: variant[k] for k in deps}
-    for req in run:
-        if req.startswith("__"):
-            contents[req.split(" ")[0]] = req
-    return contents
-
-
-def hash_of(contents: Mapping[str, Any]) -> str:
-    if not contents:
-        return ""
-    digest = hashlib.sha1(json.dumps(contents, sort_keys=True).encode()).hexdigest()
-    return f"h{digest}"[: HASH_LENGTH + 1]
-
-
-def get_loop_vars(
-    variants: Sequence[Mapping[str, Any]], subset: set[str] | None = None
-) -> set[str]:
-    first, *others = variants
-    consider = set(first)
-    if subset is not None:
-        consider &= subset
-    consider -= SPECIAL_KEYS | set(ensure_list(first.get("extend_keys")))
-    return {k for k in consider if any(first.get(k) != o.get(k) for o in others)}
-
-
-def reduce_variants(variants: Sequence[Mapping[str, Any]], used: set[str]) -> list[dict[str, Any]]:
-    """conda-build's ``get_reduced_variant_set``: one value for every key nobody uses."""
-    squished = squish(variants)
-    groups = zip_groups(variants[0].get("zip_keys"))
-    used_groups = [g for g in groups if set(g) & used]
-    extend = set(ensure_list(squished.get("extend_keys")))
-    for key in set(variants[0]) - used:
-        if any(key in g for g in used_groups) or key in extend or key == "zip_keys":
-            continue
-        values = squished.get(key)
-        if isinstance(values, list) and values:
-            squished[key] = [values[0]]
-    return explode(squished)
+from tools.recipe.requirements import as_str_list, expand_requirements
+from tools.recipe.variant_config import ensure_list
+from tools.recipe.variant_hash import HASH_LENGTH, get_loop_vars, hash_input, hash_of
 
 
 class Meta:
@@ -439,10 +297,6 @@ class Meta:
             parts.extend(("_".join(features), "_"))
         parts.append(str(self.build_number()))
         return "".join(parts)
-
-
-def filter_variants(variants: list[dict[str, Any]], key: str, value: Any) -> list[dict[str, Any]]:
-    return [v for v in variants if v.get(key) is not None and v.get(key) == value]
 
 
 def output_dicts(top: Meta) -> list[dict[str, Any]]:

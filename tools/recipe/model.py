@@ -27,17 +27,15 @@ from typing import Any
 
 from tools.recipe import jinja
 from tools.recipe.evaluate import Recipe, RecipeSource, Target
-from tools.recipe.metadata import (
-    Meta,
+from tools.recipe.metadata import Meta, output_dicts
+from tools.recipe.requirements import (
     apply_pin_expressions,
     as_str_list,
     expand_requirements,
-    filter_variants,
     insert_variant_versions,
-    output_dicts,
-    reduce_variants,
 )
 from tools.recipe.selectors import select_lines
+from tools.recipe.variant_hash import filter_variants, reduce_variants
 
 __all__ = ["OutputVariant", "RecipeSource", "Target", "render"]
 

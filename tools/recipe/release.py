@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from tools.errors import UserError
-from tools.files import load_yaml_text, yaml_error_message
+from tools.foundation.errors import UserError
+from tools.foundation.files import load_yaml_text, yaml_error_message
 from tools.recipe.namespace import DEFAULT_NUMPY, DEFAULT_PYTHON, selector_namespace
 from tools.recipe.selectors import select_lines
 

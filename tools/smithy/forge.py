@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 # conda-smithy's default Linux image when neither the variant nor conda-forge.yml names one;
 # .scripts/run_docker_build.sh carries the same value for builds run without a config.

@@ -29,9 +29,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tools import diskcache
-from tools.errors import UserError
-from tools.files import load_yaml_text, read_user_file, safe_yaml
+from tools.foundation import diskcache
+from tools.foundation.errors import UserError
+from tools.foundation.files import load_yaml_text, read_user_file, safe_yaml
 
 SCHEMA_PATH = Path(__file__).with_name("data") / "conda-forge.schema.json"
 BOT_SCHEMA_PATH = SCHEMA_PATH.with_name("cf_tick_schema.json")
@@ -58,7 +58,7 @@ def load_forge_yml(root: Path) -> dict[str, Any]:
 
 @lru_cache(maxsize=8)
 def _load(path: str, text: str) -> dict[str, Any]:
-    # a file checked once is not checked again while it is unchanged (tools/diskcache.py)
+    # a file checked once is not checked again while it is unchanged (tools/foundation/diskcache.py)
     key = diskcache.Key("conda-forge-yml").add("path", path).add("text", text)
     cached = diskcache.load(key)
     if cached is not None:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.recipe.variant_config import Spec, ensure_list, explode, freeze, squish, zip_groups
 
 # conda-smithy keeps these in every .ci_support file when the variant set has them.

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.recipe.variant_config import Spec, ensure_list, load_variant_yaml, zip_groups
 
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
+from tools.foundation.selection import describe as describe_configs
 from tools.localbuild.batch.preflight import not_buildable
 from tools.localbuild.batch.record import FAILED
-from tools.localbuild.configs import Config, choose_interactively, discover, select
 from tools.localbuild.console import Console
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.ladder import Chosen
 from tools.localbuild.engines.plan import HostFacts
 from tools.localbuild.options import Options
+from tools.localbuild.records.configs import Config, choose_interactively, discover, select
 from tools.localbuild.schedule.facts import read_facts
 from tools.localbuild.schedule.shard import choose_shard
-from tools.selection import describe as describe_configs
 
 
 def choose(

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 LOCK_NAME = ".build-locally.lock"
 

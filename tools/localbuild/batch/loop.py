@@ -7,8 +7,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from tools.errors import CommandError, UserError
-from tools.localbuild import artifacts as art
+from tools.foundation.errors import CommandError, UserError
+from tools.foundation.proc import call, format_command, redact
 from tools.localbuild.batch import lock
 from tools.localbuild.batch.preflight import BatchPlan
 from tools.localbuild.batch.record import (
@@ -29,10 +29,10 @@ from tools.localbuild.engines.plan import BuildPlan
 from tools.localbuild.engines.progress import Progress, format_duration
 from tools.localbuild.engines.runner import run, run_attached
 from tools.localbuild.options import Options
-from tools.localbuild.provenance import DIRTY_WARNING, Provenance, machine
+from tools.localbuild.records import artifacts as art
+from tools.localbuild.records.provenance import DIRTY_WARNING, Provenance, machine
 from tools.localbuild.schedule.eta import Estimate, estimate
 from tools.localbuild.schedule.shard import measured_seconds
-from tools.proc import call, format_command, redact
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,14 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
-from tools.localbuild import ci_engine, provenance
 from tools.localbuild.batch import choose, loop, preflight, record, summary
-from tools.localbuild.configs import Config, discover, labels
 from tools.localbuild.console import Console
 from tools.localbuild.engines import airgap, ladder
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.plan import HostFacts
 from tools.localbuild.options import Options
+from tools.localbuild.records import ci_engine, provenance
+from tools.localbuild.records.configs import Config, discover, labels
 
 
 def run_batch(options: Options, console: Console, host: HostFacts | None = None) -> int:

@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from tools.errors import ProblemsFound, UserError
+from tools.foundation.errors import ProblemsFound, UserError
 from tools.localbuild.batch import lock
 from tools.localbuild.batch.record import (
     FAILED,
@@ -16,13 +16,13 @@ from tools.localbuild.batch.record import (
     ConfigResult,
     cannot_build_here,
 )
-from tools.localbuild.configs import Config, UnreadableConfig, read_variant
 from tools.localbuild.console import Console
 from tools.localbuild.engines import airgap
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.ladder import Chosen
 from tools.localbuild.engines.plan import BuildPlan, HostFacts, describe, plan_build
 from tools.localbuild.options import Options
+from tools.localbuild.records.configs import Config, UnreadableConfig, read_variant
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def preflight(options: Options, batch: BatchPlan, chosen: Chosen) -> Checked:
     # render is refused here, before hours of image pulls and environment solves.  The
     # toolkit renders it as the run will: meta.yaml as conda-build, recipe.yaml (a feedstock
     # switched to rattler-build, by conda-forge.yml) with rattler-build's own renderer.
-    from tools.render import render_config
+    from tools.render.config import render_config
 
     recipes = {}
     for plan in batch.plans:

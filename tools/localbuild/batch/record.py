@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.localbuild import artifacts as art
 from tools.localbuild.engines import ccache
 from tools.localbuild.engines.plan import BuildPlan
-from tools.localbuild.provenance import Provenance
+from tools.localbuild.records import artifacts as art
+from tools.localbuild.records.provenance import Provenance
 
 DONE, FAILED, INTERRUPTED, SKIPPED, PENDING = "done", "failed", "interrupted", "skipped", "pending"
 UNBUILDABLE = "cannot build on this machine"

@@ -6,13 +6,13 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tools.errors import EXIT_INTERRUPTED, ProblemsFound
-from tools.localbuild.artifacts import BatchFiles, read_summary
+from tools.foundation.errors import EXIT_INTERRUPTED, ProblemsFound
 from tools.localbuild.batch.loop import RunOutcome
 from tools.localbuild.batch.record import DONE, FAILED, INTERRUPTED, SKIPPED, ConfigResult
 from tools.localbuild.console import Console
 from tools.localbuild.engines.progress import format_duration
-from tools.localbuild.provenance import dirty_warning
+from tools.localbuild.records.artifacts import BatchFiles, read_summary
+from tools.localbuild.records.provenance import dirty_warning
 
 
 def _status_cell(r: ConfigResult) -> str:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from tools.errors import UserError
-from tools.files import atomic_replace, sha256_of
+from tools.foundation.errors import UserError
+from tools.foundation.files import atomic_replace, sha256_of
 from tools.localbuild.engines.embedded import v1_recipe
 from tools.recipe import release
 

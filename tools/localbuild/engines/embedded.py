@@ -16,9 +16,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.localbuild.configs import Config, read_variant
-from tools.localbuild.provenance import package_time
+from tools.foundation.errors import UserError
+from tools.localbuild.records.configs import Config, read_variant
+from tools.localbuild.records.provenance import package_time
 from tools.smithy.forge import pkg_format_of, zstd_level_of
 from tools.smithy.forge_yml import load_forge_yml
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 
 EngineName = Literal["docker", "podman"]
 

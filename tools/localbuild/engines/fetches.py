@@ -12,11 +12,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.localbuild.configs import read_variant
+from tools.foundation.errors import UserError
 from tools.localbuild.engines import airgap
 from tools.localbuild.engines.plan import BuildPlan
 from tools.localbuild.options import Options
+from tools.localbuild.records.configs import read_variant
 
 
 @dataclass(frozen=True)

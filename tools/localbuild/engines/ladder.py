@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Literal
 
-from tools.errors import CommandError, UserError
+from tools.foundation.errors import CommandError, UserError
+from tools.foundation.proc import call
 from tools.localbuild.engines.engine import ContainerEngine
-from tools.localbuild.provenance import NO_PACKAGE_COMMIT, engine_version
-from tools.proc import call
+from tools.localbuild.records.provenance import NO_PACKAGE_COMMIT, engine_version
 
 Builder = Literal["docker", "conda-build", "rattler-build"]  # options.BUILDERS, in order
 

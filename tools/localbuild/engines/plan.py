@@ -17,14 +17,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
-from tools.errors import UserError
-from tools.localbuild.artifacts import log_path, marker_path
-from tools.localbuild.configs import Config, docker_image
+from tools.foundation.errors import UserError
+from tools.foundation.proc import redact
 from tools.localbuild.engines import airgap, ccache, embedded
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.ladder import Builder
 from tools.localbuild.options import Options
-from tools.proc import redact
+from tools.localbuild.records.artifacts import log_path, marker_path
+from tools.localbuild.records.configs import Config, docker_image
 from tools.smithy.forge import FALLBACK_DOCKER_IMAGE
 
 Dispatch = Literal["docker", "osx", "win", "native", "embedded"]

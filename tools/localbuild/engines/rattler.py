@@ -52,7 +52,7 @@ import warnings
 from pathlib import Path
 
 from tools.localbuild.engines import workroot
-from tools.localbuild.provenance import NO_PACKAGE_COMMIT
+from tools.localbuild.records.provenance import NO_PACKAGE_COMMIT
 
 LICENSE_COPY = "recipe-scripts-license.txt"
 

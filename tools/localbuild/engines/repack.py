@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.files import atomic_replace
+from tools.foundation.files import atomic_replace
 
 INDEX = "info/index.json"
 RENDERED = "info/recipe/rendered_recipe.yaml"

@@ -1,9 +1,9 @@
 """Run one build plan: output tee'd to its log, a status line on screen, Ctrl-C handled.
 
-The build's process tree needs what ``tools.proc.call`` does not offer (a
+The build's process tree needs what ``tools.foundation.proc.call`` does not offer (a
 pseudo-terminal, its own session, streaming output, staged termination), so
 this is the one other place that starts a long-running process; short engine
-commands still go through ``tools.proc.call``.
+commands still go through ``tools.foundation.proc.call``.
 
 Why a pseudo-terminal: the .scripts run ``docker run -it`` outside CI (both
 ours and conda-smithy's).  ``-t`` needs a terminal on stdin, and the engine
@@ -24,12 +24,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tools.errors import CommandError
+from tools.foundation.errors import CommandError
+from tools.foundation.proc import call
 from tools.localbuild.engines.engine import ContainerEngine
 from tools.localbuild.engines.logtee import LineSplitter, LogSink
 from tools.localbuild.engines.plan import BuildPlan
 from tools.localbuild.engines.progress import Progress
-from tools.proc import call
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ batches wrote (tools/commands/review.py parses them).
 
 - ``upload``: a batch folder or its log_files.zip, read alike by every command below;
 - ``verify``: ``review verify DIR [--commit SHA]``, the CFEP-03 reviewer's check of an upload;
-- ``report``: ``review report [DIR...]``, the CFEP-03 comment (report.md) and timeline.svg;
+- ``report``: ``review report [DIR...]``, the CFEP-03 comment (report.md) and timeline.svg
+  (``timeline``), over one row per config (``rows``);
 - ``modes``: ``review request``, ``review merge`` and ``review why`` on the console;
 - ``cfep3``: the conda-forge/admin-requests entry that asks to copy a CFEP-03 upload;
 - ``merge``: several machines' build_artifacts/ combined into one;

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from tools.errors import UserError
-from tools.files import read_user_file
-from tools.localbuild.provenance import Provenance, dirty_warning
+from tools.foundation.errors import UserError
+from tools.foundation.files import read_user_file
+from tools.localbuild.records.provenance import Provenance, dirty_warning
 from tools.recipe.variant_config import parse_variant_file
 
 _LINE = re.compile(

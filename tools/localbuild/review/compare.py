@@ -20,7 +20,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.files import sha256_of
+from tools.foundation.files import sha256_of
 
 #: Fields named at most this many times per file; the rest are counted.
 _SHOWN = 5

@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.localbuild import artifacts as art
-from tools.localbuild import ci_engine
 from tools.localbuild.batch.loop import provenance_fields
 from tools.localbuild.batch.record import DONE, package_entries
-from tools.localbuild.provenance import Provenance, file_sha256, toolkit_version
+from tools.localbuild.records import artifacts as art
+from tools.localbuild.records import ci_engine
+from tools.localbuild.records.provenance import Provenance, file_sha256, toolkit_version
 from tools.localbuild.review.logread import LogFacts, read_log
 from tools.localbuild.review.upload import Batch
 

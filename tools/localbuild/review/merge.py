@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.localbuild import artifacts as art
+from tools.foundation.errors import UserError
 from tools.localbuild.batch.record import FAILED_EARLIER, FILTERED_OUT, package_entries
+from tools.localbuild.records import artifacts as art
 
 # Which record of a config wins when several machines report it: a finished build beats a
 # config not built there (skipped, with its reason), which beats any attempt that failed.

@@ -8,14 +8,14 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
-from tools.errors import ProblemsFound, UserError
-from tools.localbuild import artifacts as art
-from tools.localbuild import ci_engine
+from tools.foundation.errors import ProblemsFound, UserError
 from tools.localbuild.batch import lock
 from tools.localbuild.batch.record import DONE, SKIPPED
-from tools.localbuild.configs import discover, labels
 from tools.localbuild.console import Console
-from tools.localbuild.provenance import dirty_warning
+from tools.localbuild.records import artifacts as art
+from tools.localbuild.records import ci_engine
+from tools.localbuild.records.configs import discover, labels
+from tools.localbuild.records.provenance import dirty_warning
 from tools.localbuild.review import cfep3
 from tools.localbuild.review.merge import merge
 from tools.localbuild.review.upload import SUMMARY, open_batch
@@ -100,7 +100,7 @@ def merge_folders(
 
 def why(root: Path, selector: str, folder: Path, console: Console) -> int:
     """The first real error of the config's log (why.py)."""
-    from tools import selection
+    from tools.foundation import selection
     from tools.localbuild.review import why
 
     with open_batch(folder, command="review why", needs=SUMMARY) as batch:

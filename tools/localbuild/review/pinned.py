@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.localbuild.engines.repack import RENDERED
 from tools.localbuild.engines.workroot import CHANNEL_LABEL
 from tools.localbuild.review.crosscheck import Finding

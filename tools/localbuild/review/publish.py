@@ -34,15 +34,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import ProblemsFound, ToolError, UserError
-from tools.localbuild import artifacts as art
+from tools.foundation.errors import ProblemsFound, ToolError, UserError
+from tools.foundation.proc import call
+from tools.foundation.secrets import UPLOAD_TOKEN_VARS
 from tools.localbuild.batch import lock
 from tools.localbuild.engines.airgap import local_folder
+from tools.localbuild.records import artifacts as art
 from tools.localbuild.review import publishable
 from tools.localbuild.review.cfep3 import read_sums
 from tools.localbuild.review.verify import verify
-from tools.proc import call
-from tools.secrets import UPLOAD_TOKEN_VARS
 
 _OWNER = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 _ANACONDA = re.compile(rf"^(?P<owner>{_OWNER})(?:/label/(?P<label>[A-Za-z0-9_.-]+))?$")

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from tools.localbuild import artifacts as art
 from tools.localbuild.batch.record import DONE, SKIPPED, package_entries
-from tools.localbuild.configs import discover, labels
-from tools.localbuild.provenance import Provenance
+from tools.localbuild.records import artifacts as art
+from tools.localbuild.records.configs import discover, labels
+from tools.localbuild.records.provenance import Provenance
 
 TAILOR = 'docs/fork.md, "1. Tailor"'
 

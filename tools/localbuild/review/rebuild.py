@@ -36,14 +36,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tools.errors import ProblemsFound, UserError, exit_code_of
-from tools.localbuild.configs import discover, labels
+from tools.foundation.errors import ProblemsFound, UserError, exit_code_of
+from tools.foundation.proc import call
+from tools.foundation.selection import select_one
+from tools.localbuild.records.configs import discover, labels
 from tools.localbuild.review.compare import differences
 from tools.localbuild.review.crosscheck import Finding
 from tools.localbuild.review.pinned import pinned_channels
 from tools.localbuild.review.upload import open_batch
-from tools.proc import call
-from tools.selection import select_one
 
 #: The build-locally.py options a rebuild passes on (the ones that choose how it builds).
 BUILD_OPTIONS = ("--engine", "--channel", "--source-cache", "--ccache")
@@ -285,7 +285,7 @@ def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
 
     def run() -> int:
-        from tools.repo import find_root
+        from tools.foundation.repo import find_root
 
         root = find_root(Path.cwd())
         return report(run_rebuild(root, args, print))

@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.localbuild import artifacts as art
+from tools.foundation.errors import UserError
+from tools.localbuild.records import artifacts as art
 
 ZIP = "log_files.zip"
 DOCUMENTS = ("summary.json", "SHA256SUMS")

@@ -30,20 +30,20 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import CommandError, ProblemsFound
-from tools.localbuild import artifacts as art
-from tools.localbuild import ci_engine
+from tools.foundation.errors import CommandError, ProblemsFound
+from tools.foundation.proc import call
 from tools.localbuild.batch.loop import end_line
 from tools.localbuild.batch.record import DONE, SKIPPED, package_entries
-from tools.localbuild.configs import discover, labels
-from tools.localbuild.provenance import NO_PACKAGE_COMMIT, Provenance
+from tools.localbuild.records import artifacts as art
+from tools.localbuild.records import ci_engine
+from tools.localbuild.records.configs import discover, labels
+from tools.localbuild.records.provenance import NO_PACKAGE_COMMIT, Provenance
 from tools.localbuild.review import crosscheck
 from tools.localbuild.review.cfep3 import read_sums
 from tools.localbuild.review.crosscheck import Finding
 from tools.localbuild.review.embedded import read_embedded
 from tools.localbuild.review.rebuild import Rebuilt
 from tools.localbuild.review.upload import open_batch
-from tools.proc import call
 
 # SHA256SUMS' own rule for a package's path (cfep3.read_sums): a channel subdir and a file.
 _PACKAGE_PATH = re.compile(r"^(?:noarch|(?:linux|osx|win)-[a-z0-9]+)/[^/\\]+$")

@@ -57,7 +57,7 @@ def facts_from_mapping(name: str, data: Mapping[str, object]) -> ConfigFacts:
 def read_facts(path: Path) -> ConfigFacts:
     """The facts of one variant file; a damaged or empty one is an error naming it (the same
     words every command uses: tools.recipe.variant_config.parse_variant_file)."""
-    from tools.files import read_user_file
+    from tools.foundation.files import read_user_file
     from tools.recipe.variant_config import parse_variant_file
 
     return facts_from_mapping(path.stem, parse_variant_file(read_user_file(path), str(path)))

@@ -32,7 +32,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from tools.errors import UserError
+from tools.foundation.errors import UserError
 from tools.localbuild.schedule.facts import ConfigFacts
 from tools.smithy.forge import read_forge_settings
 
@@ -69,7 +69,7 @@ class LabelRule:
 @dataclass(frozen=True)
 class BuildJob:
     config: str
-    label: str  # the job's name on GitHub: the config's short label (tools/selection.py)
+    label: str  # the job's name on GitHub: the config's short label (tools/foundation/selection.py)
     short: str  # artifact names: conda-smithy's short config name
     os: str  # linux, osx, win: which build step of the workflow runs
     build_platform: str

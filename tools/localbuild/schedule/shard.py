@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import UserError
-from tools.localbuild import artifacts as art
+from tools.foundation.errors import UserError
+from tools.localbuild.records import artifacts as art
 from tools.localbuild.schedule.facts import ConfigFacts
 
 # Minutes on a 16-core machine, from the feedstock's own CFEP-03 logs (rounded): the C++
@@ -65,7 +65,7 @@ def parse_shard(text: str) -> Shard:
 def cuda_arch_counts(recipe_dir: Path) -> dict[tuple[str, str], int]:
     """(CUDA version, target platform) -> number of GPU architectures the build scripts
     compile: the rows of recipe/cuda_arch_lists.txt, which build.sh and bld.bat both export."""
-    from tools.cuda_archs import ARCH_LISTS, parse_arch_list, read_rows
+    from tools.render.cuda_archs import ARCH_LISTS, parse_arch_list, read_rows
 
     if not (recipe_dir / ARCH_LISTS).is_file():
         return {}

@@ -1,0 +1,1 @@
+"""The GPU smoke test of one config's built packages (``gpu``)."""
