@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from fixtures import bld_bat
-from fixtures.build_scripts import BUILD_ENV, build_sh_files
+from fixtures.build_scripts import build_sh_files
 
 from tools.render.config import RenderedOutput, list_configs, render_config
 
@@ -152,11 +152,13 @@ def bld_bat_switches(name: str) -> Iterator[Switch]:
 
 def table_switches() -> Iterator[Switch]:
     """USE_SYSTEM_X=1 lines of the table both scripts export for every configuration."""
-    for number, line in enumerate(BUILD_ENV.read_text().splitlines(), 1):
+    for number, line in enumerate(bld_bat.BUILD_ENV.read_text().splitlines(), 1):
         match = re.match(r"(USE_SYSTEM_\w+)=(.*)$", line)
         if match and _enabled(match.group(2)):
             for script in ("build.sh", "bld.bat"):
-                yield Switch(match.group(1), script, "all", f"recipe/{BUILD_ENV.name}:{number}")
+                yield Switch(
+                    match.group(1), script, "all", f"recipe/{bld_bat.BUILD_ENV.name}:{number}"
+                )
 
 
 def all_switches() -> list[Switch]:
