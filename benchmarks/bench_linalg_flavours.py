@@ -26,17 +26,16 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# The fixtures import from tests/ (fixtures.*) and from the repository (tools.*).
+# The helpers import from tests/ (helpers.*) and from the repository (tools.*).
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
 import pytest  # noqa: E402  (the fixtures skip with pytest's exception)
+from helpers.minitorch.build_records import compiles, count_compiles  # noqa: E402
 from helpers.minitorch.fake_conda_build import FakeCondaBuild  # noqa: E402
 from helpers.minitorch.support import (  # noqa: E402
     RECIPE_DIR,
     base_venv,
-    compiles,
-    count_compiles,
     install_blas,
     install_magma,
     two_interpreters,

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 from helpers import bld_bat
+from helpers.build_scripts import build_sh_text
 from helpers.recipe_helpers import RECIPE, recipe_module
 
 build_jobs = recipe_module("build_jobs")
@@ -71,7 +72,7 @@ def test_a_cpu_count_that_is_not_a_number_is_one_error_line():
 
 def test_build_sh_and_bld_bat_take_max_jobs_from_build_jobs_py():
     # Before issue 30 both set MAX_JOBS to CPU_COUNT.
-    sh = (RECIPE / "build.sh").read_text()
+    sh = build_sh_text()
     bat = bld_bat.all_text()
     assert 'MAX_JOBS="$("${PYTHON}" -B "${RECIPE_DIR}/build_jobs.py" --per-job-gb 8)"' in sh
     assert 'build_jobs.py" --per-job-gb 14' in bat

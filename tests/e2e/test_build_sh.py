@@ -4,10 +4,11 @@ A faked conda-build run builds every output of a Linux CUDA configuration in
 conda-build's order (the top-level build libtorch-build, which compiles; then by dependency
 libtorch-cuda-linalg magma and nomagma, libtorch, pytorch for two Pythons) in one shared work
 directory and one $PREFIX path, recreated for each output, and each output's package is what
-the script added to $PREFIX. That flow runs once per build layout of the miniature: setup.py
-(PyTorch <= 2.13) and scikit-build-core (>= 2.14), whose host environments each hold their
-own scikit-build-core. Bad variant values are tests/e2e/test_build_sh_inputs.py's (without
-building); the CPU, unpatched and macOS builds tests/e2e/test_build_sh_cpu.py's.
+the script added to $PREFIX (tests/helpers/minitorch/megabuild.py). That flow runs once per
+build layout of the miniature: setup.py (PyTorch <= 2.13) and scikit-build-core (>= 2.14),
+whose host environments each hold their own scikit-build-core. Bad variant values are
+tests/e2e/test_build_sh_inputs.py's (without building); the CPU, unpatched and macOS builds
+tests/e2e/test_build_sh_cpu.py's.
 """
 
 from __future__ import annotations
@@ -16,32 +17,21 @@ import itertools
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers.minitorch.fake_conda_build import FakeCondaBuild, Package, site_packages_of
+from helpers.minitorch.build_records import binds_now, count_compiles, needed
+from helpers.minitorch.fake_conda_build import site_packages_of
+from helpers.minitorch.megabuild import Flow, megabuild_flow
 from helpers.minitorch.support import (
     LAYOUTS,
     LIBTORCH_LIBS,
     PYTHON_INDEPENDENT,
     RECIPE_DIR,
     SETUPTOOLS,
-    Compile,
-    Interpreter,
-    base_venv,
-    binds_now,
     build_sh_error,
     clean_env,
-    compiles,
-    count_compiles,
-    install_blas,
-    install_magma,
-    needed,
-    ninja_log,
-    ran_between,
     run,
-    two_interpreters,
     venv_python,
 )
 
@@ -55,91 +45,9 @@ CUDA_LIBTORCH_LIBS = (*LIBTORCH_LIBS, "libtorch_cuda.so", "libc10_cuda.so", "lib
 LIBSHM_HEADERS = ("lib/libshm/err.h", "lib/libshm/libshm.h")
 
 
-@dataclass(frozen=True)
-class Flow:
-    conda: FakeCondaBuild
-    pythons: tuple[Interpreter, Interpreter]
-    venvs: tuple[Path, Path]
-    magma: Package
-    blas: Package
-    libtorch: Package
-    libtorch_compiles: list[Compile]
-    linalg: dict[str, Package]
-    pytorch: tuple[Package, Package]
-    ran_for_second_python: set[str]
-    compiler_cache_calls_for_second_python: list[str]
-    every_compile: list[Compile]
-    changed_option: subprocess.CompletedProcess[str]
-    ran_for_changed_option: set[str]
-
-
 @pytest.fixture(scope="module", params=LAYOUTS)
 def flow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Flow:
-    layout = request.param
-    first, second = two_interpreters()
-    venvs = (
-        base_venv(first, layout=layout),
-        base_venv(second, flavour="a" if second != first else "b", layout=layout),
-    )
-    scratch = tmp_path_factory.mktemp("conda-bld")
-    conda = FakeCondaBuild(
-        scratch,
-        {"cuda_compiler_version": "13.0", "blas_impl": "generic"},
-        megabuild_python=first.tag,
-        layout=layout,
-    )
-    install_magma(scratch / "libmagma", scratch)
-    magma = conda.package_from("libmagma", scratch / "libmagma")
-    install_blas(scratch / "blas", scratch)
-    blas = conda.package_from("blas", scratch / "blas")
-
-    # conda-build's PKG_NAME for meta.yaml's top-level build (no CF_TORCH_BUILD_STAGE here)
-    conda.run_output("libtorch-build", venvs[0], [magma, blas])
-    libtorch_compiles = compiles(conda.src_dir / "build")
-    linalg = {
-        "magma": conda.run_output(
-            "libtorch-cuda-linalg",
-            venvs[0],
-            [magma],
-            {"CF_TORCH_LINALG_FLAVOR": "magma"},
-            label="linalg-magma",
-        ),
-        "nomagma": conda.run_output(
-            "libtorch-cuda-linalg",
-            venvs[0],
-            [],
-            {"CF_TORCH_LINALG_FLAVOR": "nomagma"},
-            label="linalg-nomagma",
-        ),
-    }
-    libtorch = conda.run_output("libtorch", venvs[0], [magma, blas])
-    host = [magma, blas, libtorch, linalg["magma"]]
-    # Another Python's pytorch stage whose environment sets a build option the compile stage
-    # did not: the forwarding would write it into the cache on this output's configure.
-    before = ninja_log(conda.src_dir / "build")
-    changed_option = conda.attempt_output("pytorch", venvs[1], host, {"USE_DISTRIBUTED": "1"})
-    ran_for_changed_option = ran_between(before, ninja_log(conda.src_dir / "build"))
-    pytorch_first = conda.run_output("pytorch", venvs[0], host, label="pytorch-first")
-    before = ninja_log(conda.src_dir / "build")
-    calls_before = len(conda.compiler_cache_calls())
-    pytorch_second = conda.run_output("pytorch", venvs[1], host, label="pytorch-second")
-    ran = ran_between(before, ninja_log(conda.src_dir / "build"))
-    return Flow(
-        conda,
-        (first, second),
-        venvs,
-        magma,
-        blas,
-        libtorch,
-        libtorch_compiles,
-        linalg,
-        (pytorch_first, pytorch_second),
-        ran,
-        conda.compiler_cache_calls()[calls_before:],
-        compiles(conda.src_dir / "build"),
-        changed_option,
-        ran_for_changed_option,
-    )
+    return megabuild_flow(request.param, tmp_path_factory)
 
 
 # ---------------------------------------------------------------- libtorch

@@ -16,12 +16,13 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from helpers.build_scripts import build_sh_text
 
 RECIPE = Path(__file__).resolve().parents[2] / "recipe"
 
 
 def shell_function(name: str) -> str:
-    text = (RECIPE / "build.sh").read_text()
+    text = build_sh_text()
     match = re.search(rf"^{name}\(\) \{{\n.*?^\}}\n", text, flags=re.S | re.M)
     assert match, f"recipe/build.sh has no {name}()"
     return match.group(0)

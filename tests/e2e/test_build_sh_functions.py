@@ -101,7 +101,7 @@ def test_the_compile_stage_in_a_compiled_work_directory_compiles_and_installs_no
             "require_linkage_tool",
             "detect_build_backend",
             "use_compiler_cache",
-            "setuptools_only_settings",
+            "backend_settings",
         )
     )
     compile_tree = f"[[ -f '{marker}' ]] && echo marker-present || echo compiling"

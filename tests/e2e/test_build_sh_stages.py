@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from helpers import bld_bat
+from helpers.minitorch.build_records import ninja_log, ran_between
 from helpers.minitorch.fake_conda_build import FakeCondaBuild, Package
 from helpers.minitorch.support import (
     RECIPE_DIR,
@@ -27,8 +28,6 @@ from helpers.minitorch.support import (
     clean_env,
     install_blas,
     install_magma,
-    ninja_log,
-    ran_between,
     two_interpreters,
 )
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers import feedstock_matrix
+from helpers.build_scripts import build_sh_text
 from helpers.bump import command, releases
 from packaging.version import Version
 
@@ -83,8 +84,8 @@ def test_each_cuda_the_configs_build_below_the_sources_minimum_is_named(bumped) 
 def test_environment_knobs_the_cmake_reads_and_no_script_names_are_listed(bumped) -> None:
     line = bumped.item("environment knobs the new source's CMake reads")
     recipe = bumped.feedstock / "recipe"
-    names = ("build.sh", "build_env.txt", *(path.name for path in recipe.glob("bld*.bat")))
-    scripts = "".join((recipe / name).read_text() for name in names)
+    batch = "".join(path.read_text() for path in sorted(recipe.glob("bld*.bat")))
+    scripts = build_sh_text(recipe) + batch + (recipe / "build_env.txt").read_text()
     for name in releases.NEW_KNOBS_215:
         # Listed unless a build script already sets it (TORCH_NATIVE_AOT=0 for CUDA).
         named = re.search(rf"\b{name}=", scripts) is not None

@@ -268,7 +268,7 @@ _STUBS = (
             "require_linkage_tool",
             "detect_build_backend",
             "use_compiler_cache",
-            "setuptools_only_settings",
+            "backend_settings",
         )
     )
     + "; is_linux_cuda() { return 1; }; compile_tree() { echo COMPILING; }"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers.cuda_build import cuda_build_tools
+from helpers.minitorch.build_records import needed, ninja_log, ran_between
 from helpers.minitorch.support import (
     CORE_OBJECTS,
     LIBTORCH_LIBS,
@@ -27,9 +28,6 @@ from helpers.minitorch.support import (
     clean_env,
     copy_project,
     install_magma,
-    needed,
-    ninja_log,
-    ran_between,
     run,
     two_interpreters,
     venv_python,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers.minitorch.build_records import ninja_log, ran_between
 from helpers.minitorch.support import (
     SCIKIT_BUILD_CORE,
     Interpreter,
@@ -26,8 +27,6 @@ from helpers.minitorch.support import (
     base_venv,
     clean_env,
     copy_project,
-    ninja_log,
-    ran_between,
     run,
     two_interpreters,
     venv_python,

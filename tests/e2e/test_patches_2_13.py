@@ -5,37 +5,30 @@ patch must apply to them without fuzz; then each behaviour the patch exists for 
 real tool that decides it, against the unpatched and the patched text:
 
 - 0006: CMake + an Objective-C++ compiler link a DispatchStub-shaped call from a .mm file;
-- 0007: CMake's FindPython, cross-compiling, names a WITH_SOABI module;
-- 0008: the ATenConfig.cmake CMake writes, read by recipe/cmake_test next to the real 2.13.0
-  wheel's headers;
-- 0009: the patched cuDSS calls compiled against the real cudss.h of cuDSS 0.7.1 and 0.8.0;
-- 0011: the toolkit root FindCUDAToolkit computes, with and without the cache entry;
-- 0012: the OpenMP flags FindOpenMP offers MSVC, computed by CMake (cmake -P).
+- 0007: CMake's FindPython, cross-compiling, names a WITH_SOABI module.
+
+0008 and 0009 (what consumers of the installed files compile) are
+tests/e2e/test_patches_2_13_consumers.py's, 0011 and 0012 (the Windows toolchain)
+tests/e2e/test_patches_2_13_windows.py's.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
 import sysconfig
-import tempfile
-import zipfile
 from pathlib import Path
 
 import pytest
-from helpers.cache import cached_dir, unpacked_wheel
 from helpers.debian import apt_install, can_install
 from helpers.minitorch.support import find_interpreters
 from helpers.patched_upstream import (
     PATCHES,
     ROOT,
     cmake,
-    installed_aten_config,
     patched,
-    torch_tree_with,
 )
 
 NEW_PATCHES = sorted(p for p in PATCHES.glob("*.patch") if p.name[:4] >= "0006")
@@ -251,289 +244,3 @@ def test_with_0007_each_pytorch_outputs_python_gets_its_own_soabi_after_retarget
         check=True,
     ).stdout.strip()
     assert "_C" + other_suffix in built_modules(tmp_path)
-
-
-# -- 0008: find_package(ATen) ----------------------------------------------------------------
-
-
-def configure_cmake_test(tmp_path: Path, torch: Path) -> subprocess.CompletedProcess:
-    if shutil.which("c++") is None or shutil.which("ninja") is None:
-        pytest.skip("needs a C++ compiler and ninja")
-    return cmake(
-        "-S",
-        str(ROOT / "recipe" / "cmake_test"),
-        "-B",
-        str(tmp_path / "consumer"),
-        "-G",
-        "Ninja",
-        f"-DTorch_DIR={torch / 'share' / 'cmake' / 'Torch'}",
-    )
-
-
-@pytest.mark.slow
-def test_the_real_2_13_wheels_aten_config_fails_recipe_cmake_test(torch_site_2_13, tmp_path):
-    torch = torch_tree_with(torch_site_2_13, None, tmp_path / "site")
-    configured = configure_cmake_test(tmp_path, torch)
-    assert configured.returncode != 0
-    assert "ATEN_INCLUDE_DIR=/__w/pytorch/pytorch/torch/include" in configured.stderr
-
-
-@pytest.mark.slow
-def test_with_0008_recipe_cmake_test_finds_aten_headers_next_to_its_config(
-    torch_site_2_13, tmp_path
-):
-    config = installed_aten_config(tmp_path, patched(tmp_path, "0008"))
-    torch = torch_tree_with(torch_site_2_13, config, tmp_path / "site")
-    configured = configure_cmake_test(tmp_path, torch)
-    assert configured.returncode == 0, configured.stderr
-    assert f"ATen headers: {torch}/share/cmake/ATen/../../../include" in configured.stdout
-
-
-@pytest.mark.slow
-def test_recipe_cmake_test_compiles_with_the_cxx_standard_the_release_asks_for(
-    torch_site_2_13, tmp_path
-):
-    # 2.13's TorchConfig.cmake sets CXX_STANDARD on the imported torch target, which CMake
-    # does not pass on: a consumer that asks for less compiles PyTorch's headers as less.
-    config = installed_aten_config(tmp_path, patched(tmp_path, "0008"))
-    torch = torch_tree_with(torch_site_2_13, config, tmp_path / "site")
-    torch_config = (torch / "share" / "cmake" / "Torch" / "TorchConfig.cmake").read_text()
-    [standard] = re.findall(r"CXX_STANDARD (\d+)", torch_config)
-    configured = configure_cmake_test(tmp_path, torch)
-    assert configured.returncode == 0, configured.stderr
-    commands = subprocess.run(
-        ["ninja", "-C", str(tmp_path / "consumer"), "-t", "commands", "torch_consumer"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    compile_line = next(line for line in commands.splitlines() if "consumer.cpp" in line)
-    assert re.search(rf"-std=(c|gnu)\+\+{standard}\b", compile_line), compile_line
-
-
-@pytest.fixture(scope="session")
-def torch_site_2_13(torch_wheel: Path) -> Path:
-    """The real 2.13.0 wheel's torch/ share and include trees, unpacked once per cache."""
-    return unpacked_wheel(
-        torch_wheel,
-        torch_wheel.parent / (torch_wheel.stem + ".cmake-trees"),
-        prefixes=("torch/include/", "torch/share/", "torch/lib/"),
-    )
-
-
-# -- 0009: cuDSS 0.7 and 0.8 -----------------------------------------------------------------
-
-CUDSS_VERSIONS = ("0.7.1.6", "0.8.0.10")
-
-
-def _download_cudss_headers(version: str, include: Path) -> None:
-    """cudss.h and its siblings from NVIDIA's nvidia-cudss-cu13 ``version`` wheel."""
-    with tempfile.TemporaryDirectory(prefix="cudss-") as download:
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                f"nvidia-cudss-cu13=={version}",
-                "--no-deps",
-                "--only-binary=:all:",
-                "-d",
-                download,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=1800,
-            check=False,
-            env=dict(os.environ, PIP_CONSTRAINT=""),
-        )
-        wheels = sorted(Path(download).glob("*.whl"))
-        if result.returncode != 0 or not wheels:
-            pytest.skip(f"pip could not get nvidia-cudss-cu13=={version}")
-        include.mkdir()
-        with zipfile.ZipFile(wheels[0]) as wheel:
-            for name in wheel.namelist():
-                if name.endswith(".h") and "/include/" in name:
-                    (include / Path(name).name).write_bytes(wheel.read(name))
-
-
-@pytest.fixture(scope="session")
-def cudss_headers(tests_cache_dir: Path):
-    """cudss.h of each CUDSS_VERSIONS release, kept in the tests cache as bare include
-    directories (the wheel itself is not kept)."""
-
-    def get(version: str) -> Path:
-        entry = cached_dir(
-            tests_cache_dir / "cudss-headers" / version,
-            lambda folder: _download_cudss_headers(version, folder / "include"),
-            lambda found: (found / "include" / "cudss.h").is_file(),
-        )
-        return entry / "include"
-
-    return get
-
-
-CUDSS_PROBE = """
-#include <cstdint>
-#include <type_traits>
-#include <cudss.h>
-#define TORCH_CUDSS_CHECK(call) (void)(call)
-// Just enough of at::Tensor for the excerpt's calls.
-struct Tensor {{
-  int64_t size(int) const {{ return 1; }}
-  int64_t _nnz() const {{ return 1; }}
-  template <class T> T* data_ptr() const {{ return nullptr; }}
-}};
-template <class scalar_t>
-void solve(const Tensor& A, const Tensor& b, const Tensor& x, const Tensor& values,
-           const Tensor& crow, int* rowOffsets, int* colIndices) {{
-  cudssMatrix_t A_mt, b_mt, x_mt;
-{body}
-}}
-template void solve<float>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                           const Tensor&, int*, int*);
-template void solve<double>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                            const Tensor&, int*, int*);
-"""
-
-
-def compile_cudss_calls(upstream: Path, include: Path) -> subprocess.CompletedProcess:
-    cuda_include = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
-    if not (cuda_include / "library_types.h").is_file():
-        pytest.skip(f"no CUDA headers in {cuda_include} (set CUDA_HOME)")
-    lines = (upstream / "aten/src/ATen/native/sparse/cuda/SparseCsrTensorMath.cu").read_text()
-    lines = lines.splitlines()
-    start = next(i for i, line in enumerate(lines) if "values_ptr =" in line)
-    end = next(i for i, line in enumerate(lines) if line.strip() == "}));")
-    source = CUDSS_PROBE.format(body="\n".join(lines[start:end]))
-    return subprocess.run(
-        [
-            "c++",
-            "-std=c++17",
-            "-fsyntax-only",
-            "-I",
-            str(include),
-            "-I",
-            str(cuda_include),
-            "-x",
-            "c++",
-            "-",
-        ],
-        input=source,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
-@pytest.mark.slow
-def test_without_0009_the_cudss_calls_do_not_compile_against_cudss_0_8(cudss_headers, tmp_path):
-    compiled = compile_cudss_calls(patched(tmp_path), cudss_headers("0.8.0.10"))
-    assert compiled.returncode != 0
-    assert "cannot convert" in compiled.stderr
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("version", CUDSS_VERSIONS)
-def test_with_0009_the_cudss_calls_compile_against_each_cudss_api(cudss_headers, version, tmp_path):
-    compiled = compile_cudss_calls(patched(tmp_path, "0009"), cudss_headers(version))
-    assert compiled.returncode == 0, compiled.stderr
-
-
-# -- 0011: the Windows CUDA toolkit root -----------------------------------------------------
-
-
-def toolkit_root(tmp_path: Path, upstream: Path, *extra: str) -> str:
-    """CUDAToolkit_ROOT_DIR after the module's compiler block, nvcc being in another prefix
-    than the toolkit's headers (conda on Windows: build vs host environment)."""
-    project = tmp_path / "toolkit"
-    project.mkdir(exist_ok=True)
-    (project / "CMakeLists.txt").write_text(
-        "cmake_minimum_required(VERSION 3.20)\nproject(toolkit NONE)\n"
-        'set(CMAKE_CUDA_COMPILER_TOOLKIT_ROOT "/build_env/Library")\n'
-        'set(CMAKE_CUDA_COMPILER_LIBRARY_ROOT "/build_env/Library")\n'
-        "set(CMAKE_CUDA_COMPILER_TOOLKIT_VERSION 12.8)\n"
-        f'include("{upstream}/cmake/Modules/FindCUDAToolkit.cmake")\n'
-        'message(STATUS "root=${CUDAToolkit_ROOT_DIR}")\n'
-    )
-    build = tmp_path / f"toolkit-build-{len(extra)}"
-    configured = cmake("-S", str(project), "-B", str(build), *extra)
-    assert configured.returncode == 0, configured.stderr
-    return next(
-        line.split("root=", 1)[1] for line in configured.stdout.splitlines() if "root=" in line
-    )
-
-
-HOST_ROOT = "-DCUDAToolkit_ROOT_DIR=/host_env/Library"
-
-
-@pytest.mark.slow
-def test_without_0011_nvccs_prefix_overrides_the_toolkit_root_bld_bat_names(tmp_path: Path):
-    assert toolkit_root(tmp_path, patched(tmp_path), HOST_ROOT) == "/build_env/Library"
-
-
-@pytest.mark.slow
-def test_with_0011_the_toolkit_root_bld_bat_names_wins_and_nothing_else_changes(tmp_path: Path):
-    upstream = patched(tmp_path, "0011")
-    assert toolkit_root(tmp_path, upstream, HOST_ROOT) == "/host_env/Library"
-    assert toolkit_root(tmp_path, upstream) == "/build_env/Library"
-
-
-# -- 0012: MSVC's OpenMP flag -----------------------------------------------------------------
-
-MSVC_HEADER = "C:/Program Files/Microsoft Visual Studio/2022/VC/Tools/MSVC/14.44/include"
-CONDA_HEADER = "C:/conda/envs/host/Library/include"
-
-
-def msvc_openmp_candidates(tmp_path: Path, upstream: Path, header_dir: str) -> list[str]:
-    """The flags 2.13.0's FindOpenMP tries, in order, for MSVC with omp.h found in header_dir."""
-    script = tmp_path / f"candidates-{len(list(tmp_path.iterdir()))}.cmake"
-    script.write_text(
-        # find_path keeps a value already in __header_dir: the omp.h the search would find
-        f'set(__header_dir "{header_dir}")\n'
-        "set(CMAKE_CXX_COMPILER_ID MSVC)\n"
-        f'include("{upstream}/cmake/Modules/FindOpenMP.cmake")\n'
-        "_OPENMP_FLAG_CANDIDATES(CXX)\n"
-        "foreach(flag IN LISTS OpenMP_CXX_FLAG_CANDIDATES)\n"
-        '  message("flag=${flag}")\n'
-        "endforeach()\n"
-    )
-    result = cmake("-P", str(script))
-    assert result.returncode == 0, result.stderr
-    return [line[len("flag=") :] for line in result.stderr.splitlines() if line.startswith("flag=")]
-
-
-@pytest.mark.slow
-def test_without_0012_msvc_tries_the_vcomp_flags_only(tmp_path: Path):
-    upstream = patched(tmp_path)
-    assert msvc_openmp_candidates(tmp_path, upstream, MSVC_HEADER) == [
-        "-openmp:experimental",
-        "-openmp",
-    ]
-
-
-@pytest.mark.slow
-def test_with_0012_msvc_tries_the_llvm_runtime_flag_first_with_either_header(tmp_path: Path):
-    upstream = patched(tmp_path, "0012")
-    assert msvc_openmp_candidates(tmp_path, upstream, MSVC_HEADER) == [
-        "-openmp:llvm",
-        "-openmp:experimental",
-        "-openmp",
-    ]
-    assert msvc_openmp_candidates(tmp_path, upstream, CONDA_HEADER) == [
-        f"-openmp:llvm -I{CONDA_HEADER}",
-        f"-openmp:experimental -I{CONDA_HEADER}",
-        f"-openmp -I{CONDA_HEADER}",
-    ]
-
-
-@pytest.mark.slow
-def test_0012_leaves_the_other_compilers_flags_alone(tmp_path: Path):
-    script = tmp_path / "gnu.cmake"
-    script.write_text(
-        "set(CMAKE_CXX_COMPILER_ID GNU)\n"
-        f'include("{patched(tmp_path, "0012")}/cmake/Modules/FindOpenMP.cmake")\n'
-        '_OPENMP_FLAG_CANDIDATES(CXX)\nmessage("${OpenMP_CXX_FLAG_CANDIDATES}")\n'
-    )
-    assert cmake("-P", str(script)).stderr.strip() == "-fopenmp"

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 from helpers import bld_bat
+from helpers.build_scripts import build_sh_text
+
+from tools.recipe.text import used_in_shell_script
 
 RECIPE = Path(__file__).resolve().parents[2] / "recipe"
 # Keys the recipe hands over through script_env or PYTHON/PY_VER instead.
@@ -22,7 +25,7 @@ OUTPUT_ONLY_KEYS = ("python", "cuda_linalg_flavor")
 @pytest.mark.parametrize("key", OUTPUT_ONLY_KEYS)
 def test_build_sh_never_expands_an_output_only_variant_key(key: str) -> None:
     # Stricter than conda-build's scan, which looks only at the first `$` of a line.
-    text = (RECIPE / "build.sh").read_text()
+    text = build_sh_text()
     assert not re.search(rf"\$\{{?\s*{key}\b", text)
 
 
@@ -43,7 +46,7 @@ def test_bld_bat_drops_stale_bytecode_before_installing_torch() -> None:
 def test_build_sh_reads_the_arch_list_through_the_helper_bld_bat_uses() -> None:
     # One reader of recipe/cuda_arch_lists.txt in the build (recipe/cuda_arch_list.py):
     # the row build.sh exports is found by the same code as bld.bat's, comments included.
-    text = (RECIPE / "build.sh").read_text().replace("\\\n", " ")
+    text = build_sh_text().replace("\\\n", " ")
     code = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
     readers = [line for line in code if "cuda_arch_lists.txt" in line]
     assert len(readers) == 1, readers
@@ -80,7 +83,7 @@ def test_recipe_helpers_run_without_writing_bytecode_into_the_recipe(
     # Importing a sibling writes $RECIPE_DIR/__pycache__, and both engines copy the recipe
     # folder into every package's info/recipe afterwards: bytecode holding the engine's
     # random work path (rattler-build's /tmp/rattler-build-XXXX/recipe/). -B writes none.
-    text = bld_bat.all_text() if script == "bld.bat" else (RECIPE / script).read_text()
+    text = build_sh_text() if script == "build.sh" else bld_bat.all_text()
     runs = [
         line
         for helper in _helpers_importing_siblings()
@@ -89,3 +92,22 @@ def test_recipe_helpers_run_without_writing_bytecode_into_the_recipe(
     ]
     assert any('cmake_cache"' in line for line in runs), f"{script} never runs cmake_cache"
     assert [line for line in runs if f"{python} -B " not in line] == []
+
+
+def _variant_keys() -> set[str]:
+    """Every key a variant of this feedstock can hold: the recipe's and CI's configuration
+    keys, and the platform keys conda-build adds itself."""
+    files = [RECIPE / "conda_build_config.yaml", *(RECIPE.parent / ".ci_support").glob("*.yaml")]
+    keys = {"target_platform", "build_platform"}
+    for path in files:
+        keys |= set(re.findall(r"^(\w+):", path.read_text(), flags=re.M))
+    return keys
+
+
+def test_conda_builds_scan_of_build_sh_sees_every_key_its_sourced_files_use() -> None:
+    # conda-build scans only the script an output names (build.sh) for the variant keys it
+    # uses; the files build.sh sources must not use one that build.sh does not name.
+    keys = _variant_keys()
+    whole = used_in_shell_script(keys, build_sh_text())
+    assert "target_platform" in whole
+    assert used_in_shell_script(keys, (RECIPE / "build.sh").read_text()) == whole

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from helpers import bld_bat
+from helpers.build_scripts import build_sh_text
 from helpers.recipe_helpers import recipe_module
 
 from tools.check import run_checks
@@ -78,8 +79,7 @@ def test_the_real_2_13_wheel_include_tree_holds_the_vendored_headers_the_rule_kn
 def test_build_sh_and_bld_bat_take_the_header_rules_from_package_files():
     # Before issue 30 both copied upstream's whole include/ into libtorch; before issue 37
     # each script spelt its own list.
-    recipe = Path(__file__).resolve().parents[2] / "recipe"
-    sh = (recipe / "build.sh").read_text()
+    sh = build_sh_text()
     assert '"${RECIPE_DIR}/package_files.py" "${stage}" --platform "${target_platform}"' in sh
     assert "include/ATen" not in sh
     bat = bld_bat.text("bld_libtorch.bat")

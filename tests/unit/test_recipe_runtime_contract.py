@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from helpers import bld_bat
+from helpers.build_scripts import build_sh_files
 
 from tools.render.config import RenderedOutput, list_configs, render_config
 
@@ -82,7 +83,9 @@ SYSTEM_LIBRARIES: dict[str, SystemLibrary] = {
 }
 
 # The build.sh functions that set switches, and the configurations they run for. build.sh
-# calls configure_pytorch for every configuration and configure_cuda from it for CUDA ones.
+# calls configure_pytorch for every configuration and configure_cuda from it for CUDA ones
+# (both in recipe/build_configure.sh). recipe/build_env.txt holds what every configuration
+# of both scripts sets.
 BUILD_SH_SCOPES = {"configure_pytorch": "all", "configure_cuda": "cuda"}
 
 
@@ -91,17 +94,18 @@ class Switch:
     name: str
     script: str  # build.sh or bld.bat
     scope: str  # "all" or "cuda"
-    line: int
+    where: str  # the file and line that set it
 
 
 def _enabled(value: str) -> bool:
     return value.strip().strip('"').upper() in ("1", "ON", "TRUE", "YES")
 
 
-def build_sh_switches(text: str) -> Iterator[Switch]:
-    """`export USE_SYSTEM_X=1` lines of build.sh, scoped by the function they sit in."""
+def build_sh_switches(path: Path) -> Iterator[Switch]:
+    """`export USE_SYSTEM_X=1` lines of one of build.sh's files, scoped by the function
+    they sit in."""
     function = None
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(path.read_text().splitlines(), 1):
         if match := re.match(r"^(\w+)\(\)\s*\{", line):
             function = match.group(1)
         elif line.startswith("}"):
@@ -113,17 +117,18 @@ def build_sh_switches(text: str) -> Iterator[Switch]:
         scope = BUILD_SH_SCOPES.get(function or "")
         if scope is None or len(indent) != 4:
             raise AssertionError(
-                f"recipe/build.sh:{number}: {name} is set inside {function or 'no function'}"
+                f"recipe/{path.name}:{number}: {name} is set inside {function or 'no function'}"
                 f"{' in a nested block' if scope else ''}; teach BUILD_SH_SCOPES in "
                 f"{Path(__file__).name} which configurations that covers"
             )
-        yield Switch(name, "build.sh", scope, number)
+        yield Switch(name, "build.sh", scope, f"recipe/{path.name}:{number}")
 
 
-def bld_bat_switches(text: str) -> Iterator[Switch]:
-    """`set USE_SYSTEM_X=1` lines of bld.bat, scoped by the `if (...)` block around them."""
+def bld_bat_switches(name: str) -> Iterator[Switch]:
+    """`set USE_SYSTEM_X=1` lines of one of bld.bat's files, scoped by the `if (...)` block
+    around them."""
     blocks: list[str] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(bld_bat.text(name).splitlines(), 1):
         stripped = line.strip()
         if stripped.startswith(")"):
             blocks.pop()
@@ -132,32 +137,35 @@ def bld_bat_switches(text: str) -> Iterator[Switch]:
         match = re.match(r'^set\s+"?(USE_SYSTEM_\w+)=([^"]*)"?\s*$', stripped, re.IGNORECASE)
         if not match or not _enabled(match.group(2)):
             continue
-        name = match.group(1).upper()
+        switch = match.group(1).upper()
         if not blocks:
             scope = "all"
         elif re.match(r'if not "%cuda_compiler_version%"=="None" \($', blocks[-1]):
             scope = "cuda"
         else:
             raise AssertionError(
-                f"recipe/bld.bat:{number}: {name} is set inside `{blocks[-1]}`; teach "
+                f"recipe/{name}:{number}: {switch} is set inside `{blocks[-1]}`; teach "
                 f"bld_bat_switches in {Path(__file__).name} which configurations that covers"
             )
-        yield Switch(name, "bld.bat", scope, number)
+        yield Switch(switch, "bld.bat", scope, f"recipe/{name}:{number}")
 
 
-def table_switches(script: str) -> Iterator[Switch]:
-    """The USE_SYSTEM_X=1 lines of recipe/build_env.txt, which ``script`` sets everywhere."""
+def table_switches() -> Iterator[Switch]:
+    """USE_SYSTEM_X=1 lines of the table both scripts export for every configuration."""
     for number, line in enumerate(bld_bat.BUILD_ENV.read_text().splitlines(), 1):
-        match = re.match(r"^(USE_SYSTEM_\w+)=(.*)$", line)
+        match = re.match(r"(USE_SYSTEM_\w+)=(.*)$", line)
         if match and _enabled(match.group(2)):
-            yield Switch(match.group(1), script, "all", number)
+            for script in ("build.sh", "bld.bat"):
+                yield Switch(
+                    match.group(1), script, "all", f"recipe/{bld_bat.BUILD_ENV.name}:{number}"
+                )
 
 
 def all_switches() -> list[Switch]:
     return [
-        *build_sh_switches((RECIPE / "build.sh").read_text()),
-        *bld_bat_switches(bld_bat.all_text()),
-        *table_switches("bld.bat"),
+        *(switch for path in build_sh_files() for switch in build_sh_switches(path)),
+        *(switch for name in bld_bat.build_files() for switch in bld_bat_switches(name)),
+        *table_switches(),
     ]
 
 
@@ -202,8 +210,7 @@ def test_system_libraries_needed_at_run_time_are_run_requirements(config):
         for output in needing:
             absent = set(library.packages) - package_names(output.requirements.get("run", ()))
             missing += [
-                f"{output.dist}: {package} ({switch.name} in {switch.script}:{switch.line}; "
-                f"{library.why})"
+                f"{output.dist}: {package} ({switch.name} in {switch.where}; {library.why})"
                 for package in sorted(absent)
             ]
     assert not missing, "not a run requirement:\n" + "\n".join(missing)

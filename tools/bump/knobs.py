@@ -28,6 +28,22 @@ _PREFIXES = re.compile(r"\^\((?P<alts>[A-Z][A-Z0-9]*_(?:\|[A-Z][A-Z0-9]*_)*)\)")
 
 # Read by a configure, yet no build setting: the shell's own variables.
 NOT_KNOBS = frozenset({"HOME", "PATH", "PWD", "TEMP", "TMP", "TMPDIR", "USER"})
+# The recipe's files that name the build's settings: both build scripts, the files build.sh
+# sources (build_*.sh) and bld.bat calls (bld_*.bat), the table of the variables both set
+# (build_env.txt), and the cmake_cache helper (a directory of modules).
+BUILD_SCRIPTS = (
+    "build.sh",
+    "build_*.sh",
+    "build_env.txt",
+    "bld.bat",
+    "bld_*.bat",
+    "cmake_cache/*.py",
+)
+
+
+def build_scripts(recipe_dir: Path) -> list[Path]:
+    """The files of ``recipe_dir`` that BUILD_SCRIPTS names."""
+    return sorted({path for pattern in BUILD_SCRIPTS for path in recipe_dir.glob(pattern)})
 
 
 def new_options(tree: Path, scripts: Sequence[Path]) -> list[str]:

@@ -107,9 +107,7 @@ def inspect_source(
         with step(f"try {len(texts)} patches on the new source"):
             tried = patches.try_all(request.recipe_dir, texts, tree, paths)
         # From here on the tree is patched: what follows reads the source the build sees.
-        scripts = [request.recipe_dir / n for n in ("build.sh", "build_env.txt")]
-        scripts += sorted(request.recipe_dir.glob("bld*.bat"))  # bld.bat and the files it runs
-        scripts += sorted((request.recipe_dir / "cmake_cache").glob("*.py"))
+        scripts = knobs.build_scripts(request.recipe_dir)
         options = knobs.new_options(tree, scripts)
         read = knobs.environment(request.recipe_dir, tree, paths)
         unset = {n: read[n] for n in knobs.unnamed(read, scripts) if n not in options}
