@@ -26,10 +26,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import bld_bat
 
 ROOT = Path(__file__).resolve().parents[2]
 HELPER = ROOT / "recipe" / "cmake_export_paths.py"
-BLD_BAT = (ROOT / "recipe" / "bld.bat").read_text()
 
 pytestmark = pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
 
@@ -213,7 +213,7 @@ def test_a_missing_share_directory_is_one_error_line(tmp_path: Path):
 
 
 def test_bld_bat_rewrites_the_exports_after_placing_dlls_and_share():
-    libtorch = BLD_BAT[BLD_BAT.index("\n:libtorch_install\n") :]
+    libtorch = bld_bat.section(bld_bat.text("bld_libtorch.bat"), "libtorch_install")
     call = libtorch.index('"%RECIPE_DIR%\\cmake_export_paths.py" "%LIBRARY_PREFIX%\\share\\cmake"')
     assert libtorch.index('package_files.py" libtorch --platform win-64') < call
     line = libtorch[call : libtorch.index("\n", call)]
@@ -223,6 +223,6 @@ def test_bld_bat_rewrites_the_exports_after_placing_dlls_and_share():
 def test_bld_bat_leaves_no_site_packages_exports_to_rewrite():
     # The pytorch output drops torch\share (libtorch's Library\share again, as conda-forge's
     # bld.bat does; recipe/package_files.py), so no export there can name a deleted DLL.
-    pytorch = BLD_BAT[BLD_BAT.index("\n:pytorch\n") :]
+    pytorch = bld_bat.text("bld_pytorch.bat")
     assert "%SP_DIR%\\torch\\share\\cmake" not in pytorch
     assert 'package_files.py" pytorch --platform win-64' in pytorch

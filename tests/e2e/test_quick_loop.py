@@ -61,11 +61,22 @@ class _Item:
         return self if name == "slow" and self.slow else None
 
 
+def _root_conftest():
+    """tests/conftest.py by its path: the name ``conftest`` is also tests/unit's."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "conftest.py"
+    spec = importlib.util.spec_from_file_location("tests_root_conftest", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_under_xdist_the_files_that_hold_slow_tests_are_handed_out_first(monkeypatch) -> None:
     # A long file handed out last runs alone while the other core idles: the warm suite took
     # 11 min 18 s for 570 s of work per core, xdist handing out the files with most tests first.
     # The quick files keep that order (their tests are short: the many-test files first).
-    from conftest import pytest_collection_modifyitems
+    pytest_collection_modifyitems = _root_conftest().pytest_collection_modifyitems
 
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
     items = [
