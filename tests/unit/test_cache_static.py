@@ -14,7 +14,7 @@ import ast
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[2] / "tests"
-MECHANISM = TESTS / "fixtures" / "cache.py"
+MECHANISM = TESTS / "helpers" / "cache.py"
 #: Excerpts of upstream PyTorch's sources that patch tests apply to: data, not test code.
 UPSTREAM_EXCERPTS = TESTS / "fixtures" / "upstream_2_13"
 
