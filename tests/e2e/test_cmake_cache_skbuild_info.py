@@ -2,7 +2,7 @@
 
 What retarget-python does to the record beside the cache, and how it refuses a record or an
 interpreter it cannot use: one line naming the file, exit 2, nothing written.
-(tests/test_skbuild_info.py runs it on trees scikit-build-core really built.)
+(tests/e2e/test_cmake_cache_skbuild.py runs it on trees scikit-build-core really built.)
 """
 
 from __future__ import annotations
