@@ -86,8 +86,8 @@ set "PYTORCH_BUILD_VERSION=%PKG_VERSION%"
 rem torch.version.git_version: the release archive has no .git, so PyTorch's
 rem tools\generate_torch_version.py would write "Unknown"; patch 0013 has it take the
 rem release's commit, which both recipes record (recipe\README.md, "torch.version.git_version").
-if not defined CF_TORCH_GIT_VERSION (
-    echo bld.bat: error: CF_TORCH_GIT_VERSION is not set; pass CF_TORCH_GIT_VERSION={{ git_version }} in script_env of the top-level build, libtorch and pytorch in recipe\meta.yaml ^(their script env in recipe\recipe-v1.yaml^) 1>&2
+if not defined CF_TORCH_RELEASE_COMMIT (
+    echo bld.bat: error: CF_TORCH_RELEASE_COMMIT is not set; pass CF_TORCH_RELEASE_COMMIT={{ git_version }} in script_env of the top-level build, libtorch and pytorch in recipe\meta.yaml ^(their script env in recipe\recipe-v1.yaml^) 1>&2
     exit /b 2
 )
 set "BLAS=MKL"

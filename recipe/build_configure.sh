@@ -8,7 +8,7 @@
 # stage did not (check_stage_environment, recipe/stage_environment.py). The miniature
 # (tests/fixtures/minitorch) forwards BUILD_*/USE_*/CMAKE_* the way PyTorch 2.15 does, and
 # reads MAGMA_HOME, BLAS, OpenBLAS_*, TORCH_CUDA_ARCH_LIST, TORCH_NVCC_FLAGS, CMAKE_ARGS,
-# MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER and LDFLAGS as PyTorch does, and CF_TORCH_GIT_VERSION
+# MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER and LDFLAGS as PyTorch does, and CF_TORCH_RELEASE_COMMIT
 # through patch 0013 as PyTorch does with it; the other PyTorch options exported here reach its
 # cache and change nothing there.
 
@@ -145,9 +145,9 @@ configure_pytorch() {
     # torch.version.git_version: the release archive has no .git, so PyTorch's
     # tools/generate_torch_version.py would write "Unknown"; patch 0013 has it take the
     # release's commit, which both recipes record (recipe/README.md, "torch.version.git_version").
-    [[ "${CF_TORCH_GIT_VERSION:-}" =~ ^[0-9a-f]{40}$ ]] \
-        || die "CF_TORCH_GIT_VERSION='${CF_TORCH_GIT_VERSION:-}' is not a commit; pass CF_TORCH_GIT_VERSION={{ git_version }} in script_env of the top-level build, libtorch and pytorch in recipe/meta.yaml (their script env in recipe/recipe-v1.yaml)"
-    export CF_TORCH_GIT_VERSION
+    [[ "${CF_TORCH_RELEASE_COMMIT:-}" =~ ^[0-9a-f]{40}$ ]] \
+        || die "CF_TORCH_RELEASE_COMMIT='${CF_TORCH_RELEASE_COMMIT:-}' is not a commit; pass CF_TORCH_RELEASE_COMMIT={{ git_version }} in script_env of the top-level build, libtorch and pytorch in recipe/meta.yaml (their script env in recipe/recipe-v1.yaml)"
+    export CF_TORCH_RELEASE_COMMIT
     export USE_NUMA=0
     export USE_ITT=0
 

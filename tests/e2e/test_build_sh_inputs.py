@@ -36,7 +36,7 @@ def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
         CPU_COUNT="2",
         SHLIB_EXT=".so",
         CF_TORCH_PYTHON=f"{sys.version_info[0]}.{sys.version_info[1]}",
-        CF_TORCH_GIT_VERSION=recorded_commit(),
+        CF_TORCH_RELEASE_COMMIT=recorded_commit(),
     )
     env.update(overrides)
     return {k: v for k, v in env.items() if v != "<unset>"}
@@ -80,12 +80,12 @@ def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
         ),
         ({"PREFIX": "<unset>"}, ["PREFIX is not set"]),
         (
-            {"CF_TORCH_GIT_VERSION": "<unset>"},
-            ["CF_TORCH_GIT_VERSION='' is not a commit", "recipe/meta.yaml"],
+            {"CF_TORCH_RELEASE_COMMIT": "<unset>"},
+            ["CF_TORCH_RELEASE_COMMIT='' is not a commit", "recipe/meta.yaml"],
         ),
         (
-            {"CF_TORCH_GIT_VERSION": "Unknown"},
-            ["CF_TORCH_GIT_VERSION='Unknown' is not a commit", "script_env"],
+            {"CF_TORCH_RELEASE_COMMIT": "Unknown"},
+            ["CF_TORCH_RELEASE_COMMIT='Unknown' is not a commit", "script_env"],
         ),
     ],
 )

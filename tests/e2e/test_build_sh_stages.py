@@ -142,7 +142,7 @@ def _run(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
         target_platform="linux-64",
         cuda_compiler_version="None",
         blas_impl="generic",
-        CF_TORCH_GIT_VERSION=recorded_commit(),
+        CF_TORCH_RELEASE_COMMIT=recorded_commit(),
     )
     values.update(env)
     return subprocess.run(

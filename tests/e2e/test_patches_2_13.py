@@ -267,7 +267,7 @@ def get_sha(tree: Path) -> Callable[[Path], str]:
 def test_without_0013_the_release_archive_gets_unknown_whatever_the_environment_says(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.setenv("CF_TORCH_GIT_VERSION", recorded_commit())
+    monkeypatch.setenv("CF_TORCH_RELEASE_COMMIT", recorded_commit())
     tree = patched(tmp_path)
     assert get_sha(tree)(tree) == "Unknown"
 
@@ -275,7 +275,7 @@ def test_without_0013_the_release_archive_gets_unknown_whatever_the_environment_
 def test_with_0013_get_sha_answers_the_commit_the_recipe_hands_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.setenv("CF_TORCH_GIT_VERSION", recorded_commit())
+    monkeypatch.setenv("CF_TORCH_RELEASE_COMMIT", recorded_commit())
     tree = patched(tmp_path, "0013")
     assert get_sha(tree)(tree) == recorded_commit()
 
@@ -283,7 +283,7 @@ def test_with_0013_get_sha_answers_the_commit_the_recipe_hands_over(
 def test_with_0013_and_no_commit_handed_over_get_sha_is_upstreams(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.delenv("CF_TORCH_GIT_VERSION", raising=False)
+    monkeypatch.delenv("CF_TORCH_RELEASE_COMMIT", raising=False)
     tree = patched(tmp_path, "0013")
     assert get_sha(tree)(tree) == "Unknown"
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]

@@ -102,7 +102,7 @@ def test_the_recipes_modelled_patches_apply_to_the_miniature_without_fuzz(
     # As they apply to PyTorch's files (tests/e2e/test_patches_2_13.py); the engines apply them.
     tree = copy_project(tmp_path / "src", layout)
     apply_modelled_patches(tree)
-    assert "CF_TORCH_GIT_VERSION" in (tree / "tools" / "generate_torch_version.py").read_text()
+    assert "CF_TORCH_RELEASE_COMMIT" in (tree / "tools" / "generate_torch_version.py").read_text()
     assert MODELLED_PATCHES
 
 
@@ -147,7 +147,7 @@ def test_fake_conda_builds_work_folder_is_the_patched_release_tree(tmp_path: Pat
     conda = FakeCondaBuild(tmp_path, variant, megabuild_python="3.12")
     assert removed_by_release(conda.src_dir) == []
     generator = conda.src_dir / "tools" / "generate_torch_version.py"
-    assert "CF_TORCH_GIT_VERSION" in generator.read_text()
+    assert "CF_TORCH_RELEASE_COMMIT" in generator.read_text()
 
 
 def test_the_bump_tests_releases_are_release_archives(tmp_path: Path) -> None:
