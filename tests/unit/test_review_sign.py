@@ -165,6 +165,8 @@ def test_a_folder_without_the_batch_files_is_refused(tmp_path: Path) -> None:
 def test_the_records_and_log_files_zip_list_each_sidecar_and_verify_reads_them(batch) -> None:
     # The sidecar is the fixture's real bundle, placed as `review sign` places its own.
     (batch / f"{NAME}.sigs").write_bytes(SIDECAR.read_bytes())
+    with zipfile.ZipFile(batch / "log_files.zip", "a") as archive:  # collect's, on Actions
+        archive.writestr("linux_64_c-gpu-test-log.txt", "tested on a GPU\n")
     record_sidecars(batch, [NAME])
     records = json.loads((batch / "summary.json").read_text())["configs"]
     [entry] = records["noarch_c"]["packages"]
@@ -176,6 +178,7 @@ def test_the_records_and_log_files_zip_list_each_sidecar_and_verify_reads_them(b
     with zipfile.ZipFile(batch / "log_files.zip") as archive:
         assert archive.read("summary.json") == (batch / "summary.json").read_bytes()
         assert f"{NAME}.sigs" not in archive.read("SHA256SUMS").decode()
+        assert archive.read("linux_64_c-gpu-test-log.txt") == b"tested on a GPU\n"
     assert review(batch, [NAME], records, Claim(identity=IDENTITY)).findings == []
     (batch / f"{NAME}.sigs").write_text(SIDECAR.read_text() + "\n")  # the same bundle, re-saved
     [finding] = review(batch, [NAME], records, Claim(identity=IDENTITY)).findings

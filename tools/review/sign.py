@@ -6,9 +6,9 @@ statement attest.statement builds (its file name, its sha256, the target channel
 signed as a DSSE envelope by sigstore-python: a short-lived certificate from Fulcio for the
 signer's identity, an entry in Rekor's public log. Each bundle goes into ``<package>.sigs``
 beside its package (a JSON list, as rattler-build writes it); each package's record in
-summary.json lists its sidecar (path, sha256, size), and log_files.zip, which holds
-summary.json, is written again. SHA256SUMS is left as it is: every reader of it takes each
-line for a package (cfep3.read_sums).
+summary.json lists its sidecar (path, sha256, size), and log_files.zip gets that
+summary.json in place of its own, every other member kept. SHA256SUMS is left as it is: every
+reader of it takes each line for a package (cfep3.read_sums).
 
 The identity comes from the machine: an ambient OIDC credential where CI offers one (GitHub
 Actions with ``id-token: write``: the workflow's URL at its ref); else, in a terminal, the
@@ -20,12 +20,13 @@ every package is signed.
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from tools.foundation.errors import ProblemsFound, ToolError, UserError
-from tools.foundation.files import atomic_write_text, sha256_of
+from tools.foundation.files import atomic_replace, atomic_write_text, sha256_of
 from tools.localbuild.batch import lock
 from tools.localbuild.batch.record import package_entries
 from tools.localbuild.records import artifacts as art
@@ -161,7 +162,25 @@ def record_sidecars(folder: Path, signed: list[str]) -> None:
                     attest.sidecar_of(name), sha256_of(sidecar), sidecar.stat().st_size
                 ).to_json()
     art.write_summary(folder, document)
-    art.write_log_zip(folder)
+    _rezip(folder)
+
+
+def _rezip(folder: Path) -> None:
+    """log_files.zip with the new summary.json and every other member as it was (a GPU test's
+    log the folder lacks included); written whole where there is none."""
+    archive = folder / "log_files.zip"
+    if not archive.is_file():
+        art.write_log_zip(folder)
+        return
+    with (
+        zipfile.ZipFile(archive) as old,
+        atomic_replace(archive) as tmp,
+        zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as new,
+    ):
+        for info in old.infolist():
+            if info.filename != "summary.json":
+                new.writestr(info, old.read(info))
+        new.write(folder / "summary.json", arcname="summary.json")
 
 
 def sign(
