@@ -36,3 +36,23 @@ def placed(folder: Path, subdir: str = "noarch", *, sidecar: bool = True) -> Pat
     if sidecar:
         shutil.copy2(SIDECAR, folder / subdir / SIDECAR.name)
     return package
+
+
+def posted(artifacts: Path, target: Path) -> Path:
+    """What a delegate uploads from ``artifacts``: the subdir folders and log_files.zip."""
+    from tools.localbuild.records.artifacts import SUBDIR
+
+    for folder in artifacts.iterdir():
+        if folder.is_dir() and SUBDIR.match(folder.name):
+            shutil.copytree(folder, target / folder.name)
+    shutil.copy2(artifacts / "log_files.zip", target / "log_files.zip")
+    return target
+
+
+def stat_tree(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each file's size and modification time under ``folder``: whether anything was written."""
+    return {
+        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
