@@ -1,7 +1,8 @@
 """``review sign`` (tools/review/sign.py) up to the signing call, which needs Fulcio and Rekor
 (docs/testing.md says what a GitHub Actions run proves instead): the statement it builds, the
-channel URL it names, its refusals, the records it writes; and where the sidecars go after,
-``review publish`` and ``review report``. The package is the public fixture's
+channel URL it names, its refusals, the records it writes around a bundle (Sigstore's own
+for the fixture's statement stands in for the signing call); and where the sidecars go
+after, ``review publish`` and ``review report``. The package is the public fixture's
 (tests/fixtures/sigstore/), whose statement rattler-build signed on GitHub Actions."""
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from helpers.sigstore_fixture import (
 from tools.foundation.errors import ProblemsFound, UserError
 from tools.localbuild.records import artifacts as art
 from tools.review import attest
+from tools.review import sign as sign_module
 from tools.review.publish import to_directory
 from tools.review.report import _signature_lines
 from tools.review.sign import record_sidecars, sign
-from tools.review.signatures import Claim, review, signed_by
+from tools.review.signatures import Claim, read_sidecar, review, signed_by
 
 NAME = f"noarch/{PACKAGE}"
 SIGNED = "https://conda.anaconda.org/jdoe/label/cfep03"
@@ -185,6 +187,28 @@ def test_the_records_and_log_files_zip_list_each_sidecar_and_verify_reads_them(b
     assert finding.problem == (
         f"signature: {PACKAGE}.sigs is not the one its record in summary.json lists"
     )
+
+
+def test_what_sign_writes_around_the_bundle_sigstore_issued_verifies(batch, monkeypatch) -> None:
+    # The signing call (an OIDC token, Fulcio, Rekor) cannot run here. In its place: the bundle
+    # Sigstore issued for this very statement, rattler-build's on GitHub Actions (the statement
+    # sign builds for the fixture's package and channel is the one it signed, byte for byte).
+    def issued(found, token):
+        assert [s.payload for s in found] == [attest.statement(PACKAGE, SHA256, CHANNEL)]
+        return read_sidecar(SIDECAR)
+
+    monkeypatch.setattr(sign_module, "identity_token", lambda *args, **kwargs: None)
+    monkeypatch.setattr(sign_module, "sign_all", issued)
+    said: list[str] = []
+    sign(batch.parent, batch, CHANNEL, say=said.append, note=said.append)
+    assert said == [
+        f"signed 1 package(s) for {CHANNEL} as {IDENTITY} ({ISSUER}): <package>.sigs beside "
+        "each, listed in summary.json and log_files.zip; name that identity and issuer in the PR"
+    ]
+    records = json.loads((batch / "summary.json").read_text())["configs"]
+    claim = Claim(identity=IDENTITY, issuer=ISSUER, channel=CHANNEL)
+    result = review(batch, [NAME], records, claim)
+    assert result.findings == [] and result.verdict.startswith("1 of 1 packages signed by ")
 
 
 def test_publish_puts_each_sidecar_beside_its_package_in_a_directory_channel(

@@ -220,10 +220,10 @@ def to_directory(packages: list[Path], artifacts: Path, channel: Path) -> list[s
             if not present.exists():
                 wanted.append(file)
             elif art.sha256_of(present) != art.sha256_of(artifacts / file):
+                what = "its signature is" if file == signature else "a package is"
                 raise UserError(
                     f"review publish: {present} is already in the channel with other contents; "
-                    "a package (and its signature) is published once: bump the build number "
-                    "and rebuild"
+                    f"{what} published once: bump the build number and rebuild"
                 )
     channel.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{channel.name}.publish-", dir=channel.parent))

@@ -32,7 +32,7 @@ from tools.localbuild.batch.record import package_entries
 from tools.localbuild.records import artifacts as art
 from tools.review import attest
 from tools.review.cfep3 import read_sums
-from tools.review.signatures import condensed, quiet
+from tools.review.signatures import condensed, quiet, signer_of
 
 NO_TOKEN = "review sign: no identity token can be had"
 
@@ -132,8 +132,8 @@ def identity_token(credential: Callable[[], str | None], *, interactive: bool, o
         raise UserError(f"{NO_TOKEN}: {condensed(exc) or type(exc).__name__}") from None
 
 
-def sign_all(found: list[Statement], token) -> list[str]:
-    """Each statement signed as a DSSE envelope: the sidecars' text, in order."""
+def sign_all(found: list[Statement], token) -> list:
+    """Each statement signed as a DSSE envelope: the Sigstore bundles, in order."""
     from sigstore.dsse import Statement as InToto
     from sigstore.errors import Error
     from sigstore.models import ClientTrustConfig
@@ -142,7 +142,7 @@ def sign_all(found: list[Statement], token) -> list[str]:
     try:
         context = SigningContext.from_trust_config(ClientTrustConfig.production())
         with context.signer(token) as signer:
-            return [f"[{signer.sign_dsse(InToto(s.payload)).to_json()}]\n" for s in found]
+            return [signer.sign_dsse(InToto(s.payload)) for s in found]
     except Error as exc:
         raise ToolError(f"review sign: signing failed, nothing written: {condensed(exc)}") from None
 
@@ -204,14 +204,17 @@ def sign(
         note(f"{len(found)} statement(s) for {channel}; nothing signed (--dry-run)")
         return 0
     token = identity_token(credential, interactive=interactive, oob=oob, note=note)
-    sidecars = sign_all(found, token)
+    bundles = sign_all(found, token)
     with lock.exclusive(folder):  # a batch building there would rewrite summary.json
-        for statement, text in zip(found, sidecars):
-            atomic_write_text(folder / attest.sidecar_of(statement.package), text)
+        for statement, bundle in zip(found, bundles):
+            sidecar = folder / attest.sidecar_of(statement.package)
+            atomic_write_text(sidecar, f"[{bundle.to_json()}]\n")  # a list, as rattler-build's
         record_sidecars(folder, [s.package for s in found])
-    who = f"{token.identity} ({token.issuer})"
+    # The signer as the certificate names it, which `review verify --identity/--issuer` reads
+    # (the token's own subject and issuer differ: a GitHub job's `sub`, Sigstore's sign-in).
+    who = signer_of(bundles[0].signing_certificate) if bundles else "nobody (no package)"
     note(
         f"signed {len(found)} package(s) for {channel} as {who}: <package>.sigs beside each, "
-        "listed in summary.json and log_files.zip"
+        "listed in summary.json and log_files.zip; name that identity and issuer in the PR"
     )
     return 0
