@@ -87,7 +87,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(GitHub Actions with id-token: write), else the browser flow in a terminal, whose "
         "e-mail address Rekor's public log keeps for good (docs/cfep03.md).",
     )
-    sign.add_argument("dir", type=Path, nargs="?", default=None, metavar="DIR")
+    sign.add_argument(
+        "dir",
+        type=Path,
+        nargs="?",
+        default=None,
+        metavar="DIR",
+        help="the batch, as a build or `review merge` left it (default: build_artifacts/)",
+    )
     sign.add_argument(
         "--channel",
         required=True,
