@@ -78,6 +78,46 @@ def test_python_version_probe_prints_major_dot_minor_and_t_when_free_threaded(
     assert run_as(code, gil_disabled) == "{}.{}".format(*sys.version_info[:2]) + suffix
 
 
+@pytest.mark.parametrize(
+    ("variant", "label"),
+    [
+        ("3.14.* *_cp314t", "3.14t"),
+        ("3.14.* *_cp314", "3.14"),
+        ("3.13.* *_cp313t", "3.13t"),
+        ("3.12.* *_cpython", "3.12"),
+        ("3.12", "3.12"),
+        ("3.14t", "3.14t"),
+    ],
+)
+def test_the_pytorch_stage_reads_x_y_and_the_t_from_the_python_variant(
+    variant: str, label: str
+) -> None:
+    # As build_common.sh's python_label reads it (tests/e2e/test_cmake_cache_free_threaded.py).
+    code = python_one_liner("_python_label.txt")
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "CF_TORCH_PYTHON": variant},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (result.returncode, result.stdout.strip()) == (0, label), result.stderr
+
+
+def test_a_python_variant_naming_no_python_stops_with_one_line_and_status_2() -> None:
+    code = python_one_liner("_python_label.txt")
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "CF_TORCH_PYTHON": "3.x.* *_cp3xt"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("bld.bat: error: CF_TORCH_PYTHON='3.x.* *_cp3xt' names no Python")
+
+
 def _wheel_pattern(tag: str) -> str:
     (loop,) = [line for line in CODE if line.startswith("for %%w in (")]
     pattern = re.search(r"\((torch-[^)]+\.whl)\)", loop).group(1)
