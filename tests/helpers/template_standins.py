@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import sys
+import traceback
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -116,10 +117,9 @@ def _surveyed_filters(env: jinja2.Environment, survey: _Survey) -> None:
                 )
                 return undefined
 
-        # jinja2 passes the environment or context to filters marked for it.
-        for marker in ("jinja_pass_arg",):
-            if hasattr(function, marker):
-                setattr(call, marker, getattr(function, marker))
+        # jinja2 passes the environment or context to filters marked for it (pass_context...).
+        if hasattr(function, "jinja_pass_arg"):
+            call.jinja_pass_arg = function.jinja_pass_arg
         return call
 
     env.filters = {name: wrap(name, function) for name, function in env.filters.items()}
@@ -134,13 +134,10 @@ def smithy_lint_findings(text: str) -> list[Finding]:
     env = jinja2.sandbox.SandboxedEnvironment(undefined=_smithy_undefined(survey))
     _surveyed_filters(env, survey)
 
-    def pin(*args: Any, **kwargs: Any) -> str:
-        return f"subpackage_pin {args[0]}"
-
     env.globals.update(
         compiler=lambda x: x + "_compiler_stub",
         stdlib=lambda x: x + "_stdlib_stub",
-        pin_subpackage=pin,
+        pin_subpackage=lambda *args, **kwargs: f"subpackage_pin {args[0]}",
         pin_compatible=lambda *args, **kwargs: f"compatible_pin {args[0]}",
         cdt=lambda x: x.replace("-", "_") + "_cdt_stub",
         load_file_regex=lambda *args, **kwargs: defaultdict(str),
@@ -166,8 +163,21 @@ def smithy_lint_findings(text: str) -> list[Finding]:
         "{% set python_min = '9999' %}\n" if re.match(r"{%\s+set\s+python_min\s+=", line) else line
         for line in text.splitlines(keepends=True)
     )
-    env.from_string(text).render({"os": mock_os, "environ": mock_os.environ, "PY_VER": "3.7"})
+    try:
+        env.from_string(text).render({"os": mock_os, "environ": mock_os.environ, "PY_VER": "3.7"})
+    except (jinja2.TemplateError, TypeError, AttributeError) as exc:
+        # What the survey does not go past (an unknown filter or test, a syntax error).
+        survey.findings.append(Finding(_line_of(exc), "the render", f"{type(exc).__name__}: {exc}"))
     return survey.findings
+
+
+def _line_of(exc: BaseException) -> int:
+    """The template line an exception of a render was raised at (jinja2 rewrites the
+    traceback to the template's own lines)."""
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return exc.lineno
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<template>"]
+    return frames[-1].lineno if frames else 0
 
 
 # rattler-build-conda-compat's context pass ------------------------------------------------

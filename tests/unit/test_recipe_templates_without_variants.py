@@ -25,12 +25,12 @@ V1 = REPO / "recipe" / "recipe-v1.yaml"
 
 def test_meta_yaml_calls_no_method_on_a_variant_key_the_linter_leaves_undefined() -> None:
     findings = smithy_lint_findings(META.read_text(encoding="utf-8"))
-    assert [f"recipe/meta.yaml {f}" for f in findings] == []
+    assert not findings, "\n".join(f"recipe/meta.yaml {f}" for f in findings)
 
 
 def test_recipe_v1_applies_no_split_or_test_to_a_variant_key_at_compats_context_pass() -> None:
     findings = compat_context_findings(V1.read_text(encoding="utf-8"))
-    assert [f"recipe/recipe-v1.yaml {f}" for f in findings] == []
+    assert not findings, "\n".join(f"recipe/recipe-v1.yaml {f}" for f in findings)
 
 
 # The models themselves, on the constructs the free-threading work brought in (meta.yaml
@@ -91,3 +91,9 @@ def test_the_compat_model_refuses_a_jinja_test_compat_has_on_a_variant_key() -> 
 )
 def test_the_compat_model_takes_what_compat_takes(construct: str) -> None:
     assert compat_context_findings(f"context:\n  version: '2.13.0'\nb: {construct}\n") == []
+
+
+def test_the_linter_model_names_the_line_of_a_filter_the_linter_lacks() -> None:
+    # conda-smithy's linter has jinja2's filters only: rattler-build's split is none of them.
+    [finding] = smithy_lint_findings('a: 1\nb: {{ python | split(" ") }}\n')
+    assert finding.line == 2 and "No filter named 'split'" in finding.why
