@@ -307,4 +307,22 @@ def compat_context_findings(text: str) -> list[Finding]:
         except (jinja2.TemplateError, TypeError, AttributeError) as exc:
             why = str(exc) if isinstance(exc, _TestOnUndefined) else f"{type(exc).__name__}: {exc}"
             findings.append(Finding(line, "${{ " + expression + " }}", why))
+    if not findings:
+        findings = _reloaded(env.from_string(text).render(context), text)
     return findings
+
+
+def _reloaded(rendered: str, text: str) -> list[Finding]:
+    """compat reads what its pass rendered back as YAML (its ``load_yaml``, ruamel's round
+    trip): an undefined value printed as a message with ": " in it (``python | first`` gives
+    ``${{ undefined value printed: No first item, sequence was empty. }}``) stops it there."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError
+
+    try:
+        YAML(typ="rt").load(rendered)
+    except MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else 0
+        source = text.splitlines()[line - 1].strip() if line else "the file"
+        return [Finding(line, source, f"what the pass renders is no YAML: {exc.problem}")]
+    return []

@@ -79,6 +79,13 @@ def test_the_compat_model_refuses_a_jinja_test_compat_has_on_a_variant_key() -> 
     assert "the jinja test 'string' on a value defined only per variant" in finding.why
 
 
+@pytest.mark.parametrize("construct", ["${{ python | first }}", "${{ python | last }}"])
+def test_the_compat_model_reads_what_the_pass_rendered_back_as_yaml(construct: str) -> None:
+    # jinja2's first and last take an undefined value, but print a message with ": " in it.
+    [finding] = compat_context_findings(f"context:\n  version: '2.13.0'\nb: {construct}\n")
+    assert finding.line == 3 and "no YAML" in finding.why
+
+
 @pytest.mark.parametrize(
     "construct",
     [
