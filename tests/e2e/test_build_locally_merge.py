@@ -17,7 +17,7 @@ import pytest
 from helpers.fake_engine_feedstock import ARM, CPU, CUDA, Feedstock
 
 from tools.foundation.errors import UserError
-from tools.localbuild.review.merge import Source, check_one_release, choose_records
+from tools.review.merge import Source, check_one_release, choose_records
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="drives bash scripts through a pseudo-terminal (POSIX only)"

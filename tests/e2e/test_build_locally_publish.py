@@ -352,7 +352,7 @@ def test_publish_goes_with_nothing_that_builds(built) -> None:
 
 def test_a_second_publisher_to_the_same_directory_is_refused(built, tmp_path: Path) -> None:
     from tools.localbuild.batch import lock
-    from tools.localbuild.review.publish import PUBLISH_LOCK
+    from tools.review.publish import PUBLISH_LOCK
 
     channel = tmp_path / "channel"
     # Before: nothing held; two publishers interleaved their renames and index files.

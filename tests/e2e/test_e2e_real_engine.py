@@ -166,7 +166,7 @@ def test_an_embedded_batch_passes_verify_with_allow_other_engine_and_says_so(cpu
     """The review's own checks all pass on an untouched embedded batch; `tools check` is the
     real one, its findings on the miniature's stand-ins (STAND_IN_FINDINGS) explained."""
     # Before: every package "embeds no commit", whatever the flag.
-    from tools.localbuild.review.verify import verify
+    from tools.review.verify import verify
 
     def check(config: str, packages: list[Path]):
         # the expectations of the variant the engine built, as the test of `tools check` has

@@ -4,7 +4,7 @@ The delegate: a git clone of the e2e feedstock (tests/helpers/e2e_feedstock.py: 
 miniature's CPU config, one Python, no test phase, the stand-in channel as `--channel`, the
 miniature as the release archive in `--source-cache`) builds with the embedded engine; its
 build_artifacts/ is the upload. The core member: another clone of the same commit, at a
-path of another length, runs `python -m tools.localbuild.review.rebuild UPLOAD CONFIG` with
+path of another length, runs `python -m tools.review.rebuild UPLOAD CONFIG` with
 the same build options but the channel as it is days later (a copy at another path, with a
 newer build of a host dependency published since), which clones it once more at the
 recorded commit, rebuilds there against exactly the packages the upload's builds resolved
@@ -34,8 +34,8 @@ import pytest
 from helpers.e2e_feedstock import CPU, PYTHONS, E2EFeedstock, e2e_channel
 
 from tools.localbuild.records.artifacts import write_log_zip, write_sha256sums
-from tools.localbuild.review.pinned import recorded
 from tools.rattler_build.repack import RENDERED, Rewrites, repack
+from tools.review.pinned import recorded
 
 pytestmark = [
     pytest.mark.slow,
@@ -94,7 +94,7 @@ def _rebuild(reviewer: Path, fs: E2EFeedstock, upload_dir: Path, *extra: str):
         [
             sys.executable,
             "-m",
-            "tools.localbuild.review.rebuild",
+            "tools.review.rebuild",
             str(upload_dir),
             fs.config,
             *fs.args,

@@ -11,7 +11,7 @@ import pytest
 
 from tools.foundation.errors import UserError
 from tools.localbuild.engines.watch.progress import Progress
-from tools.localbuild.review.cfep3 import read_sums, request_yaml
+from tools.review.cfep3 import read_sums, request_yaml
 
 
 @pytest.fixture(autouse=True)
@@ -169,13 +169,13 @@ def test_cfep3_request_rejects_a_channel_url(tmp_path: Path) -> None:
     ],
 )  # fmt: skip
 def test_why_knows_real_errors_from_the_lines_around_them(line: str, kind: str) -> None:
-    from tools.localbuild.review.why import kind_of
+    from tools.review.why import kind_of
 
     assert kind_of(line) == kind
 
 
 def test_why_without_a_recognised_error_shows_the_end_of_the_log() -> None:
-    from tools.localbuild.review.why import TAIL, first_error
+    from tools.review.why import TAIL, first_error
 
     lines = [f"[10:00:{i % 60:02d}] step {i}\n" for i in range(100)]
     found = first_error(lines)

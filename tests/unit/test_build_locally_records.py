@@ -209,7 +209,7 @@ def _record(machine: str, commit: str, packages=("linux-64/a.conda",)) -> dict[s
 
 
 def test_merge_refuses_one_config_built_from_two_commits_naming_machines_and_field() -> None:
-    from tools.localbuild.review.merge import Source, choose_records
+    from tools.review.merge import Source, choose_records
 
     sources = [
         Source(Path(name), None, None, (), {"cfg": _record(name, commit)})
@@ -223,7 +223,7 @@ def test_merge_refuses_one_config_built_from_two_commits_naming_machines_and_fie
 
 
 def test_merge_prefers_another_machines_failure_to_a_config_filtered_out_here() -> None:
-    from tools.localbuild.review.merge import Source, choose_records
+    from tools.review.merge import Source, choose_records
 
     here = {"cfg": {"status": "skipped", "reason": "filtered out"}}
     there = {"cfg": {"status": "failed", "machine": "beta", "note": "exit status 1"}}

@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("localbuild",),
     ("localbuild/engines",),
     ("localbuild/batch",),
-    ("localbuild/review",),
+    ("review",),
     ("bump",),
     # build-locally.py's entry sits beside the options it reads until it moves among the
     # commands (tools/localbuild/cli.py, issue 54 part 2)
@@ -313,8 +313,7 @@ def test_an_engine_importing_the_batch_is_reported() -> None:
 
 
 def test_the_batch_importing_the_reviewers_side_is_reported() -> None:
-    graph = {"tools.localbuild.batch.pipeline": {"tools.localbuild.review.modes"}}
+    graph = {"tools.localbuild.batch.pipeline": {"tools.review.modes"}}
     assert upward_imports(graph) == [
-        "tools.localbuild.batch.pipeline (localbuild/batch) imports "
-        "tools.localbuild.review.modes (localbuild/review)"
+        "tools.localbuild.batch.pipeline (localbuild/batch) imports tools.review.modes (review)"
     ]

@@ -12,7 +12,7 @@ import pytest
 
 from tools.foundation.errors import UserError
 from tools.localbuild.engines.offline import airgap
-from tools.localbuild.review.publish import destination
+from tools.review.publish import destination
 
 
 @pytest.mark.parametrize(

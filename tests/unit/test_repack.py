@@ -1,5 +1,5 @@
 """The repack after the embedded engine (tools/rattler_build/repack.py) and the rebuild's
-comparison (tools/localbuild/review/compare.py), on small packages conda-package-handling
+comparison (tools/review/compare.py), on small packages conda-package-handling
 makes from a folder: what a build leaves different between two runs (member times, owners,
 the order of ``depends``, the rendered recipe's time) is gone after the repack, and what the
 payload holds is not. The real engine's packages go through both in
@@ -12,8 +12,8 @@ import json
 import os
 from pathlib import Path
 
-from tools.localbuild.review.compare import differences
 from tools.rattler_build.repack import Rewrites, repack
+from tools.review.compare import differences
 
 EPOCH = 1793534400  # 2026-11-01 12:00 UTC
 RENDERED = """\

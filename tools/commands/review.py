@@ -68,7 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "packages byte for byte with the upload's (docs/cfep03.md), building with the options "
         "below as build-locally.py does",
     )
-    from tools.localbuild.review.rebuild import add_build_options
+    from tools.review.rebuild import add_build_options
 
     add_build_options(verify)
     verify.set_defaults(_review=_verify)
@@ -145,12 +145,12 @@ def _dir(root: Path, given: Path | None) -> Path:
 
 
 def _verify(args: argparse.Namespace, console: Console) -> int:
-    from tools.localbuild.review.verify import verify
+    from tools.review.verify import verify
 
     root, say = _root(), console.say
     rebuild = None
     if args.rebuild:
-        from tools.localbuild.review.rebuild import run_rebuild
+        from tools.review.rebuild import run_rebuild
 
         def rebuild():
             return run_rebuild(root, args, say)
@@ -162,13 +162,13 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
 
 
 def _report(args: argparse.Namespace, console: Console) -> int:
-    from tools.localbuild.review.report import write_report
+    from tools.review.report import write_report
 
     return write_report(_root(), args.dirs, console.say, console.note)
 
 
 def _request(args: argparse.Namespace, console: Console) -> int:
-    from tools.localbuild.review.modes import request
+    from tools.review.modes import request
 
     root = _root()
     request(
@@ -182,7 +182,7 @@ def _request(args: argparse.Namespace, console: Console) -> int:
 
 
 def _merge(args: argparse.Namespace, console: Console) -> int:
-    from tools.localbuild.review.modes import merge_folders
+    from tools.review.modes import merge_folders
 
     return merge_folders(
         _root(),
@@ -198,7 +198,7 @@ def _publish(args: argparse.Namespace, console: Console) -> int:
 
     from tools.foundation.proc import SECRET_ENV_VARS
     from tools.foundation.secrets import UPLOAD_TOKEN_VARS
-    from tools.localbuild.review.publish import publish
+    from tools.review.publish import publish
 
     env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV_VARS}
     token = next((os.environ[n] for n in UPLOAD_TOKEN_VARS if os.environ.get(n)), None)
@@ -213,7 +213,7 @@ def _publish(args: argparse.Namespace, console: Console) -> int:
 
 
 def _why(args: argparse.Namespace, console: Console) -> int:
-    from tools.localbuild.review.modes import why
+    from tools.review.modes import why
 
     root = _root()
     return why(root, args.config, _dir(root, args.dir), console)

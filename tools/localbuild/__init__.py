@@ -1,6 +1,6 @@
 """Local and CFEP-03 batch builds behind ``build-locally.py``.
 
-Four parts, imported one way (``schedule`` <- ``engines`` <- ``batch`` <- ``review``;
+Three parts, imported one way (``schedule`` <- ``engines`` <- ``batch``;
 tests/unit/test_import_layers.py holds the order), on a few shared modules:
 
 - ``options/``: the command line and the environment, read once into the mode they name
@@ -18,8 +18,8 @@ tests/unit/test_import_layers.py holds the order), on a few shared modules:
 airgap, runner, logtee, progress, ccache).
 ``batch/``: the pipeline select -> plan -> run -> record -> report (pipeline, choose,
 preflight, loop, record, summary, lock).
-``review/``: the commands that read earlier batches (why, merge, report, verify, cfep3,
-embedded, modes).
+The commands that read earlier batches (``python -m tools review``) are a layer of their
+own above this package, ``tools/review/``.
 
 Standard library plus ruamel.yaml only: maintainers run this with the system Python.
 """

@@ -3,7 +3,7 @@
 Each stage is its own module (choose, preflight, loop, record, summary); this one only
 sequences them, one entry per mode (``list_configs``, ``dry_run``, ``debug``, ``build``;
 tools/localbuild/cli.py picks it).  The commands that read earlier batches (``python -m tools
-review``) are the reviewer's side, ``tools.localbuild.review``.
+review``) are the reviewer's side, ``tools.review``.
 """
 
 from __future__ import annotations

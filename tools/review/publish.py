@@ -40,9 +40,9 @@ from tools.foundation.secrets import UPLOAD_TOKEN_VARS
 from tools.localbuild.batch import lock
 from tools.localbuild.engines.offline.airgap import local_folder
 from tools.localbuild.records import artifacts as art
-from tools.localbuild.review import publishable
-from tools.localbuild.review.cfep3 import read_sums
-from tools.localbuild.review.verify import verify
+from tools.review import publishable
+from tools.review.cfep3 import read_sums
+from tools.review.verify import verify
 
 _OWNER = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 _ANACONDA = re.compile(rf"^(?P<owner>{_OWNER})(?:/label/(?P<label>[A-Za-z0-9_.-]+))?$")

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.foundation.errors import UserError
-from tools.localbuild.review.crosscheck import Finding
 from tools.rattler_build.repack import RENDERED
 from tools.rattler_build.workroot import CHANNEL_LABEL
+from tools.review.crosscheck import Finding
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from tools.localbuild.batch.record import DONE, package_entries
 from tools.localbuild.records import artifacts as art
 from tools.localbuild.records import ci_engine
 from tools.localbuild.records.provenance import Provenance, file_sha256, toolkit_version
-from tools.localbuild.review.logread import LogFacts, read_log
-from tools.localbuild.review.upload import Batch
+from tools.review.logread import LogFacts, read_log
+from tools.review.upload import Batch
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from tools.foundation.errors import UserError
 from tools.foundation.files import atomic_write_text
 from tools.localbuild.engines.watch.progress import format_duration
 from tools.localbuild.records.provenance import DIRTY_WARNING, Provenance
-from tools.localbuild.review.rows import Row, collect, duration_text, time_span
-from tools.localbuild.review.timeline import timeline_svg
+from tools.review.rows import Row, collect, duration_text, time_span
+from tools.review.timeline import timeline_svg
 
 STATUS_MARKS = {"done": "✅", "skipped": "☑️", "failed": "❌", "interrupted": "⏸️"}
 

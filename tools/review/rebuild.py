@@ -1,6 +1,6 @@
 """A core member's rebuild of one config of an upload: the same bytes, or what differs.
 
-    python -m tools.localbuild.review.rebuild DIR CONFIG [--commit SHA] [--engine E]
+    python -m tools.review.rebuild DIR CONFIG [--commit SHA] [--engine E]
         [--channel URL_OR_DIR]... [--source-cache DIR] [--ccache DIR]
         [--keep DIR | --rebuilt DIR]
 
@@ -41,10 +41,10 @@ from tools.foundation.log import Console
 from tools.foundation.proc import call
 from tools.foundation.selection import select_one
 from tools.localbuild.records.configs import discover, labels
-from tools.localbuild.review.compare import differences
-from tools.localbuild.review.crosscheck import Finding
-from tools.localbuild.review.pinned import pinned_channels
-from tools.localbuild.review.upload import open_batch
+from tools.review.compare import differences
+from tools.review.crosscheck import Finding
+from tools.review.pinned import pinned_channels
+from tools.review.upload import open_batch
 
 #: The build-locally.py options a rebuild passes on (the ones that choose how it builds).
 BUILD_OPTIONS = ("--engine", "--channel", "--source-cache", "--ccache")
@@ -223,7 +223,7 @@ def _keep(artifacts: Path, keep: Path) -> None:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
-        prog="python -m tools.localbuild.review.rebuild",
+        prog="python -m tools.review.rebuild",
         description="Rebuild CONFIG from this checkout at the upload's commit and compare "
         "each package byte for byte with DIR's (docs/cfep03.md).",
         epilog="exit status: 0 every package identical; 1 a package differs or was not "

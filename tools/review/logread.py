@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.localbuild.review.why import strip_stamp
+from tools.review.why import strip_stamp
 
 NOTE = "### build-locally: "
 _PACKAGE = re.compile(r"^package (\S+) sha256 ([0-9a-f]{64}) \(\d+ bytes\)$")

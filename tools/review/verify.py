@@ -38,12 +38,12 @@ from tools.localbuild.records import artifacts as art
 from tools.localbuild.records import ci_engine
 from tools.localbuild.records.configs import discover, labels
 from tools.localbuild.records.provenance import NO_PACKAGE_COMMIT, Provenance
-from tools.localbuild.review import crosscheck
-from tools.localbuild.review.cfep3 import read_sums
-from tools.localbuild.review.crosscheck import Finding
-from tools.localbuild.review.embedded import read_embedded
-from tools.localbuild.review.rebuild import Rebuilt
-from tools.localbuild.review.upload import open_batch
+from tools.review import crosscheck
+from tools.review.cfep3 import read_sums
+from tools.review.crosscheck import Finding
+from tools.review.embedded import read_embedded
+from tools.review.rebuild import Rebuilt
+from tools.review.upload import open_batch
 
 # SHA256SUMS' own rule for a package's path (cfep3.read_sums): a channel subdir and a file.
 _PACKAGE_PATH = re.compile(r"^(?:noarch|(?:linux|osx|win)-[a-z0-9]+)/[^/\\]+$")

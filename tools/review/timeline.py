@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 
 from tools.localbuild.engines.watch.progress import format_duration
-from tools.localbuild.review.rows import Row, duration_text, time_span
+from tools.review.rows import Row, duration_text, time_span
 
 STATUS_COLOURS = {
     "done": "#2e7d32",

@@ -16,9 +16,9 @@ from tools.localbuild.records import artifacts as art
 from tools.localbuild.records import ci_engine
 from tools.localbuild.records.configs import discover, labels
 from tools.localbuild.records.provenance import dirty_warning
-from tools.localbuild.review import cfep3
-from tools.localbuild.review.merge import merge
-from tools.localbuild.review.upload import SUMMARY, open_batch
+from tools.review import cfep3
+from tools.review.merge import merge
+from tools.review.upload import SUMMARY, open_batch
 
 
 def request(
@@ -101,7 +101,7 @@ def merge_folders(
 def why(root: Path, selector: str, folder: Path, console: Console) -> int:
     """The first real error of the config's log (why.py)."""
     from tools.foundation import selection
-    from tools.localbuild.review import why
+    from tools.review import why
 
     with open_batch(folder, command="review why", needs=SUMMARY) as batch:
         previous = art.read_summary(batch.view)

@@ -14,9 +14,9 @@ from pathlib import Path
 from tools.localbuild.engines.watch.progress import format_duration
 from tools.localbuild.records.configs import discover, labels
 from tools.localbuild.records.provenance import Provenance
-from tools.localbuild.review.embedded import NOT_CHECKED, read_embedded
-from tools.localbuild.review.merge import choose_records, load_source
-from tools.localbuild.review.upload import SUMMARY, open_batch
+from tools.review.embedded import NOT_CHECKED, read_embedded
+from tools.review.merge import choose_records, load_source
+from tools.review.upload import SUMMARY, open_batch
 
 
 @dataclass(frozen=True)
