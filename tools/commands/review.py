@@ -162,11 +162,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     why = sub.add_parser(
         "why",
-        help="print the first compiler, CMake, linker or test error in CONFIG's log",
-        description="The first real error of CONFIG's log in DIR, with context and the log's path.",
+        help="print the first compiler, CMake, linker, test, download or solver error in "
+        "CONFIG's log",
+        description="The first real error of CONFIG's log, with context and the log's path. DIR: "
+        "a batch folder or its log_files.zip, a folder holding the config's log alone (no "
+        "summary.json), or the log file itself (one downloaded from a CI job); default "
+        "build_artifacts/.",
     )
     why.add_argument("config", metavar="CONFIG", help="a config name, label or glob")
-    why.add_argument("dir", type=Path, nargs="?", default=None, metavar="DIR")
+    why.add_argument("dir", type=Path, nargs="?", default=None, metavar="DIR|LOG")
     why.set_defaults(_review=_why)
 
 
