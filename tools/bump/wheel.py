@@ -68,17 +68,7 @@ def release_commit(path: Path) -> str:
                 f"--wheel {path}: the wheel has no {VERSION_MODULE}; pass PyTorch's release "
                 "wheel (pip download torch==VERSION --no-deps)"
             ) from None
-    values = [
-        node.value.value
-        for node in ast.parse(text).body
-        if isinstance(node, (ast.Assign, ast.AnnAssign))
-        and any(
-            isinstance(target, ast.Name) and target.id == "git_version"
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-        )
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-    ]
+    values = [v for v in _assigned(text, "git_version") if isinstance(v, str)]
     if len(values) != 1 or not re.fullmatch(r"[0-9a-f]{40}", values[0]):
         found = repr(values[0]) if len(values) == 1 else "no one git_version string"
         raise UserError(
@@ -86,6 +76,22 @@ def release_commit(path: Path) -> str:
             "wheel, built from the release's checkout (pip download torch==VERSION --no-deps)"
         )
     return values[0]
+
+
+def _assigned(module: str, name: str) -> list[object]:
+    """The constants the module's top level assigns to ``name`` (``git_version = '...'``)."""
+    values = []
+    for node in ast.parse(module).body:
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        named = any(isinstance(t, ast.Name) and t.id == name for t in targets)
+        if named and isinstance(node.value, ast.Constant):
+            values.append(node.value.value)
+    return values
 
 
 def recipe_pythons(ci_support: Path) -> tuple[str, ...]:
