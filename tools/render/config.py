@@ -204,6 +204,36 @@ def render_config_text(
     return list(rendered.outputs)
 
 
+def render_configs_text(
+    items: Sequence[tuple[Path, str]], *, root: Path, recipe_dir: Path
+) -> list[list[RenderedOutput]]:
+    """``render_config_text`` of several variant files; on a switched feedstock, whose renders
+    by rattler-build take a second or more each, the ones not on disk yet render in worker
+    processes (tools/foundation/parallel.py)."""
+    forge = load_forge_yml(root)
+    v1 = uses_rattler_build(forge)
+    keys = [_render_key(path, text, root, recipe_dir, v1) for path, text in items]
+    found = [diskcache.load(key) for key in keys]
+    missing = [i for i, rendered in enumerate(found) if rendered is None]
+    if v1 and len(missing) > 1:
+        from tools.foundation.parallel import map_in_processes
+
+        tasks = [(items[i][0], items[i][1], dict(forge), root, recipe_dir) for i in missing]
+        for i, rendered in zip(missing, map_in_processes(_render_task, tasks), strict=True):
+            found[i] = rendered
+            diskcache.store(keys[i], rendered)
+    return [
+        list(rendered.outputs)
+        if rendered is not None
+        else render_config_text(path, text, root=root, recipe_dir=recipe_dir)
+        for rendered, (path, text) in zip(found, items, strict=True)
+    ]
+
+
+def _render_task(task: tuple[Path, str, dict[str, Any], Path, Path]) -> ConfigRender:
+    return _render_uncached(*task)
+
+
 def _render_key(
     path: Path, config_text: str, root: Path, recipe_dir: Path, v1: bool
 ) -> diskcache.Key:

@@ -17,13 +17,17 @@ and pin_run_as_build trimming (tools/smithy/jobs.py, the input order being the f
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tools.foundation.errors import UserError
 from tools.rerender.jobs import Matrix, ci_jobs
 from tools.rerender.pinning import Pinning
+from tools.rerender.platforms import PlatformSpec
 from tools.smithy.compat import RenderedPackage
+from tools.smithy.forge import ForgeSettings
+from tools.smithy.jobs import CiJob
 
 
 def check_v1_recipe(root: Path, recipe_dir: Path) -> Path:
@@ -92,12 +96,11 @@ def render_packages(recipe: Path, spec: Mapping[str, Any], subdir: str) -> list[
 def compute_v1_matrix(
     root: Path, recipe_dir: Path, pinning: Pinning, pinning_text: str, forge_data: Mapping[str, Any]
 ) -> Matrix:
+    from tools.foundation.parallel import map_in_processes
     from tools.recipe.text import uses_cuda_compiler
     from tools.rerender.dump import files_of
     from tools.rerender.platforms import SpecInputs
-    from tools.smithy.compat import compat_metas, feedstock_name
     from tools.smithy.forge import read_forge_settings
-    from tools.smithy.jobs import collapse
 
     forge = read_forge_settings(forge_data)
     recipe = check_v1_recipe(root, recipe_dir)
@@ -111,21 +114,39 @@ def compute_v1_matrix(
         uses_cuda_compiler(text),
         variants_file if variants_file.is_file() else None,
     )
-    jobs = []
-    for plat in forge.platforms():
-        spec = inputs.for_platform(forge, plat)
-        metas = compat_metas(
-            render_packages(recipe, spec.migrated, spec.subdir), spec.migrated, spec.subdir
-        )
-        if not metas:
-            continue  # rattler-build renders no package here: no job
-        configs, loop_vars = collapse(
-            metas,
-            metas[0].input_variants,
-            github_actions=forge.github_actions,
-            recipe_text=text,
-        )
-        jobs.extend(ci_jobs(plat, spec.build, configs, loop_vars, feedstock_name(metas), forge))
+    tasks = [
+        _Platform(recipe, text, inputs.for_platform(forge, p), forge) for p in forge.platforms()
+    ]
+    jobs = [job for found in map_in_processes(_platform_jobs, tasks) for job in found]
     ordered = tuple(sorted(jobs, key=lambda j: j.name))
     warnings = (*forge.ignored_provider_lines(), *inputs.warnings())
     return Matrix(ordered, inputs.plan, warnings, files_of(ordered))
+
+
+@dataclass(frozen=True)
+class _Platform:
+    """One platform's share of the work, as a worker process gets it."""
+
+    recipe: Path
+    text: str
+    spec: PlatformSpec
+    forge: ForgeSettings
+
+
+def _platform_jobs(task: _Platform) -> list[CiJob]:
+    """One platform's CI jobs: rattler-build's render, compat's metas, smithy's split."""
+    from tools.smithy.compat import compat_metas, feedstock_name
+    from tools.smithy.jobs import collapse
+
+    spec = task.spec
+    packages = render_packages(task.recipe, spec.migrated, spec.subdir)
+    metas = compat_metas(packages, spec.migrated, spec.subdir)
+    if not metas:
+        return []  # rattler-build renders no package here: no job
+    configs, loop_vars = collapse(
+        metas,
+        metas[0].input_variants,
+        github_actions=task.forge.github_actions,
+        recipe_text=task.text,
+    )
+    return ci_jobs(spec.platform, spec.build, configs, loop_vars, feedstock_name(metas), task.forge)
