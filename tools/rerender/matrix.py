@@ -91,11 +91,16 @@ def _compute_matrix(
         if not variant_list:
             continue
         outputs = render_variants(source, variant_list, Target(subdir, subdir, spec.environ))
-        outputs = [o for o in outputs if not o.skip and not o.noarch]
+        keep_noarch = plat in forge.noarch_platforms
+        outputs = [o for o in outputs if not o.skip and (keep_noarch or not o.noarch)]
         if not outputs:
             continue
         configs, loop_vars = collapse(
-            outputs, variant_list, github_actions=forge.github_actions, recipe_text=source.meta_text
+            outputs,
+            variant_list,
+            github_actions=forge.github_actions,
+            noarch_only=all(o.noarch for o in outputs),
+            recipe_text=source.meta_text,
         )
         jobs.extend(ci_jobs(plat, build, configs, loop_vars, feedstock_name, forge))
     ordered = tuple(sorted(jobs, key=lambda j: j.name))

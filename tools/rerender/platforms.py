@@ -131,7 +131,7 @@ class SpecInputs:
         except RattlerBuildError as exc:
             raise UserError(one_line_error(self.variants_file, exc)) from None
         spec: dict[str, Any] = {k: [str(v) for v in vs] for k, vs in loaded.to_dict().items()}
-        groups = loaded.zip_keys()
+        groups = loaded.zip_keys
         if groups:
             spec["zip_keys"] = [list(g) for g in groups]
         return spec

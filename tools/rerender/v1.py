@@ -140,13 +140,15 @@ def _platform_jobs(task: _Platform) -> list[CiJob]:
 
     spec = task.spec
     packages = render_packages(task.recipe, spec.migrated, spec.subdir)
-    metas = compat_metas(packages, spec.migrated, spec.subdir)
+    keep_noarch = spec.platform in task.forge.noarch_platforms
+    metas = compat_metas(packages, spec.migrated, spec.subdir, keep_noarch=keep_noarch)
     if not metas:
         return []  # rattler-build renders no package here: no job
     configs, loop_vars = collapse(
         metas,
         metas[0].input_variants,
         github_actions=task.forge.github_actions,
+        noarch_only=all(m.noarch for m in metas),
         recipe_text=task.text,
     )
     return ci_jobs(spec.platform, spec.build, configs, loop_vars, feedstock_name(metas), task.forge)

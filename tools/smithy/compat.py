@@ -201,15 +201,17 @@ _SMITHY_KEYS = frozenset(
 )
 
 
-def compat_metas(packages: Sequence[RenderedPackage], spec: Spec, subdir: str) -> list[CompatMeta]:
-    """The metas smithy keeps for a platform: noarch packages dropped (no CI provider here
-    keeps them), sorted by ``dist`` as ``_render_ci_provider`` sorts them.
+def compat_metas(
+    packages: Sequence[RenderedPackage], spec: Spec, subdir: str, *, keep_noarch: bool
+) -> list[CompatMeta]:
+    """The metas smithy keeps for a platform, sorted by ``dist`` as ``_render_ci_provider``
+    sorts them; noarch packages only where conda-forge.yml's ``noarch_platforms`` builds them.
 
     compat puts every key no package uses back into each variant at its first value, and
     smithy then keeps only the used, zipped and always-kept keys of them: the others (most of
     the pinning's 500) are left out here from the start, which changes no file and saves most
     of what a real rerender spends."""
-    kept = [p for p in packages if not p.noarch]
+    kept = [p for p in packages if keep_noarch or not p.noarch]
     relevant = set(_SMITHY_KEYS) | {"zip_keys"}
     for package in kept:
         relevant |= set(used_variant(package))
