@@ -61,7 +61,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     current = "rattler-build" if uses_rattler_build(load_forge_yml(root)) else "conda-build"
     if current == args.to:
         raise UserError(f"{root / 'conda-forge.yml'}: the feedstock already builds with {args.to}")
-    meta_text = _meta_from_history(root) if args.to == "conda-build" else None
+    meta_text, v1_then = _meta_from_history(root) if args.to == "conda-build" else (None, None)
     moves = _moves(root, args.to)
     forge_text = _with_tool(root / "conda-forge.yml", args.to)
     with tempfile.TemporaryDirectory(prefix="switch-") as scratch:
@@ -75,19 +75,19 @@ def run(args: argparse.Namespace, console: Console) -> int:
             f"{EQUIVALENCE_TEST} skips from now on: there is no meta.yaml to compare "
             "recipe.yaml with (`switch --to conda-build` brings it back)"
         )
-    else:
-        console.say(
-            f"{META} is the one of the commit before the switch: if recipe.yaml changed "
-            f"since, bring meta.yaml level with it ({EQUIVALENCE_TEST} compares them again)"
+    elif v1_then != (root / V1_STAGED).read_text(encoding="utf-8"):
+        console.warn(
+            f"{META} is the one of the commit before the switch, and recipe.yaml changed "
+            f"since: bring meta.yaml level with it ({EQUIVALENCE_TEST} compares them again)"
         )
     console.say(f"not done: {_not_done(root)}; then commit")
     return 0
 
 
-def _git(root: Path, *args: str, quiet: bool = False):
+def _git(root: Path, *args: str, quiet: bool = False, check: bool = True):
     from tools.foundation.proc import call
 
-    return call("git", "-C", str(root), *args, capture=quiet, quiet=quiet)
+    return call("git", "-C", str(root), *args, capture=quiet, quiet=quiet, check=check)
 
 
 def _check_clean(root: Path) -> None:
@@ -128,8 +128,9 @@ def _moves(root: Path, to: str) -> list[tuple[str, str | None]]:
     return moves
 
 
-def _meta_from_history(root: Path) -> str:
-    """meta.yaml as the commit before the one that removed it had it."""
+def _meta_from_history(root: Path) -> tuple[str, str | None]:
+    """meta.yaml as the commit before the one that removed it had it, and the v1 recipe of
+    that commit (to tell whether it changed since)."""
     from tools.foundation.errors import UserError
 
     removed = _git(
@@ -137,7 +138,9 @@ def _meta_from_history(root: Path) -> str:
     ).stdout.strip()
     if not removed:
         raise UserError(f"{root}: no commit removed {META}; there is no meta.yaml to bring back")
-    return _git(root, "show", f"{removed}^:{META}", quiet=True).stdout
+    meta = _git(root, "show", f"{removed}^:{META}", quiet=True).stdout
+    then = _git(root, "show", f"{removed}^:{V1_STAGED}", quiet=True, check=False)
+    return meta, then.stdout if then.returncode == 0 else None
 
 
 def _with_tool(path: Path, to: str) -> str:
