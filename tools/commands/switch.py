@@ -6,18 +6,17 @@ To rattler-build: ``git rm recipe/meta.yaml``, ``git mv recipe/recipe-v1.yaml
 recipe/recipe.yaml``, conda-forge.yml's ``conda_build_tool: rattler-build``, and ``.ci_support/``
 with README.md's CI-job table as ``matrix --write`` computes them for recipe.yaml. Back: recipe.yaml
 becomes recipe-v1.yaml again and meta.yaml comes back from the commit before the one that
-removed it. Everything is computed first, in a copy of the feedstock, so a recipe the new
-engine cannot render changes nothing; then the files are moved and written, and every change
-is staged. It works on a clean work tree only: every file it moves or rewrites is then in git,
-and a switch is undone with git.
+removed it. It works on a clean work tree only, so every file it moves or rewrites is in git:
+the recipe files are moved and conda-forge.yml rewritten first, in place (so the renders it
+makes are the ones ``matrix --check`` and ``explain`` find on disk afterwards), then the matrix
+is computed; when that fails (a recipe the new engine cannot render) or is interrupted,
+``git reset --hard`` puts the tree back as it was, and nothing changed. Every change is staged.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
-import shutil
-import tempfile
 from pathlib import Path
 
 from tools.foundation.log import Console
@@ -64,9 +63,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
     meta_text, v1_then = _meta_from_history(root) if args.to == "conda-build" else (None, None)
     moves = _moves(root, args.to)
     forge_text = _with_tool(root / "conda-forge.yml", args.to)
-    with tempfile.TemporaryDirectory(prefix="switch-") as scratch:
-        contents, changes = _plan(root, Path(scratch), moves, forge_text, meta_text, pinning)
-    _apply(root, args.to, moves, meta_text, contents)
+    try:
+        changes = _switch(root, args.to, moves, forge_text, meta_text, pinning)
+    except BaseException:
+        # the tree was clean: what is not HEAD's is this command's own
+        _git(root, "reset", "--quiet", "--hard", "HEAD", quiet=True)
+        raise
     for change in changes:
         console.say(change)
     console.say("staged: every change above (`git diff --cached --stat` lists them)")
@@ -152,52 +154,13 @@ def _with_tool(path: Path, to: str) -> str:
     return text + ("" if text.endswith("\n") or not text else "\n") + f"conda_build_tool: {to}\n"
 
 
-def _plan(root, scratch, moves, forge_text, meta_text, pinning):
-    """Every file's new text, computed in a copy of the feedstock as it will be; and the lines
-    that say what changes."""
+def _switch(root, to, moves, forge_text, meta_text, pinning) -> list[str]:
+    """The recipe files moved and conda-forge.yml rewritten, then .ci_support and README.md's
+    table computed for the recipe the engine now builds and written, all of it staged; the
+    lines that say what changed."""
     from tools import rerender as ci_support
     from tools.commands.matrix import README_TABLE, planned_writes
-
-    copy = scratch / root.name
-    shutil.copytree(root / "recipe", copy / "recipe", symlinks=True)
-    migrations = root / ".ci_support"
-    shutil.copytree(migrations, copy / ".ci_support", symlinks=True)
-    for name in ("conda-forge.yml", "README.md"):
-        if (root / name).is_file():
-            shutil.copy2(root / name, copy / name)
-    for old, new in moves:
-        if new is None:
-            (copy / old).unlink()
-        else:
-            (copy / old).rename(copy / new)
-    if meta_text is not None:
-        (copy / META).write_text(meta_text, encoding="utf-8")
-    (copy / "conda-forge.yml").write_text(forge_text, encoding="utf-8")
-    matrix = ci_support.compute_matrix(copy, copy / "recipe", pinning)
-    diffs, written, table_changed = planned_writes(copy, copy / "recipe", matrix)
-    contents: dict[Path, str | None] = {
-        root / path.relative_to(copy): text for path, text in written.items()
-    }
-    contents[root / "conda-forge.yml"] = forge_text
-    to = _TOOL_LINE.search(forge_text)
-    changes = [
-        f"{'removed' if new is None else 'moved'}: {old}" + (f" -> {new}" if new else "")
-        for old, new in moves
-    ]
-    if meta_text is not None:
-        changes.append(f"restored: {META} (from git history)")
-    changes.append(f"updated: conda-forge.yml (conda_build_tool: {to[2] if to else '?'})")
-    changes += [d.written() for d in diffs]
-    if table_changed:
-        changes.append(f"updated: {README_TABLE}")
-    changes.append(
-        f"{len(matrix.jobs)} CI jobs, computed for {RECIPE if meta_text is None else META}"
-    )
-    return contents, changes
-
-
-def _apply(root, to, moves, meta_text, contents) -> None:
-    from tools.foundation.files import replace_files
+    from tools.foundation.files import atomic_write_text, replace_files
 
     for old, new in moves:
         if new is None:
@@ -205,13 +168,26 @@ def _apply(root, to, moves, meta_text, contents) -> None:
         else:
             _git(root, "mv", "--", old, new)
     if meta_text is not None:
-        (root / META).write_text(meta_text, encoding="utf-8")
+        atomic_write_text(root / META, meta_text)
+        _git(root, "add", "--", META)
+    atomic_write_text(root / "conda-forge.yml", forge_text)
+    matrix = ci_support.compute_matrix(root, root / "recipe", pinning)
+    diffs, contents, table_changed = planned_writes(root, root / "recipe", matrix)
     replace_files(contents)
-    paths = [META] if meta_text is not None else []
-    paths += ["conda-forge.yml", ".ci_support", "README.md"]
-    _git(
-        root, "add", "--all", "--", *(p for p in paths if (root / p).exists() or p == ".ci_support")
+    paths = ["conda-forge.yml", ".ci_support", *(["README.md"] if table_changed else [])]
+    _git(root, "add", "--all", "--", *paths)
+    changes = [f"removed: {old}" if new is None else f"moved: {old} -> {new}" for old, new in moves]
+    if meta_text is not None:
+        changes.append(f"restored: {META} (from git history)")
+    changes.append(
+        f"updated: conda-forge.yml (conda_build_tool: {_TOOL_LINE.search(forge_text)[2]})"
     )
+    changes += [d.written() for d in diffs]
+    if table_changed:
+        changes.append(f"updated: {README_TABLE}")
+    recipe = RECIPE if meta_text is None else META
+    changes.append(f"{len(matrix.jobs)} CI jobs, computed for {recipe}")
+    return changes
 
 
 def _not_done(root: Path) -> str:
