@@ -13,12 +13,17 @@ if not defined SP_DIR (
     echo bld.bat: error: SP_DIR is not set; run %RECIPE_FILE% through conda-build, which sets it 1>&2
     exit /b 2
 )
-rem This output's Python as the recipes' script env names it: X.Y, or X.Yt for a free-threaded
-rem one, which conda-build's PY_VER (X.Y for both) cannot tell apart.
+rem This output's Python as the recipes' script env names it: the python variant as it is
+rem ("3.14.* *_cp314t"), made X.Y, or X.Yt for a free-threaded one, which conda-build's PY_VER
+rem (X.Y for both) cannot tell apart, as build_common.sh's python_label makes it (which says why
+rem the recipes leave it to the scripts). Read from the environment: no argument to expand.
 if not defined CF_TORCH_PYTHON (
     echo bld.bat: error: CF_TORCH_PYTHON is not set; pass it in script_env of the pytorch output in recipe\meta.yaml ^(its script env in recipe\recipe-v1.yaml^) 1>&2
     exit /b 2
 )
+"%PYTHON%" -c "import os, re, sys; s = os.environ['CF_TORCH_PYTHON']; v, _, b = s.partition(' '); v = v[:-2] if v.endswith('.*') else v; v += 't' if re.search(r'_cp\d+t$', b) else ''; ok = re.fullmatch(r'\d+\.\d+t?', v); print(v if ok else 'bld.bat: error: CF_TORCH_PYTHON=' + repr(s) + ' names no Python; give the python variant (3.14.* *_cp314t) or X.Y (X.Yt free-threaded)', file=sys.stdout if ok else sys.stderr); raise SystemExit(0 if ok else 2)" > "%SRC_DIR%\_python_label.txt"
+if !errorlevel! neq 0 exit /b !errorlevel!
+set /p CF_TORCH_PYTHON=<"%SRC_DIR%\_python_label.txt"
 if defined PY_VER if not "%CF_TORCH_PYTHON%"=="%PY_VER%" if not "%CF_TORCH_PYTHON%"=="%PY_VER%t" (
     echo bld.bat: error: CF_TORCH_PYTHON='!CF_TORCH_PYTHON!' but PY_VER='!PY_VER!'; the pytorch output's script_env in recipe\meta.yaml must name its own Python 1>&2
     exit /b 2

@@ -61,6 +61,26 @@ python_abi() {
     "${PYTHON}" -c 'import sys, sysconfig; print("%d.%d%s" % (sys.version_info[0], sys.version_info[1], "t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""))'
 }
 
+python_label() {
+    # X.Y, or X.Yt for a free-threaded Python, from the python variant as both recipes pass it
+    # in $2 ("3.14.* *_cp314t" -> 3.14t, "3.14.* *_cp314" and "3.12.* *_cpython" -> 3.14 and
+    # 3.12: conda-forge's free-threaded pythons are the builds *_cp313t and *_cp314t), or from
+    # X.Y or X.Yt as it is. The recipes hand the variant over untouched and the t is decided
+    # here rather than in a template: conda-smithy's linter renders meta.yaml without variants
+    # and its v1 path renders recipe.yaml with only its context, where no method, split or
+    # jinja test may touch python (issues 58 and 60). $PYTHON's own Py_GIL_DISABLED would
+    # answer too, but then nothing would check the host Python against the variant
+    # (python_is). bld_pytorch.bat reads it the same way.
+    local variable="$1" spec="$2" version build=""
+    version="${spec%% *}"
+    [[ "${spec}" == *" "* ]] && build="${spec#* }"
+    version="${version%.\*}"
+    [[ "${build}" =~ _cp[0-9]+t$ ]] && version="${version}t"
+    [[ "${version}" =~ ^[0-9]+\.[0-9]+t?$ ]] \
+        || die "${variable}='${spec}' names no Python; give the python variant (3.14.* *_cp314t) or X.Y (X.Yt free-threaded)"
+    printf '%s\n' "${version}"
+}
+
 python_is() {
     # Fail unless $PYTHON is Python $2 (as the variable $1 says it must be): X.Y for one with
     # the GIL, X.Yt for a free-threaded one, so a 3.14 stage never runs a 3.14t interpreter.

@@ -11,6 +11,8 @@ build_pytorch() {
     [[ -n "${SP_DIR:-}" ]] || die "SP_DIR is not set; run ${RECIPE_FILE} through conda-build (it sets SP_DIR)"
     [[ -n "${CF_TORCH_PYTHON:-}" ]] \
         || die "CF_TORCH_PYTHON is not set; pass it in script_env of the pytorch output in recipe/meta.yaml (its script env in recipe/recipe-v1.yaml)"
+    # From here on X.Y or X.Yt: the recipes pass the python variant ("3.14.* *_cp314t").
+    CF_TORCH_PYTHON="$(python_label CF_TORCH_PYTHON "${CF_TORCH_PYTHON}")"
     [[ -z "${PY_VER:-}" || "${CF_TORCH_PYTHON%t}" == "${PY_VER}" || "${CF_TORCH_PYTHON}" == "${PY_VER}" ]] \
         || die "CF_TORCH_PYTHON='${CF_TORCH_PYTHON}' but PY_VER='${PY_VER:-}'; the pytorch output's script_env in recipe/meta.yaml must name its own Python"
     python_is CF_TORCH_PYTHON "${CF_TORCH_PYTHON}"

@@ -27,6 +27,17 @@ def python_one_liner(marker: str) -> str:
     return re.match(r'"%PYTHON%" -c "([^"]*)"', line).group(1)
 
 
+def run_with(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """A one-liner run with this interpreter and ``env`` added to the environment."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 def run_as(code: str, gil_disabled: bool) -> str:
     """A one-liner's output under this interpreter, its sysconfig answering
     ``Py_GIL_DISABLED`` as a free-threaded (``--disable-gil``) build's does when asked to."""
@@ -59,15 +70,8 @@ def run_as(code: str, gil_disabled: bool) -> str:
     ids=["conda-default", "typed", "longer-name-kept", "empty"],
 )
 def test_cmake_args_filter_drops_only_condas_install_prefix(cmake_args: str, kept: str) -> None:
-    code = python_one_liner("CMAKE_ARGS")
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**os.environ, "CMAKE_ARGS": cmake_args},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert result.stdout.strip() == kept
+    result = run_with(python_one_liner("CMAKE_ARGS"), CMAKE_ARGS=cmake_args)
+    assert (result.returncode, result.stdout.strip()) == (0, kept), result.stderr
 
 
 @pytest.mark.parametrize(("gil_disabled", "suffix"), [(False, ""), (True, "t")])
@@ -76,6 +80,32 @@ def test_python_version_probe_prints_major_dot_minor_and_t_when_free_threaded(
 ) -> None:
     code = python_one_liner("_python_version.txt")
     assert run_as(code, gil_disabled) == "{}.{}".format(*sys.version_info[:2]) + suffix
+
+
+@pytest.mark.parametrize(
+    ("variant", "label"),
+    [
+        ("3.14.* *_cp314t", "3.14t"),
+        ("3.14.* *_cp314", "3.14"),
+        ("3.13.* *_cp313t", "3.13t"),
+        ("3.12.* *_cpython", "3.12"),
+        ("3.12", "3.12"),
+        ("3.14t", "3.14t"),
+    ],
+)
+def test_the_pytorch_stage_reads_x_y_and_the_t_from_the_python_variant(
+    variant: str, label: str
+) -> None:
+    # As build_common.sh's python_label reads it (tests/e2e/test_cmake_cache_free_threaded.py).
+    result = run_with(python_one_liner("_python_label.txt"), CF_TORCH_PYTHON=variant)
+    assert (result.returncode, result.stdout.strip()) == (0, label), result.stderr
+
+
+def test_a_python_variant_naming_no_python_stops_with_one_line_and_status_2() -> None:
+    result = run_with(python_one_liner("_python_label.txt"), CF_TORCH_PYTHON="3.x.* *_cp3xt")
+    assert result.returncode == 2 and result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("bld.bat: error: CF_TORCH_PYTHON='3.x.* *_cp3xt' names no Python")
 
 
 def _wheel_pattern(tag: str) -> str:

@@ -74,6 +74,12 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[WineCondaBuild, 
     return build, libtorch
 
 
+def _free_threaded_variant(python: Interpreter) -> str:
+    # conda-forge's python314t migration spells 3.14t "3.14.* *_cp314t"; the recipes pass it
+    # as it is and bld_pytorch.bat reads the t from it.
+    return f"{python.tag}.* *_cp{python.tag.replace('.', '')}t"
+
+
 def _pytorch(compiled, python: Interpreter, cf_torch_python: str) -> Output:
     build, libtorch = compiled
     extra = {**stage("pytorch"), "CF_TORCH_PYTHON": cf_torch_python}
@@ -86,7 +92,7 @@ def _torch_files(out: Output) -> list[str]:
 
 def test_a_314t_output_refuses_a_python_with_the_gil_before_installing(compiled) -> None:
     python = compiled[0].megabuild
-    out = _pytorch(compiled, python, f"{python.tag}t")
+    out = _pytorch(compiled, python, _free_threaded_variant(python))
     assert out.returncode == 2, out.log[-3000:]
     assert f"is Python {python.tag} but CF_TORCH_PYTHON='{python.tag}t'" in out.log
     assert "installing the compile stage's" not in out.log
@@ -97,7 +103,7 @@ def test_a_free_threaded_output_never_takes_the_gil_wheel(compiled, tmp_path) ->
     # The megabuild Python's X.Y, free-threaded: its wheel tag is cp3Y-cp3Yt, not the kept
     # cp3Y-cp3Y wheel's, so the tree is retargeted to it as for any other Python.
     python = free_threaded(compiled[0].megabuild, tmp_path / "free-threaded")
-    out = _pytorch(compiled, python, f"{python.tag}t")
+    out = _pytorch(compiled, python, _free_threaded_variant(python))
     assert "installing the compile stage's" not in out.log, out.log[-3000:]
     assert 'cmake_cache" retarget-python' in out.log, out.log[-3000:]
 

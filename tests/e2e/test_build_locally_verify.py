@@ -46,7 +46,8 @@ def test_verify_passes_on_an_untouched_upload(upload) -> None:
     fs, head, posted = upload
     run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 0, run.stdout + run.stderr
-    [verdict] = run.stdout.splitlines()
+    unsigned, verdict = run.stdout.splitlines()
+    assert unsigned.startswith("NOTE unsigned: 3 of 3 packages have no <package>.sigs beside")
     assert verdict.startswith(f"verified: pytorch-feedstock at commit {head[:12]} (--commit)")
     assert "3 of 4 configs built, 3 packages match SHA256SUMS" in verdict
     assert verdict.endswith("not built, as recorded: win-64 cpu (cannot build here (Windows))")

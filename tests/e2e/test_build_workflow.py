@@ -275,3 +275,67 @@ def test_the_publish_step_merges_then_publishes_the_verified_release(tmp_path: P
         "-m tools review publish jlab/label/h100",
     ]
     assert step["env"]["CHANNEL"] == "${{ vars.PUBLISH_CHANNEL || github.repository_owner }}"
+
+
+# ---------------------------------------------------------------- signing (CEP 27)
+
+
+def test_only_the_sign_job_may_ask_for_an_identity_token() -> None:
+    document = workflow()
+    assert document["permissions"] == {"contents": "read"}
+    asking = {
+        name: job["permissions"]
+        for name, job in document["jobs"].items()
+        if "id-token" in job.get("permissions", {})
+    }
+    assert asking == {"sign": {"contents": "read", "id-token": "write"}}
+
+
+def test_the_sign_job_builds_nothing_and_no_pull_request_runs_it() -> None:
+    jobs = workflow()["jobs"]
+    sign = jobs["sign"]
+    assert "github.event_name != 'pull_request'" in sign["if"]
+    assert "needs.collect.result == 'success'" in sign["if"]
+    runs = " ".join(step.get("run", "") for step in sign["steps"])
+    assert "build-locally.py" not in runs and "review merge" not in runs
+    fetched = [s["with"] for s in sign["steps"] if "download-artifact" in s.get("uses", "")]
+    assert fetched == [
+        {"pattern": "build-*", "path": "build_artifacts", "merge-multiple": True},
+        {"name": "cfep03", "path": "review"},
+    ]
+    others = [n for n, job in jobs.items() if n != "sign" and "review sign" in str(job)]
+    assert others == []
+
+
+def test_the_sign_step_signs_the_collected_release_for_the_request_channel(
+    tmp_path: Path,
+) -> None:
+    """build.yml's sign step, run with a `python` that records each command it is given."""
+    [step] = [s for s in workflow()["jobs"]["sign"]["steps"] if "review sign" in s.get("run", "")]
+    calls = tmp_path / "calls"
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {calls}\n')
+    fake.chmod(0o755)
+    (tmp_path / "review").mkdir()
+    (tmp_path / "build_artifacts").mkdir()
+    for name in ("summary.json", "SHA256SUMS", "log_files.zip"):
+        (tmp_path / "review" / name).write_text(f"collect's {name}\n")
+    (tmp_path / "build_artifacts" / "summary.json").write_text("a build job's own\n")
+    env = {"PATH": f"{fake.parent}:/usr/bin:/bin", "CHANNEL": "jdoe/label/cfep03", "HOME": "/"}
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", step["run"]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert calls.read_text().splitlines() == [
+        "-m tools review sign build_artifacts --channel jdoe/label/cfep03"
+    ]
+    assert (tmp_path / "build_artifacts" / "summary.json").read_text() == "collect's summary.json\n"
+    collect = workflow()["jobs"]["collect"]["steps"]
+    [request] = [s for s in collect if "review request" in s.get("run", "")]
+    assert step["env"]["CHANNEL"] == request["env"]["CHANNEL"]  # what the request names

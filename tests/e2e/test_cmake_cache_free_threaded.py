@@ -261,6 +261,45 @@ def test_python_is_tells_a_free_threaded_python_from_one_with_the_gil(tmp_path) 
     assert gil.returncode == 2 and f"is Python {HERE} but CF_TORCH_PYTHON='{HERE}t'" in gil.stderr
 
 
+@pytest.mark.parametrize(
+    ("variant", "free", "refusal"),
+    [
+        (f"{HERE}.* *_cp{HERE.replace('.', '')}t", True, None),
+        (
+            f"{HERE}.* *_cp{HERE.replace('.', '')}t",
+            False,
+            f"is Python {HERE} but CF_TORCH_PYTHON='{HERE}t'",
+        ),
+        (f"{HERE}.* *_cpython", False, None),
+        (f"{HERE}.* *_cpython", True, f"is Python {HERE}t but CF_TORCH_PYTHON='{HERE}'"),
+        ("3.x.* *_cp3xt", False, "CF_TORCH_PYTHON='3.x.* *_cp3xt' names no Python"),
+    ],
+    ids=["free-threaded", "free-threaded-on-gil", "gil", "gil-on-free-threaded", "no-python"],
+)
+def test_the_pytorch_stage_reads_x_y_and_the_t_from_the_python_variant(
+    tmp_path, variant, free, refusal
+) -> None:
+    # Both recipes pass the python variant as it is (CF_TORCH_PYTHON={{ python }}): the
+    # stage decides the t from its build string and holds $PYTHON to it before anything else.
+    build = tmp_path / "src" / "build"
+    build.mkdir(parents=True)
+    (build / "CMakeCache.txt").write_text("USE_CUDA:BOOL=OFF\n")
+    step = (
+        'check_cached_compiler_cache() { echo "CHECKED $CF_TORCH_PYTHON"; exit 0; }; build_pytorch'
+    )
+    python = free_threaded_python(tmp_path) if free else sys.executable
+    result = run_step(
+        tmp_path, step, python=python, CF_TORCH_PYTHON=variant, SP_DIR=str(tmp_path), PY_VER=HERE
+    )
+    if refusal is None:
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == f"CHECKED {HERE}{'t' if free else ''}"
+    else:
+        assert result.returncode == 2
+        [line] = result.stderr.splitlines()
+        assert line.startswith("build.sh: error: ") and refusal in line
+
+
 _STUBS = (
     "; ".join(
         f"{name}() {{ :; }}"

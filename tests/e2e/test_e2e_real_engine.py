@@ -18,17 +18,21 @@ channel (tests/helpers/standin_channel). Then the packages are checked with `pyt
 check`, solved and installed with py-rattler, imported, and libtorch's cmake_test is built
 against the installed prefix. The CUDA config through the container path is
 tests/e2e/test_e2e_real_engine_container.py's; each build is made in one test module alone.
+The CPU batch is also what `review sign` would sign (CEP 27 statements) and where a signature
+not its own is caught (tests/fixtures/sigstore).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+import jsonschema
 import pytest
 from helpers.conda_packages import install, solve
 from helpers.e2e_feedstock import PYTHONS, E2EFeedstock, e2e_channel
@@ -55,6 +59,8 @@ from helpers.minitorch.support import (
     PYTHON_BOUND_OBJECTS,
     SCIKIT_BUILD_CORE,
 )
+from helpers.no_network import no_network
+from helpers.sigstore_fixture import PACKAGE, SCHEMA, SIDECAR, posted, sigstore_cache, stat_tree
 
 pytestmark = [
     pytest.mark.slow,
@@ -184,6 +190,50 @@ def test_an_embedded_batch_passes_verify_with_allow_other_engine_and_says_so(cpu
     assert notes[0].startswith("NOTE --allow-other-engine: 1 config(s) not built as conda-forge's")
     assert notes[1].startswith("NOTE tests did not run: linux-64 ")
     assert verdict.startswith("verified: ") and "carry no commit" in verdict, verdict
+
+
+def test_review_sign_would_sign_a_cep27_statement_per_package_and_offline_writes_nothing(
+    cpu, tmp_path: Path
+) -> None:
+    argv = [sys.executable, "-m", "tools", "review", "sign", "build_artifacts", "--channel", "jdoe"]
+    dry = tools(cpu, *argv[3:], "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    schema = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text()))  # CEP 27's own
+    named = {}
+    for statement in map(json.loads, dry.stdout.splitlines()):
+        schema.validate(statement)
+        named[statement["subject"][0]["name"]] = statement["subject"][0]["digest"]["sha256"]
+    lines = (cpu.artifacts / "SHA256SUMS").read_text().splitlines()
+    assert named == {n.rsplit("/", 1)[-1]: d for d, n in map(str.split, lines)}
+    before = stat_tree(cpu.artifacts)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACTIONS_ID_TOKEN_")}
+    env["XDG_CACHE_HOME"] = env["XDG_DATA_HOME"] = str(tmp_path)
+    offline = subprocess.run(argv, cwd=cpu.root, env=env, stdin=subprocess.DEVNULL,
+                             capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert offline.returncode == 2 and offline.stdout == "", offline.stdout
+    [line] = offline.stderr.splitlines()
+    assert line.startswith("error: review sign: no identity token can be had: "), line
+    assert stat_tree(cpu.artifacts) == before
+
+
+def test_the_fixtures_signature_beside_one_package_fails_on_that_package(
+    cpu, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tools.foundation.errors import ProblemsFound
+    from tools.review.verify import verify
+
+    upload = posted(cpu.artifacts, tmp_path / "posted")
+    [package] = sorted((upload / "linux-64").glob("libtorch-*.conda"))
+    shutil.copy2(SIDECAR, package.with_name(f"{package.name}.sigs"))
+    sigstore_cache(monkeypatch, tmp_path)
+    said: list[str] = []
+    with no_network(), pytest.raises(ProblemsFound):
+        verify(cpu.root, upload, None, say=said.append, check=lambda config, packages: None,
+               allow_other_engine=True)  # fmt: skip
+    assert [line for line in said if line.startswith("FAIL ")] == [
+        f"FAIL linux-64/{package.name}: subject: the statement is for '{PACKAGE}', not "
+        f"{package.name} ({package.name}.sigs, bundle 1 of 1)"
+    ]
 
 
 def test_a_record_rewritten_to_claim_the_container_fails_as_an_engine_lie(cpu, tmp_path) -> None:

@@ -82,11 +82,14 @@ def test_the_untouched_upload_passes_and_says_what_it_cross_checked(upload) -> N
     fs, head, posted = upload
     run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 0, run.stdout + run.stderr
-    [verdict] = run.stdout.splitlines()
+    unsigned, verdict = run.stdout.splitlines()
     assert "3 packages match SHA256SUMS, summary.json and their logs and embed the commit" in (
         verdict
     )
     assert "logs agree with the records" in verdict and "; tests ran;" in verdict
+    # Signing is new: a NOTE, and the verdict says so (--require-signature makes it a FAIL).
+    assert unsigned.startswith("NOTE unsigned: 3 of 3 packages have no <package>.sigs beside")
+    assert "; no package signed" in verdict
 
 
 def test_a_package_from_another_build_rehashed_into_the_lists_is_caught_by_its_log(
@@ -243,6 +246,6 @@ def test_the_records_say_whether_tests_ran_and_verify_says_when_they_did_not(
     rezip(posted, skipped)
     run = fs.review("verify", str(posted), "--commit", head)
     assert run.returncode == 0, run.stdout + run.stderr
-    note, verdict = run.stdout.splitlines()
+    note, _unsigned, verdict = run.stdout.splitlines()
     assert note == "NOTE tests did not run: linux-64 cpu (skipped: --no-test in EXTRA_CB_OPTIONS)"
     assert re.search(r"; tests did not run: linux-64 cpu \(skipped: [^)]*\)", verdict)

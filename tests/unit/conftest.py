@@ -1,4 +1,4 @@
-"""The unit tests' guard: a unit test starts no process.
+"""The unit tests' guards: a unit test starts no process, and reaches no network.
 
 Every test under tests/unit/ runs with the ways Python starts a process replaced by one that
 fails the test, naming the call and where such a test belongs. A test that needs a program
@@ -6,7 +6,10 @@ fails the test, naming the call and where such a test belongs. A test that needs
 test: it lives in tests/e2e/. The guard raises pytest's own failure (not an OSError), so code
 under test that catches its errors cannot hide the attempt.
 
-The guard wraps each test's setup, call and teardown (hooks of this folder's conftest apply
+The network guard (tests/helpers/no_network.py) fails a test that looks up or connects to any
+host but this machine, in the same way.
+
+The guards wrap each test's setup, call and teardown (hooks of this folder's conftest apply
 to its tests only), not just the test function as an autouse fixture would: the module and
 session fixtures a test needs are set up inside its setup, before any function fixture, and a
 process they start is the test's too.
@@ -20,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
+from helpers.no_network import no_network
 
 #: What the guard replaces: subprocess.Popen (which subprocess.run/call/check_output and
 #: os.popen go through), and the os functions that start or replace a process directly.
@@ -51,7 +55,8 @@ def no_processes() -> Iterator[None]:
         for name in OS_CALLS:
             if hasattr(os, name):
                 patch.setattr(os, name, _refuse(f"os.{name}"))
-        yield
+        with no_network():
+            yield
 
 
 @pytest.hookimpl(wrapper=True)

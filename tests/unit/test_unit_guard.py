@@ -1,5 +1,5 @@
-"""The unit tests' guard (tests/unit/conftest.py): a unit test that starts a process fails,
-naming the call, whichever way it starts it."""
+"""The unit tests' guards (tests/unit/conftest.py): a unit test that starts a process fails,
+naming the call, whichever way it starts it; one that reaches for another host fails alike."""
 
 from __future__ import annotations
 
@@ -37,3 +37,27 @@ def test_code_that_catches_exceptions_does_not_hide_the_attempt():
     # The guard raises pytest's own outcome, no Exception (nor OSError) for code to catch.
     with pytest.raises(pytest.fail.Exception):
         _version_or_none()
+
+
+def test_a_name_lookup_of_another_host_fails_the_test():
+    import socket
+
+    with pytest.raises(pytest.fail.Exception, match=r"getaddrinfo\('oauth2\.sigstore\.dev'\)"):
+        socket.getaddrinfo("oauth2.sigstore.dev", 443)
+
+
+def test_a_connection_to_another_host_fails_the_test_even_by_address():
+    import socket
+
+    with socket.socket() as sock, pytest.raises(pytest.fail.Exception, match=r"connect"):
+        sock.connect(("192.0.2.1", 443))  # TEST-NET-1: never a real host
+
+
+def test_this_machine_stays_reachable():
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        with socket.create_connection(server.getsockname(), timeout=5):
+            pass

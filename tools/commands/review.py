@@ -8,7 +8,10 @@ from pathlib import Path
 
 from tools.foundation.log import Console
 
-HELP = "review finished batches: verify an upload, report, request a copy, merge, publish, why"
+HELP = (
+    "review finished batches: sign them, verify an upload, report, request a copy, merge, "
+    "publish, why"
+)
 
 EPILOG = """\
 DIR is a batch: a build_artifacts/ folder (or the checkout holding it), a delegate's upload
@@ -19,8 +22,9 @@ is the review in steps; docs/build-locally.md the delegate's side.
 exit status: 0 done (verify: the upload holds up); 1 checked and found problems (verify:
 each finding as a `FAIL` line, then one `problems:` line; publish: the batch fails the
 verify checks; merge: a config no machine built; request, merge, publish: packages of
-another engine than conda-forge's CI without --allow-other-engine); 2 bad input, in one line
-starting `error:`.
+another engine than conda-forge's CI without --allow-other-engine; sign: a package that is not
+what SHA256SUMS lists); 2 bad input, in one line starting `error:` (sign: also no identity
+token, or Sigstore out of reach; verify: a .sigs file or trusted root that cannot be read).
 """
 
 ALLOW_HELP = (
@@ -68,10 +72,49 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "packages byte for byte with the upload's (docs/cfep03.md), building with the options "
         "below as build-locally.py does",
     )
+    _signature_options(verify)
     from tools.review.rebuild import add_build_options
 
     add_build_options(verify)
     verify.set_defaults(_review=_verify)
+
+    sign = sub.add_parser(
+        "sign",
+        help="sign each package of a batch: a CEP 27 attestation in <package>.sigs (Sigstore)",
+        description="For each package of DIR's SHA256SUMS, its CEP 27 statement (file name, "
+        "sha256, target channel) signed with sigstore-python into <package>.sigs beside it, "
+        "listed in summary.json and log_files.zip. The identity: CI's ambient credential "
+        "(GitHub Actions with id-token: write), else the browser flow in a terminal, whose "
+        "e-mail address Rekor's public log keeps for good (docs/cfep03.md).",
+    )
+    sign.add_argument(
+        "dir",
+        type=Path,
+        nargs="?",
+        default=None,
+        metavar="DIR",
+        help="the batch, as a build or `review merge` left it (default: build_artifacts/)",
+    )
+    sign.add_argument(
+        "--channel",
+        required=True,
+        metavar="CHANNEL",
+        help="where the packages are uploaded: an anaconda.org channel as `review request` "
+        "takes it (jdoe/label/cfep03: https://conda.anaconda.org/jdoe/label/cfep03) or a "
+        "channel's URL, without a trailing slash",
+    )
+    sign.add_argument(
+        "--oob",
+        action="store_true",
+        help="sign in with the code flow (a URL to open elsewhere, a code to paste back) on a "
+        "machine without a browser",
+    )
+    sign.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print each statement (one JSON document a line) and sign nothing",
+    )
+    sign.set_defaults(_review=_sign)
 
     report = sub.add_parser(
         "report",
@@ -119,12 +162,53 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     why = sub.add_parser(
         "why",
-        help="print the first compiler, CMake, linker or test error in CONFIG's log",
-        description="The first real error of CONFIG's log in DIR, with context and the log's path.",
+        help="print the first compiler, CMake, linker, test, download or solver error in "
+        "CONFIG's log",
+        description="The first real error of CONFIG's log, with context and the log's path. DIR: "
+        "a batch folder or its log_files.zip, a folder holding the config's log alone (no "
+        "summary.json), or the log file itself (one downloaded from a CI job); default "
+        "build_artifacts/.",
     )
     why.add_argument("config", metavar="CONFIG", help="a config name, label or glob")
-    why.add_argument("dir", type=Path, nargs="?", default=None, metavar="DIR")
+    why.add_argument("dir", type=Path, nargs="?", default=None, metavar="DIR|LOG")
     why.set_defaults(_review=_why)
+
+
+def _signature_options(verify: argparse.ArgumentParser) -> None:
+    group = verify.add_argument_group(
+        "signatures", "each package's <package>.sigs (review sign), checked offline"
+    )
+    group.add_argument(
+        "--identity",
+        metavar="ID",
+        help="the signer every package's certificate must name: the delegate's e-mail, or the "
+        "workflow's URL (https://github.com/OWNER/REPO/.github/workflows/build.yml@refs/heads/"
+        "BRANCH), as the PR claims",
+    )
+    group.add_argument(
+        "--issuer",
+        metavar="URL",
+        help="the OIDC issuer that vouched for it (https://token.actions.githubusercontent.com, "
+        "https://github.com/login/oauth, https://accounts.google.com, ...)",
+    )
+    group.add_argument(
+        "--target-channel",
+        metavar="CHANNEL",
+        help="the channel each statement must name (as `review sign --channel` takes it; "
+        "--channel is the rebuild's package channel)",
+    )
+    group.add_argument(
+        "--trusted-root",
+        type=Path,
+        metavar="FILE",
+        help="Sigstore's trusted_root.json to verify against (default: sigstore-python's "
+        "production root, as it ships it)",
+    )
+    group.add_argument(
+        "--require-signature",
+        action="store_true",
+        help="a package without a signature is a finding, not a NOTE",
+    )
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -157,8 +241,39 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
 
     return verify(
         root, args.dir, args.commit, say=say, allow_other_engine=args.allow_other_engine,
-        rebuild=rebuild,
+        rebuild=rebuild, claim=_claim(args),
     )  # fmt: skip
+
+
+def _claim(args: argparse.Namespace):
+    from tools.review.attest import channel_url
+    from tools.review.signatures import Claim
+
+    channel = args.target_channel
+    return Claim(
+        identity=args.identity,
+        issuer=args.issuer,
+        trusted_root=args.trusted_root,
+        channel=channel_url(channel, flag="--target-channel") if channel else None,
+        required=args.require_signature,
+    )
+
+
+def _sign(args: argparse.Namespace, console: Console) -> int:
+    import sys
+
+    from tools.review.sign import sign
+
+    return sign(
+        _root(),
+        args.dir,
+        args.channel,
+        say=console.say,
+        note=console.note,
+        interactive=sys.stdin.isatty(),
+        oob=args.oob,
+        dry_run=args.dry_run,
+    )
 
 
 def _report(args: argparse.Namespace, console: Console) -> int:

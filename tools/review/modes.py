@@ -18,7 +18,7 @@ from tools.localbuild.records.configs import discover, labels
 from tools.localbuild.records.provenance import dirty_warning
 from tools.review import cfep3
 from tools.review.merge import merge
-from tools.review.upload import SUMMARY, open_batch
+from tools.review.upload import SUMMARY, ZIP, open_batch
 
 
 def request(
@@ -98,18 +98,33 @@ def merge_folders(
     return 0
 
 
-def why(root: Path, selector: str, folder: Path, console: Console) -> int:
-    """The first real error of the config's log (why.py)."""
-    from tools.foundation import selection
+def why(root: Path, selector: str, given: Path, console: Console) -> int:
+    """The first real error of the config's log (why.py), in ``given``: a batch folder (or its
+    log_files.zip), a folder holding only the config's log (as an interrupted run leaves
+    build_artifacts/), or the log file itself (as one downloaded from a CI job). Where there is
+    a summary.json, the batch's record of the config comes first, as for every review command."""
     from tools.review import why
 
-    with open_batch(folder, command="review why", needs=SUMMARY) as batch:
-        previous = art.read_summary(batch.view)
-        available = sorted({*discover(root), *previous})
-        label_of = labels(root, available)
-        config = selection.select_one(available, selector, labels=label_of)
+    if given.is_file() and given.suffix != ".zip":
+        config = _config_of_log(root, selector, given)
+        title = f"{labels(root, [config]).get(config, config)} (a log without summary.json)"
+        console.say(why.describe(why.read_first_error(given), title=title, log=given))
+        return 0
+    with open_batch(given, command="review why", needs=()) as batch:
+        previous = art.read_summary(batch.view) if batch.summary.is_file() else None
+        logs = [p.name.removesuffix("-log.txt") for p in art.log_files(batch.view)]
+        config, label_of = _select(root, selector, [*(previous or {}), *logs])
         log = art.log_path(batch.view, config)
         shown = art.log_path(batch.packages_dir, config)  # the name the person knows it by
+        if previous is None:
+            if not log.is_file():
+                raise UserError(
+                    f"review why {given}: no summary.json and no {log.name}, neither there nor "
+                    f"in {ZIP}; give the config's log or the whole build_artifacts upload"
+                )
+            title = f"{label_of.get(config, config)} (a log without summary.json)"
+            console.say(why.describe(why.read_first_error(log), title=title, log=shown))
+            return 0
         record = previous.get(config, {})
         title = f"{label_of.get(config, config)} ({record.get('status', 'unknown')})"
         if not log.is_file() and record.get("note"):  # failed before it started
@@ -117,7 +132,7 @@ def why(root: Path, selector: str, folder: Path, console: Console) -> int:
             return 0
         if not log.is_file():
             raise UserError(
-                f"{config}: no log {log.name} in {folder}; it was not built there "
+                f"{config}: no log {log.name} in {given}; it was not built there "
                 "(`python -m tools review merge` brings other machines' logs)"
             )
         if record.get("status") in (DONE, SKIPPED):
@@ -125,3 +140,25 @@ def why(root: Path, selector: str, folder: Path, console: Console) -> int:
             return 0
         console.say(why.describe(why.read_first_error(log), title=title, log=shown))
     return 0
+
+
+def _select(root: Path, selector: str, found: Sequence[str]) -> tuple[str, dict[str, str]]:
+    """The config ``selector`` names among the feedstock's and those ``found`` in a batch."""
+    from tools.foundation import selection
+
+    available = sorted({*discover(root), *found})
+    label_of = labels(root, available)
+    return selection.select_one(available, selector, labels=label_of), label_of
+
+
+def _config_of_log(root: Path, selector: str, log: Path) -> str:
+    """The config ``selector`` names, for a log file handed over alone. A log named as
+    build-locally.py names them (``<config>-log.txt``) must be that config's."""
+    named = log.name.removesuffix("-log.txt") if log.name.endswith("-log.txt") else None
+    config, _ = _select(root, selector, [named] if named else [])
+    if named is not None and named != config and named in discover(root):
+        raise UserError(
+            f"review why {log}: the log of {named}, not of {config}; give that config or "
+            "the config's own log"
+        )
+    return config

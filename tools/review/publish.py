@@ -13,7 +13,10 @@ HTTP) never sees half of it: the channel as it will be is assembled beside DEST 
 hard-linked where the file system allows) and indexed there with py-rattler; then each new
 package is renamed into DEST, and only after them the index files, each by one rename.
 A package already in DEST is kept (the same bytes) or refused (different bytes), never
-replaced; nothing in DEST is deleted.
+replaced; nothing in DEST is deleted. Each package's signature sidecar (``<package>.sigs``,
+``review sign``) goes beside it, renamed in after the packages and before the index, by the
+same rule; anaconda.org serves a channel's packages and repodata, not files beside them, so
+there the sidecars stay in the batch (docs/cfep03.md).
 
 anaconda.org is reached through anaconda-client's ``anaconda upload``; the token comes from
 ANACONDA_API_TOKEN alone (conda-forge's BINSTAR_TOKEN uploads to conda-forge, never taken
@@ -41,6 +44,7 @@ from tools.localbuild.batch import lock
 from tools.localbuild.engines.offline.airgap import local_folder
 from tools.localbuild.records import artifacts as art
 from tools.review import publishable
+from tools.review.attest import sidecar_of
 from tools.review.cfep3 import read_sums
 from tools.review.verify import verify
 
@@ -121,14 +125,16 @@ def publish(
         raise Unverified(f"review publish: refused, nothing published: {'; '.join(refused)}")
     (verify_batch or (lambda folder: _verified(root, folder, allow_other_engine)))(artifacts)
     packages = [artifacts / name for _, name in read_sums(artifacts / "SHA256SUMS")]
+    signed = [s for p in packages if (s := p.with_name(sidecar_of(p.name))).is_file()]
     if target.directory is not None:
         if target.directory.exists() and not target.directory.is_dir():
             raise UserError(f"review publish {target.directory}: exists and is not a directory")
         with lock.exclusive(target.directory, name=PUBLISH_LOCK, what="published to"):
             added = to_directory(packages, artifacts, target.directory)
+        beside = f", {len(signed)} with its signature beside it (.sigs)" if signed else ""
         say(
-            f"published {len(added)} new of {len(packages)} package(s) to {target.describe()}; "
-            f"install with: -c file://{target.directory}"
+            f"published {len(added)} new of {len(packages)} package(s) to {target.describe()}"
+            f"{beside}; install with: -c file://{target.directory}"
         )
     else:
         upload(program or "anaconda", packages, target, token or "", env)
@@ -139,6 +145,12 @@ def publish(
             "upload --skip-existing`; any already there were skipped-not-compared (their bytes "
             "may differ from these): compare them with SHA256SUMS before you ask for a copy"
         )
+        if signed:
+            say(
+                f"the {len(signed)} signature sidecar(s) (.sigs) stay in "
+                f"{artifacts}: anaconda.org serves packages, not files beside them; the core "
+                "member verifies them from the upload (docs/cfep03.md)"
+            )
     return 0
 
 
@@ -197,17 +209,22 @@ def to_directory(packages: list[Path], artifacts: Path, channel: Path) -> list[s
     """Add ``packages`` to the directory channel ``channel``; the names it added."""
     if channel.exists() and not channel.is_dir():
         raise UserError(f"review publish {channel}: exists and is not a directory")
-    new = []
+    new, sidecars = [], []
     for package in packages:
         name = package.relative_to(artifacts).as_posix()
-        present = channel / name
-        if not present.exists():
-            new.append(name)
-        elif art.sha256_of(present) != art.sha256_of(package):
-            raise UserError(
-                f"review publish: {channel / name} is already in the channel with other contents; "
-                "a package is published once: bump the build number and rebuild"
-            )
+        signature = sidecar_of(name)
+        for file, wanted in ((name, new), (signature, sidecars)):
+            present = channel / file
+            if file == signature and not (artifacts / signature).is_file():
+                continue
+            if not present.exists():
+                wanted.append(file)
+            elif art.sha256_of(present) != art.sha256_of(artifacts / file):
+                what = "its signature is" if file == signature else "a package is"
+                raise UserError(
+                    f"review publish: {present} is already in the channel with other contents; "
+                    f"{what} published once: bump the build number and rebuild"
+                )
     channel.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{channel.name}.publish-", dir=channel.parent))
     try:
@@ -216,7 +233,7 @@ def to_directory(packages: list[Path], artifacts: Path, channel: Path) -> list[s
         for name in new:
             _link_or_copy(artifacts / name, staging / name)
         _index(staging)
-        for name in new:
+        for name in [*new, *sidecars]:  # a package before its signature
             _put(artifacts / name, channel / name)
         index_files = [
             p

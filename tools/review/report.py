@@ -4,7 +4,10 @@ From one or more build_artifacts/ folders (a merged one, or each machine's own),
 in this feedstock's build_artifacts/:
 
 - ``report.md``, the pull-request comment: per config its label, status, duration,
-  packages, ccache hit rate and machine; the totals; the SHA256SUMS lines (also printed);
+  packages, ccache hit rate and machine; the totals; who signed each package (its
+  ``<package>.sigs``, verified offline against sigstore-python's production root: the
+  identity and issuer its certificate names, or why it fails); the SHA256SUMS lines (also
+  printed);
 - ``timeline.svg``, one row per config grouped by the machine that built it, a bar from
   its start to its end with the duration written beside it.  It is self-contained (no
   fonts, styles or scripts from elsewhere), so it renders the same in a browser, in a
@@ -16,7 +19,7 @@ record wins (done, then skipped, then the attempts that failed).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tools.foundation.errors import UserError
@@ -24,7 +27,9 @@ from tools.foundation.files import atomic_write_text
 from tools.localbuild.engines.watch.progress import format_duration
 from tools.localbuild.records.provenance import DIRTY_WARNING, Provenance
 from tools.review.rows import Row, collect, duration_text, time_span
+from tools.review.signatures import signed_by
 from tools.review.timeline import timeline_svg
+from tools.review.upload import packages_dir
 
 STATUS_MARKS = {"done": "✅", "skipped": "☑️", "failed": "❌", "interrupted": "⏸️"}
 
@@ -69,7 +74,22 @@ def _status_cell(r: Row) -> str:
     return f"{text} (earlier run)" if r.earlier and r.status == "done" else text
 
 
-def markdown(rows: Sequence[Row], sums: Sequence[str]) -> str:
+def _signature_lines(signers: Mapping[str, str], sums: Sequence[str]) -> list[str]:
+    """Who signed each package (``review sign``), or that none is signed."""
+    if not signers:
+        return [
+            f"**Signatures:** none of the {len(sums)} packages is signed "
+            "(`python -m tools review sign`, docs/cfep03.md).",
+            "",
+        ]
+    lines = ["| package | signed by (identity, issuer) |", "|---|---|"]
+    lines += [f"| {name} | {cell} |" for name, cell in signers.items()]
+    return [*lines, ""]
+
+
+def markdown(
+    rows: Sequence[Row], sums: Sequence[str], signers: Mapping[str, str] | None = None
+) -> str:
     dirty = [r.label for r in rows if r.provenance is not None and r.provenance.dirty]
     lines = []
     if dirty:
@@ -107,6 +127,7 @@ def markdown(rows: Sequence[Row], sums: Sequence[str]) -> str:
         f"{kept}), {sum(r.packages for r in rows)} packages, {format_duration(built)} of build "
         f"time on {machines} machine(s){wall}." + (f" **{DIRTY_WARNING}.**" if dirty else ""),
         "",
+        *_signature_lines(signers or {}, sums),
         f"<details><summary>SHA256SUMS ({len(sums)} packages)</summary>",
         "",
         "```",
@@ -124,7 +145,8 @@ def write_report(
     rows, sums = collect(root, folders)
     if not rows:
         raise UserError("review report: the summary lists no configs; build some first")
-    text = markdown(rows, sums)
+    folders = [packages_dir(f) for f in folders] or [root / "build_artifacts"]
+    text = markdown(rows, sums, signed_by(folders, [line.split()[-1] for line in sums]))
     target = root / "build_artifacts"
     target.mkdir(parents=True, exist_ok=True)
     atomic_write_text(target / "report.md", text)

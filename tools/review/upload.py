@@ -81,18 +81,23 @@ def _loose(base: Path) -> dict[str, Path]:
     return {p.name: p for p in names if p.is_file()}
 
 
+def packages_dir(given: Path) -> Path:
+    """Where the subdir folders of the batch ``given`` lie: beside its log_files.zip, in the
+    folder itself, or in the build_artifacts/ of a checkout."""
+    if given.is_file():
+        return given.parent
+    return given / "build_artifacts" if (given / "build_artifacts").is_dir() else given
+
+
 @contextmanager
 def open_batch(given: Path, *, command: str, needs: tuple[str, ...] = DOCUMENTS) -> Iterator[Batch]:
     """``given`` (a batch folder, a checkout holding build_artifacts/, or log_files.zip) as a
     :class:`Batch` holding ``needs``; the temporary folder lives as long as the ``with``
     block."""
-    if given.is_file() and given.suffix == ".zip":
-        base, archive = given.parent, given
-    elif given.is_dir():
-        base = given / "build_artifacts" if (given / "build_artifacts").is_dir() else given
-        archive = base / ZIP if (base / ZIP).is_file() else None
-    else:
+    if not given.is_dir() and not (given.is_file() and given.suffix == ".zip"):
         raise UserError(f"{command} {given}: not a batch folder or its {ZIP}")
+    base = packages_dir(given)
+    archive = given if given.is_file() else base / ZIP if (base / ZIP).is_file() else None
     loose = _loose(base)
     with tempfile.TemporaryDirectory(prefix="review-") as tmp:
         unpacked = Path(tmp) / "zip"

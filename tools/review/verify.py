@@ -15,7 +15,9 @@ trusts no single file of the upload (crosscheck.py):
   record, the build's own output in it, and its end line saying done with the marker;
 - the records' toolkit and .ci_support digests against this checkout's;
 - the engine each record claims against what its log and packages show;
-- ``tools check --config`` on each config's packages, its findings shown.
+- ``tools check --config`` on each config's packages, its findings shown;
+- each package's CEP 27 signature (``<package>.sigs``, signatures.py), offline, against
+  ``--identity``, ``--issuer`` and ``--target-channel`` when given.
 
 DIR is what a delegate posts: the packages (in their subdir folders), SHA256SUMS,
 summary.json and the logs, or log_files.zip in place of the last three (upload.py).
@@ -38,7 +40,7 @@ from tools.localbuild.records import artifacts as art
 from tools.localbuild.records import ci_engine
 from tools.localbuild.records.configs import discover, labels
 from tools.localbuild.records.provenance import NO_PACKAGE_COMMIT, Provenance
-from tools.review import crosscheck
+from tools.review import crosscheck, signatures
 from tools.review.cfep3 import read_sums
 from tools.review.crosscheck import Finding
 from tools.review.embedded import read_embedded
@@ -60,9 +62,11 @@ def verify(
     check: Checker | None = None,
     allow_other_engine: bool = False,
     rebuild: Callable[[], Rebuilt] | None = None,
+    claim: signatures.Claim | None = None,
 ) -> int:
     """The cross-checks of docs/cfep03.md; ``rebuild``: a config's rebuild and comparison
-    (review/rebuild.py), whose findings join the others and whose line the verdict's."""
+    (review/rebuild.py), whose findings join the others and whose line the verdict's;
+    ``claim``: what the signatures are held to (none: any signer, sigstore's own root)."""
     check = check or tools_check(root)
     with open_batch(directory, command="review verify") as upload:
         document = art.load_summary(
@@ -74,6 +78,9 @@ def verify(
         label_of = labels(root, sorted({*matrix, *records}))
         expected, source = _expected_commit(commit, records)
         logs = crosscheck.read_logs(upload.logs, records)
+        signed = signatures.review(
+            upload.packages_dir, [n for _, n in sums], records, claim or signatures.Claim()
+        )
         findings = [
             *crosscheck.loose_against_zip(upload),
             *check_sums(upload.packages_dir, sums),
@@ -90,6 +97,7 @@ def verify(
             ),
             *crosscheck.against_checkout(root, records, lambda c: label_of.get(c, c)),
             *check_engine(root, records, label_of, allow_other_engine, say),
+            *signed.findings,
         ]
         for config, record in records.items():
             paths = [upload.packages_dir / str(p.get("path")) for p in _packages(record)]
@@ -107,6 +115,8 @@ def verify(
     tests = crosscheck.tests_note(records, lambda c: label_of.get(c, c))
     if tests:
         say(f"NOTE {tests}")
+    for line in signed.notes:
+        say(line)
     what = f"commit {expected[:12]}" if expected else "no commit"
     held = coverage(matrix, records, label_of)
     if findings:
@@ -123,8 +133,8 @@ def verify(
     say(
         f"verified: {root.name} at {what} ({source}): {held.built}, {len(sums)} packages "
         f"match SHA256SUMS, summary.json and their logs and {carried}, logs agree with the "
-        f"records and end in success, `tools check` passes; {tests or 'tests ran'}"
-        + (f"; {held.explained}" if held.explained else "")
+        f"records and end in success, `tools check` passes; {tests or 'tests ran'}; "
+        f"{signed.verdict}" + (f"; {held.explained}" if held.explained else "")
     )
     if rebuilt is not None:
         say(str(rebuilt.verified))

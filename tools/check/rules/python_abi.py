@@ -7,7 +7,7 @@ other's extensions. A package tells its ABI four ways, and they must agree:
 - the extension suffix of its modules: ``torch/_C.cpython-314t-x86_64-linux-gnu.so``,
   ``_C.cp314t-win_amd64.pyd`` (3.14t), ``_C.cpython-314-…`` (3.14);
 - its tag: a wheel's name (``cp314-cp314t``), a conda package's ``python_abi`` dependency
-  (``python_abi 3.14.* *_cp314t``, from the recipe and python's run_exports);
+  (``python_abi 3.14.* *_cp314t``, from python's run_exports);
 - its compiled code: a free-threaded build's ``Py_DECREF`` calls ``_Py_DecRefShared`` and
   ``_Py_MergeZeroLocalRefcount``, which no GIL build has, and the GIL build's calls
   ``_Py_Dealloc`` (upstream's 2.15.0 cp314t ``libtorch_python.so`` imports the first two and

@@ -15,10 +15,16 @@ class Values(str):
     """The words a field holds, printed after its key: ``"status": done|failed``."""
 
 
-class PackageRecord(TypedDict):
+class FileRecord(TypedDict):
     path: str  # relative to build_artifacts/, e.g. linux-64/libtorch-....conda
     sha256: str
     size: int
+
+
+class PackageRecord(FileRecord, total=False):
+    """A package; the build writes the required keys, ``review sign`` adds ``signature``."""
+
+    signature: Annotated[FileRecord, "its <package>.sigs, added by review sign"]
 
 
 class CcacheRecord(TypedDict):
