@@ -33,6 +33,15 @@ def switched(tmp_path_factory: pytest.TempPathFactory) -> SwitchedClone:
     return switched_clone(tmp_path_factory.mktemp("switched") / "pytorch-cpu-feedstock")
 
 
+def _edits(diff: str) -> list[str]:
+    """The removed and added lines of a unified diff, its file headers left out."""
+    return [
+        line
+        for line in diff.splitlines()
+        if line[:1] in ("+", "-") and not line.startswith(("+++ ", "--- "))
+    ]
+
+
 def _copy(switched: SwitchedClone, tmp_path: Path) -> Path:
     """A clone of the switched clone, for a test that writes."""
     copy = tmp_path / "pytorch-cpu-feedstock"
@@ -62,7 +71,7 @@ def test_the_switch_moves_the_recipes_sets_the_tool_and_rewrites_ci_support(swit
     ]
     # conda-smithy drops the pinning's keys named like an output (compat's get_used_vars)
     ci = git(switched.root, "diff", "-U0", switched.start, "HEAD", "--", ".ci_support")
-    edits = [line for line in ci.splitlines() if line[:1] in "+-" and line[:3] not in "+++---"]
+    edits = _edits(ci)
     assert {line for line in edits if not line.startswith("-- ")} == {"-libtorch:", "-pytorch:"}
     assert len(edits) == 4 * len(configs)
 
@@ -144,12 +153,13 @@ def test_bump_moves_recipe_yaml_alone(switched, tmp_path: Path) -> None:
     [after] = command.recipe_releases(copy / "recipe")
     assert (after.version, after.build) == (version, 0)
     recipe_diff = git(copy, "diff", "-U0", "--", "recipe/recipe.yaml")
-    edits = [
-        line for line in recipe_diff.splitlines() if line[:1] in "+-" and line[:3] not in "+++---"
-    ]
-    assert sorted(line.split(":")[0].strip("+- ") for line in edits) == sorted(
-        ["version", "version", "build", "build", "sha256", "sha256"]
-    ), recipe_diff
+    edits = _edits(recipe_diff)
+    removed = [line[1:].split(":")[0].strip() for line in edits if line.startswith("-")]
+    added = [line[1:] for line in edits if line.startswith("+")]
+    assert removed == ["version", "build", "sha256"], recipe_diff
+    assert [line.split(":")[0].strip() for line in added[:3]] == removed, recipe_diff
+    # and the skip of the Pythons the wheel's Requires-Python leaves out, if any
+    assert all("python" in line.lower() for line in added[3:]), recipe_diff
 
 
 def test_the_container_build_takes_build_steps_rattler_build_branch(

@@ -2,17 +2,16 @@
 what tests/e2e/test_switch_clone.py runs the maintainer's commands on, and what
 tests/e2e/test_e2e_real_engine.py builds its CPU batch from.
 
-The switch computes the whole v1 matrix (rattler-build renders every platform, then every CI
-job for the README's table), so it runs once per HEAD commit and engine version, kept in the
-tests cache (tests/helpers/cache.py); every caller gets its own git clone of that, at the
-switch's commit, whose parent is the commit it started from. Like the other clone tests
-(tests/helpers/clone.py) it takes the committed HEAD: uncommitted edits are not in it.
+The switch runs in the clone itself, as a maintainer runs it: the renders it keeps on disk
+(the session's render cache, tests/conftest.py) are the ones ``matrix --check`` and
+``explain`` then find, which a copy at another path would not (the cache keys name the
+feedstock's path). The clone is at the switch's commit, whose parent is the commit it started
+from. Like the other clone tests (tests/helpers/clone.py) it takes the committed HEAD:
+uncommitted edits are not in it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import shutil
 import subprocess
 import sys
@@ -20,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers.cache import cached_dir, tests_cache_root
 from helpers.feedstock_matrix import PINNING
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,30 +53,13 @@ def tools(root: Path, *args: str | Path, **kwargs) -> subprocess.CompletedProces
     )
 
 
-def _switch(folder: Path, head: str) -> None:
-    clone = folder / "clone"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
-    git(clone, "checkout", "-q", head)
-    result = tools(clone, "switch", "--to", "rattler-build", "--pinning", PINNING)
-    assert result.returncode == 0, result.stdout + result.stderr
-    git(clone, "commit", "-qm", "switch to rattler-build (python -m tools switch)")
-    (folder / "switch.err").write_text(result.stderr)
-    (folder / "switch.out").write_text(result.stdout)
-
-
 def switched_clone(dest: Path) -> SwitchedClone:
-    """A clone of this repository's HEAD switched with the command, in ``dest``."""
+    """A clone of this repository's HEAD in ``dest``, switched with the command and committed."""
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("needs git and a git checkout to clone")
-    head = git(REPO, "rev-parse", "HEAD").strip()
-    engine = importlib.metadata.version("py-rattler-build")
-    key = hashlib.sha256(f"{head}\n{engine}\n".encode()).hexdigest()[:16]
-    entry = cached_dir(
-        tests_cache_root() / "switched-clone" / key,
-        lambda folder: _switch(folder, head),
-        lambda found: (found / "switch.out").is_file(),
-    )
-    subprocess.run(["git", "clone", "-q", str(entry / "clone"), str(dest)], check=True)
-    return SwitchedClone(
-        dest, head, (entry / "switch.out").read_text(), (entry / "switch.err").read_text()
-    )
+    subprocess.run(["git", "clone", "-q", str(REPO), str(dest)], check=True)
+    start = git(dest, "rev-parse", "HEAD").strip()
+    result = tools(dest, "switch", "--to", "rattler-build", "--pinning", PINNING)
+    assert result.returncode == 0, result.stdout + result.stderr
+    git(dest, "commit", "-qm", "switch to rattler-build (python -m tools switch)")
+    return SwitchedClone(dest, start, result.stdout, result.stderr)
