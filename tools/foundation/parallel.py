@@ -6,6 +6,8 @@ worker processes instead. Workers are started once per command (``spawn``: a for
 a process whose Rust runtime may hold a lock) and serve every later call. ``PYTORCH_FEEDSTOCK_
 WORKERS=1`` (or a one-core machine, or a single item) keeps the work in this process; an
 error raised in a worker (a UserError naming the recipe's line) is raised here as it was.
+Workers ignore Ctrl-C: this process alone answers it (exit 130), and the work not started yet
+is dropped.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import atexit
 import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 ENV = "PYTORCH_FEEDSTOCK_WORKERS"
@@ -21,7 +22,7 @@ ENV = "PYTORCH_FEEDSTOCK_WORKERS"
 T = TypeVar("T")
 R = TypeVar("R")
 
-_pool: ProcessPoolExecutor | None = None
+_pool = None  # a multiprocessing Pool, started on the first call that needs one
 
 
 def workers(environ: dict[str, str] | None = None) -> int:
@@ -41,17 +42,35 @@ def map_in_processes(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
     """``[fn(item) for item in items]``, in worker processes when that can be faster. ``fn``
     and the items are pickled: a module-level function and plain data."""
     items = list(items)
-    count = min(len(items), workers())
-    if count <= 1:
+    if min(len(items), workers()) <= 1:
         return [fn(item) for item in items]
-    return list(_executor().map(fn, items))
+    pool = _started()
+    try:
+        return pool.map(fn, items, chunksize=1)
+    except KeyboardInterrupt:
+        _stop()  # the renders under way end now, not when they are done
+        raise
 
 
-def _executor() -> ProcessPoolExecutor:
+def _started():
     global _pool
     if _pool is None:
         import multiprocessing
 
-        _pool = ProcessPoolExecutor(workers(), mp_context=multiprocessing.get_context("spawn"))
-        atexit.register(_pool.shutdown)
+        _pool = multiprocessing.get_context("spawn").Pool(workers(), initializer=_worker)
+        atexit.register(_stop)
     return _pool
+
+
+def _stop() -> None:
+    global _pool
+    if _pool is not None:
+        _pool.terminate()
+        _pool.join()
+        _pool = None
+
+
+def _worker() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
