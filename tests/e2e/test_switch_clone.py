@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 from helpers import feedstock_matrix
 from helpers.bump import command, releases
+from helpers.cli import run_tools
 from helpers.feedstock_matrix import PINNING
-from helpers.switched_clone import SwitchedClone, git, switched_clone, tools
+from helpers.switched_clone import SwitchedClone, git, switched_clone
 
 FAKE_DOCKER = Path(__file__).resolve().parents[1] / "fixtures" / "fake_docker" / "docker"
 CPU = feedstock_matrix.find(platform="linux-64", cuda=False)
@@ -31,6 +32,10 @@ pytestmark = pytest.mark.skipif(CPU is None, reason=".ci_support holds no linux-
 @pytest.fixture(scope="module")
 def switched(tmp_path_factory: pytest.TempPathFactory) -> SwitchedClone:
     return switched_clone(tmp_path_factory.mktemp("switched") / "pytorch-cpu-feedstock")
+
+
+def _tools(root: Path, *args: str | Path):
+    return run_tools(*args, cwd=root, timeout=600)
 
 
 def _edits(diff: str) -> list[str]:
@@ -105,18 +110,18 @@ def test_the_recipe_equivalence_test_skips_and_says_why(switched) -> None:
 
 
 def test_matrix_check_finds_what_the_switch_wrote(switched) -> None:
-    result = tools(switched.root, "matrix", "--check", "--pinning", PINNING)
+    result = _tools(switched.root, "matrix", "--check", "--pinning", PINNING)
     assert result.returncode == 0, result.stdout + result.stderr
     count = len(list((switched.root / ".ci_support").glob("*.yaml")))
     assert f"up to date ({count} CI jobs)" in result.stdout
 
 
 def test_explain_and_render_read_recipe_yaml(switched) -> None:
-    jobs = json.loads(tools(switched.root, "explain", "--json").stdout)
+    jobs = json.loads(_tools(switched.root, "explain", "--json").stdout)
     assert sorted(j["config"] for j in jobs) == sorted(
         p.stem for p in (switched.root / ".ci_support").glob("*.yaml")
     )
-    result = tools(switched.root, "render", CPU.name, "--json")
+    result = _tools(switched.root, "render", CPU.name, "--json")
     assert result.returncode == 0, result.stderr
     outputs = json.loads(result.stdout)
     assert {o["name"] for o in outputs} == {"libtorch", "pytorch", "pytorch-cpu"}
@@ -127,7 +132,7 @@ def test_explain_and_render_read_recipe_yaml(switched) -> None:
 def test_drift_reads_the_recipe_column_from_recipe_yaml(switched, tmp_path: Path) -> None:
     version = command.recipe_releases(switched.root / "recipe")[0].version
     wheel = command.wheel(tmp_path, version)
-    result = tools(
+    result = _tools(
         switched.root, "drift", "--offline", "--config", CPU.name, "--json", "--wheel", wheel
     )
     assert result.returncode == 0, result.stderr
@@ -212,7 +217,7 @@ def _json_block(log: str) -> str:
 
 def test_switching_back_gives_the_tree_it_started_from(switched, tmp_path: Path) -> None:
     copy = _copy(switched, tmp_path)
-    result = tools(copy, "switch", "--to", "conda-build", "--pinning", PINNING)
+    result = _tools(copy, "switch", "--to", "conda-build", "--pinning", PINNING)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "restored: recipe/meta.yaml (from git history)" in result.stdout.splitlines()
     assert "warning" not in result.stderr  # recipe.yaml did not change since the switch

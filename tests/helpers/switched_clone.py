@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers.cli import run_tools
 from helpers.feedstock_matrix import PINNING
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,26 +40,15 @@ def git(root: Path, *args: str) -> str:
     return result.stdout
 
 
-def tools(root: Path, *args: str | Path, **kwargs) -> subprocess.CompletedProcess[str]:
-    """``python -m tools ARGS`` in ``root``, with ``root``'s own toolkit."""
-    return subprocess.run(
-        [sys.executable, "-m", "tools", *map(str, args)],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        **kwargs,
-    )
-
-
 def switched_clone(dest: Path) -> SwitchedClone:
     """A clone of this repository's HEAD in ``dest``, switched with the command and committed."""
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("needs git and a git checkout to clone")
     subprocess.run(["git", "clone", "-q", str(REPO), str(dest)], check=True)
     start = git(dest, "rev-parse", "HEAD").strip()
-    result = tools(dest, "switch", "--to", "rattler-build", "--pinning", PINNING)
+    result = run_tools(
+        "switch", "--to", "rattler-build", "--pinning", PINNING, cwd=dest, timeout=600
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     git(dest, "commit", "-qm", "switch to rattler-build (python -m tools switch)")
     return SwitchedClone(dest, start, result.stdout, result.stderr)
