@@ -65,9 +65,16 @@ def run(args: argparse.Namespace, console: Console) -> int:
     forge_text = _with_tool(root / "conda-forge.yml", args.to)
     try:
         changes = _switch(root, args.to, moves, forge_text, meta_text, pinning)
-    except BaseException:
+    except BaseException as error:
         # the tree was clean: what is not HEAD's is this command's own
         _git(root, "reset", "--quiet", "--hard", "HEAD", quiet=True)
+        if isinstance(error, UserError):
+            # an error in a moved recipe names the file as the user has it again
+            message = str(error)
+            for old, new in moves:
+                if new is not None:
+                    message = message.replace(str(root / new), str(root / old))
+            raise UserError(message) from None
         raise
     for change in changes:
         console.say(change)
