@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.cli import run_tools
 from helpers.switched_clone import git
+from helpers.v1_staging import run_tools
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "recipes"
 PINNING = FIXTURE / "pinning-mini"
