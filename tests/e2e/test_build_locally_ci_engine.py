@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from helpers.e2e_feedstock import without_engines
-from helpers.fake_engine_feedstock import CPU, FAKE_DOCKER, Feedstock, rattler_feedstock
+from helpers.fake_engine_feedstock import CPU, FAKE_DOCKER, Feedstock, git_in, rattler_feedstock
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")
 
@@ -124,6 +124,8 @@ def test_verify_takes_a_switched_feedstocks_batch_from_the_containers_rattler_bu
     # The other side of the refusal above: switched to rattler-build, CI builds recipe.yaml
     # in its container with rattler-build, and a batch built so is CI's engine's.
     fs = rattler_feedstock(tmp_path)
+    for args in (("init", "-q"), ("add", "-A"), ("commit", "-qm", "switched")):
+        git_in(fs, *args)  # a checkout: the build embeds its commit
     assert fs.run(CPU).returncode == 0
     source = fs.summary()["configs"][CPU]["provenance"]
     assert (source["recipe_file"], source["ci_engine"]) == ("recipe/recipe.yaml", True)
