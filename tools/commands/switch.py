@@ -186,9 +186,7 @@ def _switch(root, to, moves, forge_text, meta_text, pinning) -> list[str]:
     changes = [f"removed: {old}" if new is None else f"moved: {old} -> {new}" for old, new in moves]
     if meta_text is not None:
         changes.append(f"restored: {META} (from git history)")
-    changes.append(
-        f"updated: conda-forge.yml (conda_build_tool: {_TOOL_LINE.search(forge_text)[2]})"
-    )
+    changes.append(f"updated: conda-forge.yml (conda_build_tool: {to})")
     changes += [d.written() for d in diffs]
     if table_changed:
         changes.append(f"updated: {README_TABLE}")
