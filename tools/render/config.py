@@ -247,12 +247,16 @@ def _render_key(
         .add("config", config_text)
     )
     if v1:
-        # rattler-build lets a v1 recipe read the environment (env.get("NAME")): those values
-        # are inputs too; the toolkit's render of meta.yaml reads none
-        recipe = recipe_dir / "recipe.yaml"
-        text = recipe.read_text(encoding="utf-8", errors="replace") if recipe.is_file() else ""
-        for name in sorted(set(_ENV_READ.findall(text))):
-            key.add(f"env:{name}", os.environ.get(name))
+        add_environment_read(key, recipe_dir / "recipe.yaml")
+    return key
+
+
+def add_environment_read(key: diskcache.Key, recipe: Path) -> diskcache.Key:
+    """rattler-build lets a v1 recipe read the environment (env.get("NAME")): those values are
+    inputs of its render too; the toolkit's render of meta.yaml reads none."""
+    text = recipe.read_text(encoding="utf-8", errors="replace") if recipe.is_file() else ""
+    for name in sorted(set(_ENV_READ.findall(text))):
+        key.add(f"env:{name}", os.environ.get(name))
     return key
 
 

@@ -48,6 +48,10 @@ def compute_matrix(root: Path, recipe_dir: Path, pinning: Pinning) -> Matrix:
         .add_tree("pinning-migrations", pinning.migrations_dir or root / "-")
         .add_tree("migrations", root / ".ci_support" / "migrations")
     )
+    if v1:
+        from tools.render.config import add_environment_read
+
+        add_environment_read(key, recipe_dir / "recipe.yaml")
     matrix = diskcache.load(key)
     if matrix is None:
         if v1:
