@@ -26,7 +26,12 @@ deletes it, --check reports it).
 Platforms, as conda-smithy decides them: a target platform gets CI jobs when the provider
 line of the platform it is built on (conda-forge.yml build_platform) is not null, so a
 provider line of a cross-compiled platform (osx_64 built on osx_arm64) has no effect; a
-warning names such a line when it asks for something else, and the line that decides.
+warning names such a line when it asks for something else, and the line that decides. A
+noarch output counts on conda-forge.yml's noarch_platforms only (linux_64 by default).
+
+On a feedstock switched to rattler-build (conda_build_tool: rattler-build), the jobs are
+those conda-smithy computes for recipe/recipe.yaml: rattler-build renders each platform and
+says which variant keys each package uses (docs/rattler-build.md).
 
 --json (with no mode, or with --check) prints a document instead of text:
   {"jobs": [{"name": str, "platform": str, "build_platform": str,
