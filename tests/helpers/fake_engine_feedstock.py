@@ -120,7 +120,9 @@ class Feedstock:
             env={**self.env, **env},
             capture_output=True,
             text=True,
-            timeout=60,
+            # a guard against a hang, not a measure: a run takes seconds alone, and went past
+            # 60 s at load 8 (a cold .ci/run beside other work)
+            timeout=300,
             stdin=subprocess.DEVNULL,
             check=False,
         )

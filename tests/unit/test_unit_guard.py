@@ -61,3 +61,20 @@ def test_this_machine_stays_reachable():
         server.listen(1)
         with socket.create_connection(server.getsockname(), timeout=5):
             pass
+
+
+def test_the_tests_cache_fetching_an_entry_may_run_its_program(tmp_path, monkeypatch):
+    # A cold machine: the first test to ask for a real wheel fetches it with pip, unit or not.
+    from helpers import cache
+
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # pip answers at once, from no index
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path))
+    with pytest.raises(cache.CacheError, match=r"pip download nothing-here==1 --no-deps failed"):
+        cache.pip_download(
+            tmp_path / "wheels", "nothing-here-*.whl", ["nothing-here==1", "--no-deps"], 60
+        )
+
+
+def test_outside_a_fetch_the_same_program_still_fails_the_test():
+    with pytest.raises(pytest.fail.Exception, match=r"subprocess\.Popen"):
+        subprocess.run([sys.executable, "-m", "pip", "--version"], check=False)
