@@ -76,6 +76,7 @@ def switched_copy(repo: Path, into: Path) -> Path:
     root = into / "switched"
     shutil.copytree(repo / "recipe", root / "recipe")
     shutil.copytree(repo / ".ci_support", root / ".ci_support")
+    shutil.copy2(repo / "README.md", root / "README.md")  # its CI-job table
     (root / "recipe" / "meta.yaml").unlink(missing_ok=True)
     recipe = v1_recipe(repo)
     assert recipe is not None

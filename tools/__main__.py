@@ -33,6 +33,7 @@ from tools.foundation.log import Console
 COMMANDS = (
     "render",
     "matrix",
+    "switch",
     "explain",
     "check",
     "layout",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from helpers.e2e_feedstock import without_engines
-from helpers.fake_engine_feedstock import CPU, FAKE_DOCKER, Feedstock
+from helpers.fake_engine_feedstock import CPU, FAKE_DOCKER, Feedstock, git_in, rattler_feedstock
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")
 
@@ -116,6 +116,23 @@ def test_a_record_of_another_recipe_than_the_feedstocks_is_refused(tmp_path: Pat
     assert run.returncode == 1, run.stdout
     assert "container with rattler-build, recipe/recipe.yaml" in run.stderr
     assert "(docker" in run.stderr and "recipe/meta.yaml)" in run.stderr
+
+
+def test_verify_takes_a_switched_feedstocks_batch_from_the_containers_rattler_build(
+    tmp_path: Path,
+) -> None:
+    # The other side of the refusal above: switched to rattler-build, CI builds recipe.yaml
+    # in its container with rattler-build, and a batch built so is CI's engine's.
+    fs = rattler_feedstock(tmp_path)
+    for args in (("init", "-q"), ("add", "-A"), ("commit", "-qm", "switched")):
+        git_in(fs, *args)  # a checkout: the build embeds its commit
+    assert fs.run(CPU).returncode == 0
+    source = fs.summary()["configs"][CPU]["provenance"]
+    assert (source["recipe_file"], source["ci_engine"]) == ("recipe/recipe.yaml", True)
+    run = fs.review("verify", "build_artifacts")
+    lines = run.stdout.splitlines()
+    assert [line for line in lines if "engine" in line and not line.startswith("ok")] == []
+    assert not any("--allow-other-engine" in line for line in lines), run.stdout
 
 
 def test_verify_refuses_packages_of_another_engine_unless_told(native) -> None:

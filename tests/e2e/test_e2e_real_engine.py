@@ -8,7 +8,8 @@ one `--channel`, the miniature packed as PyTorch's release archive in a `--sourc
 recipe's URL unchanged, its sha256 the miniature's), `--ccache` through the ccache on PATH
 (the fake one, which counts compiles). The feedstock is switched to rattler-build, so that
 `tools check --config` renders the recipe the engine built (tests/e2e/test_build_locally_embedded.py
-drives the engine on recipe-v1.yaml beside meta.yaml, as this repository has it).
+drives the engine on recipe-v1.yaml beside meta.yaml, as this repository has it); the setup.py
+CPU batch's, with `python -m tools switch` (tests/e2e/test_switch_clone.py: the other commands).
 
 The CPU config is built in both layouts of the miniature: setup.py (PyTorch <= 2.13) and
 scikit-build-core (PyTorch >= 2.14), whose host environments each hold their own
@@ -75,7 +76,7 @@ def channel(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def cpu(tmp_path_factory, channel: Path) -> E2EFeedstock:
-    return built(tmp_path_factory, channel, CPU, embedded=True)
+    return built(tmp_path_factory, channel, CPU, embedded=True, by_command=True)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ from helpers.v1_staging import (
     FIXTURE,
     copy_feedstock,
     run_tools,
-    switch_this_feedstock,
     tools_json,
 )
 
@@ -33,11 +32,6 @@ def v1(tmp_path: Path) -> Path:
 @pytest.fixture
 def meta(tmp_path: Path) -> Path:
     return copy_feedstock(tmp_path, "conda-build")
-
-
-@pytest.fixture(scope="module")
-def switched(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return switch_this_feedstock(tmp_path_factory.mktemp("switched"))
 
 
 # -- check --config -------------------------------------------------------------------------
@@ -178,24 +172,38 @@ def test_switched_feedstock_without_recipe_yaml_says_what_to_do(v1: Path) -> Non
     assert "conda_build_tool: rattler-build" in message and "no recipe.yaml" in message
 
 
-def test_matrix_refuses_a_switched_feedstock_and_names_the_rerender(v1: Path) -> None:
-    pinning = FIXTURE.parent / "pinning-mini"
-    message = _error(v1, "matrix", "--check", "--pinning", pinning)
-    assert "conda_build_tool: rattler-build" in message and "conda smithy rerender" in message
+def _ci_support(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (root / ".ci_support").iterdir() if p.is_file()}
 
 
-def test_matrix_write_refuses_this_switched_feedstock_and_writes_nothing(
-    switched: Path, tmp_path: Path
-) -> None:
-    # the fork that takes the v1 recipe: one line saying why, exit 2, .ci_support as it was
-    pinning = FIXTURE.parent / "pinning-mini"
-    before = {p.name: p.read_bytes() for p in (switched / ".ci_support").iterdir() if p.is_file()}
-    message = _error(switched, "matrix", "--write", "--pinning", pinning)
-    assert message.startswith(f"error: {switched / 'conda-forge.yml'}: conda_build_tool: ")
-    assert "asks rattler-build which variant keys each output" in message
-    assert message.endswith("`conda smithy rerender`")
-    after = {p.name: p.read_bytes() for p in (switched / ".ci_support").iterdir() if p.is_file()}
-    assert after == before
+def test_matrix_refuses_a_switched_feedstock_holding_both_recipes(v1: Path) -> None:
+    # conda-smithy reads recipe.yaml and its linter refuses a folder that also holds meta.yaml
+    before = _ci_support(v1)
+    message = _error(v1, "matrix", "--write", "--pinning", FIXTURE.parent / "pinning-mini")
+    assert message.startswith(f"error: {v1 / 'recipe'}: holds both meta.yaml and recipe.yaml")
+    assert "switch --to rattler-build" in message
+    assert _ci_support(v1) == before
+
+
+def test_matrix_refuses_a_switched_feedstock_without_recipe_yaml(v1: Path) -> None:
+    (v1 / "recipe" / "recipe.yaml").unlink()
+    before = _ci_support(v1)
+    message = _error(v1, "matrix", "--write", "--pinning", FIXTURE.parent / "pinning-mini")
+    assert "conda_build_tool: rattler-build" in message and "no recipe.yaml" in message
+    assert _ci_support(v1) == before
+
+
+def test_matrix_names_the_line_rattler_build_cannot_render_and_writes_nothing(v1: Path) -> None:
+    (v1 / "recipe" / "meta.yaml").unlink()
+    recipe = v1 / "recipe" / "recipe.yaml"
+    text = recipe.read_text().replace("- numpy >=1.26", "- numpy ${{ no_such_key }}")
+    recipe.write_text(text)
+    line = text.splitlines().index("        - numpy ${{ no_such_key }}") + 1
+    before = _ci_support(v1)
+    message = _error(v1, "matrix", "--write", "--pinning", FIXTURE.parent / "pinning-mini")
+    assert message.startswith(f"error: {recipe}:{line}:"), message
+    assert "undefined" in message
+    assert _ci_support(v1) == before
 
 
 @pytest.mark.parametrize("tool", ["mambabuild", "conda-build+conda-libmamba-solver"])

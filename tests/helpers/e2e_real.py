@@ -32,12 +32,16 @@ def built(
     layout: str = SETUPTOOLS,
     *,
     embedded: bool,
+    by_command: bool = False,
 ) -> E2EFeedstock:
     tmp = tmp_path_factory.mktemp("e2e")
     if embedded:
         # Switched, so `tools check --config` renders the recipe the engine built (the
-        # toolkit renders meta.yaml on a feedstock that is not, whose hashes differ).
-        fs = E2EFeedstock.make_embedded(tmp, glob, channel, layout, switched=True)
+        # toolkit renders meta.yaml on a feedstock that is not, whose hashes differ);
+        # by_command: with `python -m tools switch` (E2EFeedstock.make_embedded)
+        fs = E2EFeedstock.make_embedded(
+            tmp, glob, channel, layout, switched=True, by_command=by_command
+        )
         fs.commit()  # a delegate's checkout: the records name its commit
     else:
         fs = E2EFeedstock.make(tmp, glob, channel, layout)

@@ -182,6 +182,54 @@ build:
 """
 
 
+# ---------------------------------------------------------------- the container's rattler-build
+
+ONE_OUTPUT_RECIPE = """\
+package:
+  name: libtorch
+  version: "1.0"
+build:
+  number: 0
+  script:
+    - mkdir -p "$PREFIX/share/minirecipe"
+    - echo built > "$PREFIX/share/minirecipe/file.txt"
+tests:
+  - script:
+      - test -f "$PREFIX/share/minirecipe/file.txt"
+      - {test_line}
+"""
+
+
+def empty_channel(path: Path) -> Path:
+    for subdir in ("noarch", "linux-64"):
+        (path / subdir).mkdir(parents=True)
+        (path / subdir / "repodata.json").write_text(
+            json.dumps({"info": {"subdir": subdir}, "packages": {}, "packages.conda": {}})
+        )
+    return path
+
+
+def rattler_feedstock(
+    tmp_path: Path, *, test_passes: bool = True, switched: bool = True
+) -> Feedstock:
+    """A feedstock building a one-output v1 recipe with the container's rattler-build
+    (tests/fixtures/rattler_build) offline, against an empty local channel. Switched:
+    recipe.yaml alone and conda_build_tool: rattler-build (docs/rattler-build.md); else
+    recipe-v1.yaml beside meta.yaml, conda-build in conda-forge.yml."""
+    fs = Feedstock(tmp_path)
+    recipe = ONE_OUTPUT_RECIPE.format(test_line="true" if test_passes else "exit 3")
+    if switched:
+        fs.set_forge_config("rattler-build")
+        (fs.root / "recipe" / "meta.yaml").unlink()
+        (fs.root / "recipe" / "recipe.yaml").write_text(recipe)
+    else:
+        (fs.root / "recipe" / "recipe-v1.yaml").write_text(recipe)
+    channel = empty_channel(tmp_path / "channel")
+    config = fs.root / ".ci_support" / f"{CPU}.yaml"
+    config.write_text(config.read_text().replace("- conda-forge\n", f"- {channel.as_uri()}\n", 1))
+    return fs
+
+
 def answer_menu(feedstock: Feedstock, answer: bytes, *args: str) -> tuple[int, str, str]:
     """Run build-locally.py with a terminal as stdin (so it shows its menu), answer it, and
     return the exit status, stdout and stderr."""

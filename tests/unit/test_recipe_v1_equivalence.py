@@ -51,7 +51,9 @@ V1_RECIPE = RECIPE_DIR / (
 )
 if not (RECIPE_DIR / "meta.yaml").is_file():
     pytest.skip(
-        "recipe/meta.yaml is gone (the feedstock builds with rattler-build): nothing to compare",
+        "recipe/meta.yaml is gone: the feedstock is switched to rattler-build "
+        "(`python -m tools switch --to rattler-build`), so recipe/recipe.yaml is the one recipe "
+        "and there is nothing to compare it with; `switch --to conda-build` brings meta.yaml back",
         allow_module_level=True,
     )
 README = RECIPE_DIR / "README.md"

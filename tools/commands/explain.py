@@ -265,15 +265,16 @@ def readme_table(jobs: list[JobSummary]) -> str:
 def readme_table_of(variant_files: dict[str, str], root, recipe) -> str:
     """The README's CI-job table for variant files given as ``{NAME.yaml: text}``: what
     ``matrix --write`` is about to write, or has written."""
-    from tools.render.config import render_config_text
+    from tools.render.config import render_configs_text
 
     folder = root / ".ci_support"
+    ordered = sorted(variant_files.items(), key=lambda item: Path(item[0]).stem)
+    renders = render_configs_text(
+        [(folder / name, text) for name, text in ordered], root=root, recipe_dir=recipe
+    )
     jobs = [
-        summarize(
-            name.removesuffix(".yaml"),
-            render_config_text(folder / name, text, root=root, recipe_dir=recipe),
-        )
-        for name, text in sorted(variant_files.items(), key=lambda item: Path(item[0]).stem)
+        summarize(name.removesuffix(".yaml"), outputs)
+        for (name, _), outputs in zip(ordered, renders, strict=True)
     ]
     return readme_table(jobs)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from tools.foundation.log import Console
 
@@ -25,7 +26,12 @@ deletes it, --check reports it).
 Platforms, as conda-smithy decides them: a target platform gets CI jobs when the provider
 line of the platform it is built on (conda-forge.yml build_platform) is not null, so a
 provider line of a cross-compiled platform (osx_64 built on osx_arm64) has no effect; a
-warning names such a line when it asks for something else, and the line that decides.
+warning names such a line when it asks for something else, and the line that decides. A
+noarch output counts on conda-forge.yml's noarch_platforms only (linux_64 by default).
+
+On a feedstock switched to rattler-build (conda_build_tool: rattler-build), the jobs are
+those conda-smithy computes for recipe/recipe.yaml: rattler-build renders each platform and
+says which variant keys each package uses (docs/rattler-build.md).
 
 --json (with no mode, or with --check) prints a document instead of text:
   {"jobs": [{"name": str, "platform": str, "build_platform": str,
@@ -82,23 +88,13 @@ def run(args: argparse.Namespace, console: Console) -> int:
         console.warn(message)
     folder = root / ".ci_support"
     if args.write:
-        # Everything is computed, the README's table included (it renders the recipe, which
-        # may refuse), before any file changes; then every file is written or none is.
-        diffs, contents = ci_support.planned(folder, matrix)
-        table = _readme_table(root, recipe, matrix)
-        readme_text = (
-            None
-            if table is None
-            else readme.updated_text(root / "README.md", table, readme.MATRIX_TABLE)
-        )
-        if readme_text is not None:
-            contents[root / "README.md"] = readme_text
+        diffs, contents, table_changed = planned_writes(root, recipe, matrix)
         replace_files(contents)
         for change in diffs:
             console.say(change.written())
-        if readme_text is not None:
+        if table_changed:
             console.say(f"updated: {README_TABLE}")
-        changed = len(diffs) + (readme_text is not None)
+        changed = len(diffs) + table_changed
         console.say(f"{len(matrix.jobs)} CI jobs; {changed} file(s) changed")
         return 0
     if args.json:
@@ -150,6 +146,26 @@ def run(args: argparse.Namespace, console: Console) -> int:
 # The README's CI-job table is generated from .ci_support and the recipe, so the command that
 # writes .ci_support writes it too, and --check checks it.
 README_TABLE = "README.md (CI-job table between the matrix-table markers)"
+
+
+def planned_writes(root: Path, recipe: Path, matrix) -> tuple[list, dict[Path, str | None], bool]:
+    """What ``--write`` changes: the differences, each file's new text (``None``: delete it)
+    and whether README.md's table is among them. Everything is computed, the README's table
+    included (it renders the recipe, which may refuse), before any file changes; then every
+    file is written or none is."""
+    from tools import rerender as ci_support
+    from tools.foundation import readme
+
+    diffs, contents = ci_support.planned(root / ".ci_support", matrix)
+    table = _readme_table(root, recipe, matrix)
+    readme_text = (
+        None
+        if table is None
+        else readme.updated_text(root / "README.md", table, readme.MATRIX_TABLE)
+    )
+    if readme_text is not None:
+        contents[root / "README.md"] = readme_text
+    return diffs, contents, readme_text is not None
 
 
 def _readme_table(root, recipe, matrix) -> str | None:

@@ -6,7 +6,7 @@ container runs (tests/fixtures/rattler_build/rattler-build execs this module).
         [--test skip|native|native-and-emulated] [--no-build-id] [--keep-build]
         [--package-format FMT] [--extra-meta KEY=VALUE]...
         [--source-archive FILE] [--feedstock-license FILE] [--ccache DIR --ccache-stats FILE]
-        [--timestamp EPOCH]
+        [--timestamp EPOCH] [--render-only]
     python -m tools.rattler_build --version
 
 PyPI ships rattler-build as this Python module, not as the CLI binary; the build is the same
@@ -36,7 +36,9 @@ binary's. Where this differs from the binary:
   recipe as committed in info/recipe/ where ``--source-archive`` staged another URL.
 
 The recipe folder is always staged as a copy in the work root, so the user's recipe/ is never
-written to and its path never reaches the build.
+written to and its path never reaches the build. ``--render-only`` is the binary's: the
+rendered outputs printed as JSON (rattler-build's own code path), nothing built or written;
+``EXTRA_CB_OPTIONS=--render-only`` makes a container build a dry run of build_steps.sh.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--ccache", type=Path)
     build.add_argument("--ccache-stats", type=Path)
     build.add_argument("--timestamp", type=int, metavar="EPOCH")
+    build.add_argument("--render-only", action="store_true", help="print the render; build nothing")
     return top
 
 
@@ -131,6 +134,8 @@ def main(argv: list[str]) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    if args.render_only:
+        return _render_only(rattler_build, args)
     if args.extra_meta:
         print(f"note: --extra-meta {args.extra_meta} dropped: {NO_PACKAGE_COMMIT}")
     with workroot.held(say=lambda line: print(line, file=sys.stderr)) as root:
@@ -163,6 +168,25 @@ def main(argv: list[str]) -> int:
             elif (root / "bld").is_dir():
                 print(f"note: the work folders stay in {root / 'bld'} until the next build",
                       file=sys.stderr)  # fmt: skip
+
+
+def _render_only(rattler_build, args: argparse.Namespace) -> int:
+    """The binary's ``--render-only``: its JSON of every output on stdout, no work root."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            rattler_build.build_recipes(
+                [str(recipe_file(args))],
+                render_only=True,
+                variant_config=args.variant_config or None,
+                channel=None if args.variant_config else args.channel or None,
+                target_platform=args.target_platform,
+                build_platform=args.build_platform,
+            )
+        except rattler_build.RattlerBuildError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+    return 0
 
 
 def _build(

@@ -204,6 +204,36 @@ def render_config_text(
     return list(rendered.outputs)
 
 
+def render_configs_text(
+    items: Sequence[tuple[Path, str]], *, root: Path, recipe_dir: Path
+) -> list[list[RenderedOutput]]:
+    """``render_config_text`` of several variant files; on a switched feedstock, whose renders
+    by rattler-build take a second or more each, the ones not on disk yet render in worker
+    processes (tools/foundation/parallel.py)."""
+    forge = load_forge_yml(root)
+    v1 = uses_rattler_build(forge)
+    keys = [_render_key(path, text, root, recipe_dir, v1) for path, text in items]
+    found = [diskcache.load(key) for key in keys]
+    missing = [i for i, rendered in enumerate(found) if rendered is None]
+    if v1 and len(missing) > 1:
+        from tools.foundation.parallel import map_in_processes
+
+        tasks = [(items[i][0], items[i][1], dict(forge), root, recipe_dir) for i in missing]
+        for i, rendered in zip(missing, map_in_processes(_render_task, tasks), strict=True):
+            found[i] = rendered
+            diskcache.store(keys[i], rendered)
+    return [
+        list(rendered.outputs)
+        if rendered is not None
+        else render_config_text(path, text, root=root, recipe_dir=recipe_dir)
+        for rendered, (path, text) in zip(found, items, strict=True)
+    ]
+
+
+def _render_task(task: tuple[Path, str, dict[str, Any], Path, Path]) -> ConfigRender:
+    return _render_uncached(*task)
+
+
 def _render_key(
     path: Path, config_text: str, root: Path, recipe_dir: Path, v1: bool
 ) -> diskcache.Key:
@@ -217,12 +247,16 @@ def _render_key(
         .add("config", config_text)
     )
     if v1:
-        # rattler-build lets a v1 recipe read the environment (env.get("NAME")): those values
-        # are inputs too; the toolkit's render of meta.yaml reads none
-        recipe = recipe_dir / "recipe.yaml"
-        text = recipe.read_text(encoding="utf-8", errors="replace") if recipe.is_file() else ""
-        for name in sorted(set(_ENV_READ.findall(text))):
-            key.add(f"env:{name}", os.environ.get(name))
+        add_environment_read(key, recipe_dir / "recipe.yaml")
+    return key
+
+
+def add_environment_read(key: diskcache.Key, recipe: Path) -> diskcache.Key:
+    """rattler-build lets a v1 recipe read the environment (env.get("NAME")): those values are
+    inputs of its render too; the toolkit's render of meta.yaml reads none."""
+    text = recipe.read_text(encoding="utf-8", errors="replace") if recipe.is_file() else ""
+    for name in sorted(set(_ENV_READ.findall(text))):
+        key.add(f"env:{name}", os.environ.get(name))
     return key
 
 

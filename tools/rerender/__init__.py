@@ -13,7 +13,8 @@ from tools.rerender.folder import (
     unified_diff,
     write,
 )
-from tools.rerender.matrix import Matrix, compute_matrix
+from tools.rerender.jobs import Matrix
+from tools.rerender.matrix import compute_matrix
 from tools.rerender.pinning import GET_PINNING, Pinning, locate_pinning, read_pinning
 
 __all__ = [

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tools.foundation.files import replace_files
 from tools.rerender.dump import files_of
-from tools.rerender.matrix import Matrix
+from tools.rerender.jobs import Matrix
 
 
 def expected_files(matrix: Matrix) -> dict[str, str]:

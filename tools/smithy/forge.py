@@ -69,6 +69,9 @@ class ForgeSettings:
     os_version: Mapping[str, str] = field(default_factory=dict)
     fallback_image: str = FALLBACK_DOCKER_IMAGE
     build_tool: str = "conda-build"
+    # where noarch packages are built (conda-smithy's default: one build, on linux_64); on the
+    # other platforms the CI-job split leaves them out (``_get_platforms_of_provider``)
+    noarch_platforms: tuple[str, ...] = ("linux_64",)
 
     def build_of(self, platform_arch: str) -> str:
         return self.build_platform.get(platform_arch, platform_arch)
@@ -175,4 +178,11 @@ def read_forge_settings(data: Mapping[str, Any]) -> ForgeSettings:
         os_version={str(k): str(v) for k, v in (data.get("os_version") or {}).items() if v},
         fallback_image=str(docker.get("fallback_image") or FALLBACK_DOCKER_IMAGE),
         build_tool=build_tool_of(data),
+        noarch_platforms=tuple(str(p) for p in _as_list(data.get("noarch_platforms", "linux_64"))),
     )
+
+
+def _as_list(value: Any) -> list:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]

@@ -35,6 +35,9 @@ ALWAYS_KEEP = frozenset(
 )
 
 
+# The keys an ``mpi`` variant brings along (``_collapse_subpackage_variants``' MPI hack).
+MPI_KEYS = ("mpich", "openmpi", "msmpi", "mpi_serial", "impi")
+
 # Keys kept even when no recipe text names them.
 _STRUCTURAL = (
     frozenset(
@@ -289,7 +292,7 @@ def collapse(
         all_variants.extend(out.variants)
         all_variants.append(out.variant)
     if "mpi" in used:
-        used |= {"mpich", "openmpi", "msmpi", "mpi_serial", "impi"}
+        used |= set(MPI_KEYS)
     if re.search(r"(?m)^.*\{\{ python_min \}\}", recipe_text):
         used.add("python_min")
     all_variants = _unique(merge_deployment_target(all_variants))
