@@ -83,6 +83,13 @@ echo MAX_JOBS=%MAX_JOBS%
 rem setup.py passes MAX_JOBS to its cmake --build itself; from 2.14 on pyproject.toml's
 rem [tool.scikit-build.env] table makes it CMAKE_BUILD_PARALLEL_LEVEL (pytorch#180247).
 set "PYTORCH_BUILD_VERSION=%PKG_VERSION%"
+rem torch.version.git_version: the release archive has no .git, so PyTorch's
+rem tools\generate_torch_version.py would write "Unknown"; patch 0013 has it take the
+rem release's commit, which both recipes record (recipe\README.md, "torch.version.git_version").
+if not defined CF_TORCH_RELEASE_COMMIT (
+    echo bld.bat: error: CF_TORCH_RELEASE_COMMIT is not set; pass CF_TORCH_RELEASE_COMMIT={{ git_version }} in script_env of the top-level build, libtorch and pytorch in recipe\meta.yaml ^(their script env in recipe\recipe-v1.yaml^) 1>&2
+    exit /b 2
+)
 set "BLAS=MKL"
 set "USE_MKLDNN=1"
 set "USE_DISTRIBUTED=1"

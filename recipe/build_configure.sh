@@ -8,8 +8,9 @@
 # stage did not (check_stage_environment, recipe/stage_environment.py). The miniature
 # (tests/fixtures/minitorch) forwards BUILD_*/USE_*/CMAKE_* the way PyTorch 2.15 does, and
 # reads MAGMA_HOME, BLAS, OpenBLAS_*, TORCH_CUDA_ARCH_LIST, TORCH_NVCC_FLAGS, CMAKE_ARGS,
-# MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER and LDFLAGS as PyTorch does; the other PyTorch
-# options exported here reach its cache and change nothing there.
+# MAX_JOBS, PYTORCH_BUILD_VERSION/NUMBER and LDFLAGS as PyTorch does, and CF_TORCH_RELEASE_COMMIT
+# through patch 0013 as PyTorch does with it; the other PyTorch options exported here reach its
+# cache and change nothing there.
 
 export_build_env() {
     # What every platform's build sets alike lives in one table, which bld.bat reads too:
@@ -141,6 +142,12 @@ configure_pytorch() {
     # The wheel version: setup.py reads these, and from 2.14 on tools/metadata/version.py
     # (the version provider of pyproject.toml's dynamic metadata).
     export PYTORCH_BUILD_VERSION="${PKG_VERSION}"
+    # torch.version.git_version: the release archive has no .git, so PyTorch's
+    # tools/generate_torch_version.py would write "Unknown"; patch 0013 has it take the
+    # release's commit, which both recipes record (recipe/README.md, "torch.version.git_version").
+    [[ "${CF_TORCH_RELEASE_COMMIT:-}" =~ ^[0-9a-f]{40}$ ]] \
+        || die "CF_TORCH_RELEASE_COMMIT='${CF_TORCH_RELEASE_COMMIT:-}' is not a commit; pass CF_TORCH_RELEASE_COMMIT={{ git_version }} in script_env of the top-level build, libtorch and pytorch in recipe/meta.yaml (their script env in recipe/recipe-v1.yaml)"
+    export CF_TORCH_RELEASE_COMMIT
     export USE_NUMA=0
     export USE_ITT=0
 

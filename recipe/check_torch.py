@@ -27,6 +27,9 @@ FEATURES: dict[str, Callable[[], bool]] = {
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--version", help="expected torch.__version__")
+    parser.add_argument(
+        "--git-version", help="expected torch.version.git_version: the commit the recipe records"
+    )
     parser.add_argument("--blas", choices=["mkl", "generic"])
     parser.add_argument("--cuda", required=True, help='CUDA version of the variant, or "None"')
     parser.add_argument("--megabuild-python", help="e.g. 3.12")
@@ -35,7 +38,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--gpu-only", action="store_true", help="run only the GPU kernel check (GPU smoke test)"
     )
     args = parser.parse_args(argv)
-    missing = [o for o in ("version", "blas", "megabuild_python") if getattr(args, o) is None]
+    required = ("version", "git_version", "blas", "megabuild_python")
+    missing = [o for o in required if getattr(args, o) is None]
     if missing and not args.gpu_only:
         parser.error(
             "the following arguments are required: "
@@ -44,11 +48,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def check_version(expected: str) -> str | None:
+def check_version(expected: str, git_version: str) -> str | None:
     if torch.__version__ != expected:
         return f"torch.__version__ is {torch.__version__!r}, the package is {expected!r}"
-    if torch.version.git_version in (None, "", "Unknown"):
-        return f"torch.version.git_version is {torch.version.git_version!r}"
+    # The release archive has no .git, so upstream's build alone would say "Unknown": the
+    # recipe records the release's commit and patch 0013 hands it to the build (recipe/README.md,
+    # "torch.version.git_version").
+    if torch.version.git_version != git_version:
+        return (
+            f"torch.version.git_version is {torch.version.git_version!r}, the recipe records "
+            f"{git_version!r}"
+        )
     return None
 
 
@@ -139,7 +149,7 @@ def check_no_foreign_bytecode(megabuild_python: str) -> str | None:
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     checks: dict[str, Callable[[], str | None]] = {
-        "version": lambda: check_version(args.version),
+        "version": lambda: check_version(args.version, args.git_version),
         "blas": lambda: check_blas(args.blas),
         "complex dot": check_complex_dot,
         "cuda": lambda: check_cuda(args.cuda),

@@ -20,6 +20,7 @@ import pytest
 from helpers.bld_bat import build_env
 from helpers.feedstock_matrix import arch_row, need
 from helpers.minitorch.support import SCIKIT_BUILD_CORE, SETUPTOOLS, two_interpreters
+from helpers.recipe_release import recorded_commit
 from helpers.wine.harness import Output, WineCondaBuild, host_python, run_sequence
 from helpers.wine.products import CORE_DLLS, CUDA_DLLS, miniature_products
 
@@ -161,6 +162,16 @@ def test_each_pytorch_output_holds_torch_for_its_own_python(sequence: Sequence) 
         assert [f for f in files if re.search(r"_C\.cp\d+-win_amd64\.pyd$", f)] == [
             f"{site}/_C.{tag}-win_amd64.pyd"
         ]
+
+
+def test_each_pytorch_output_carries_the_recorded_commit_as_git_version(
+    sequence: Sequence,
+) -> None:
+    # The source is the release archive's tree (no .git): bld.bat hands the commit the recipe
+    # records to the build, whose generate_torch_version.py (patch 0013) writes it.
+    for key in _pythons(sequence):
+        text = sequence.outputs[key].text("Lib/site-packages/torch/_version_info.py")
+        assert f"git_version = {recorded_commit()!r}" in text.splitlines(), key
 
 
 def test_each_pytorch_output_carries_bytecode_of_its_own_python_only(sequence: Sequence) -> None:

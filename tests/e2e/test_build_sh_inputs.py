@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers.minitorch.support import RECIPE_DIR, clean_env
+from helpers.recipe_release import recorded_commit
 
 BUILD_SH = RECIPE_DIR / "build.sh"
 
@@ -35,6 +36,7 @@ def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
         CPU_COUNT="2",
         SHLIB_EXT=".so",
         CF_TORCH_PYTHON=f"{sys.version_info[0]}.{sys.version_info[1]}",
+        CF_TORCH_RELEASE_COMMIT=recorded_commit(),
     )
     env.update(overrides)
     return {k: v for k, v in env.items() if v != "<unset>"}
@@ -77,6 +79,14 @@ def _env(tmp_path: Path, **overrides: str) -> dict[str, str]:
             ["CF_TORCH_MEGABUILD_PYTHON is not set", "recipe/meta.yaml"],
         ),
         ({"PREFIX": "<unset>"}, ["PREFIX is not set"]),
+        (
+            {"CF_TORCH_RELEASE_COMMIT": "<unset>"},
+            ["CF_TORCH_RELEASE_COMMIT='' is not a commit", "recipe/meta.yaml"],
+        ),
+        (
+            {"CF_TORCH_RELEASE_COMMIT": "Unknown"},
+            ["CF_TORCH_RELEASE_COMMIT='Unknown' is not a commit", "script_env"],
+        ),
     ],
 )
 def test_bad_configuration_stops_with_one_line_naming_value_and_file(

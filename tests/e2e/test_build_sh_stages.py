@@ -30,6 +30,7 @@ from helpers.minitorch.support import (
     install_magma,
     two_interpreters,
 )
+from helpers.recipe_release import recorded_commit
 
 BUILD_SH = RECIPE_DIR / "build.sh"
 LIBTORCH_LIBS = ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_cuda.so")
@@ -141,6 +142,7 @@ def _run(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
         target_platform="linux-64",
         cuda_compiler_version="None",
         blas_impl="generic",
+        CF_TORCH_RELEASE_COMMIT=recorded_commit(),
     )
     values.update(env)
     return subprocess.run(

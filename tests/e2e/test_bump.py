@@ -28,11 +28,13 @@ class Bumped:
         releases.point_url_at(self.recipe, self.releases)
         releases.write_patches(self.recipe)
         self.start = command.recipe_releases(self.recipe)[0]
+        self.start_commit = command.recipe_commits(self.recipe)[0]
         self.older, self.newer = command.releases_after(self.start.version)
         self.older_archive = releases.older_release(self.releases, self.older, root)
         self.newer_archive = releases.newer_release(self.releases, self.newer, root)
         self.first = command.bump(self.feedstock, self.older)
         self.after_first = command.recipe_releases(self.recipe)
+        self.commits_after_first = command.recipe_commits(self.recipe)
         self.readme_before = (self.feedstock / "README.md").read_text()
         self.second = command.bump(
             self.feedstock,
@@ -43,6 +45,7 @@ class Bumped:
             command.wheel(root, self.newer),
         )
         self.after_second = command.recipe_releases(self.recipe)
+        self.commits_after_second = command.recipe_commits(self.recipe)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +61,6 @@ def _sha256(path: Path) -> str:
 
 
 def test_version_sha256_from_the_archive_and_build_0_go_into_both_recipes(bumped) -> None:
-    assert bumped.first.returncode == 0, bumped.first.stderr
     assert [(r.version, r.sha256, r.build) for r in bumped.after_first] == [
         (bumped.older, _sha256(bumped.older_archive), 0)
     ] * 2
@@ -66,6 +68,19 @@ def test_version_sha256_from_the_archive_and_build_0_go_into_both_recipes(bumped
 
 def test_the_archive_is_fetched_from_the_recipes_url_with_the_new_version(bumped) -> None:
     assert f"source:  {bumped.older_archive.as_uri()}" in bumped.first.stdout
+
+
+def test_without_a_wheel_the_recipes_keep_the_old_commit_and_the_bump_says_so(bumped) -> None:
+    # Only the release's wheel states its commit (torch/version.py); the archive has no .git.
+    result, old = bumped.first, bumped.start_commit
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"problems: the recipes still record {bumped.start.version}'s commit {old} as "
+        f"git_version; only the release's wheel states {bumped.older}'s: run bump again with "
+        "--wheel"
+    )
+    assert f"  - git_version: still {bumped.start.version}'s commit {old};" in result.stdout
+    assert bumped.commits_after_first == [old, old]
 
 
 def test_every_patch_applying_is_reported_and_the_setuptools_backend_named(bumped) -> None:
@@ -95,6 +110,13 @@ def test_the_patch_of_setup_py_is_one_to_drop_on_a_scikit_build_core_source(bump
     assert "backend: scikit-build-core (scikit_build_core.build;" in out
     assert "drop patches/0002-setup-pass-CMAKE_ARGS.patch: it patches only setup.py (" in out
     assert "patch    patches/0003-c10-a-note.patch: applies" in out
+
+
+def test_the_wheels_commit_goes_into_both_recipes(bumped) -> None:
+    commit = command.wheel_commit()
+    assert f"  commit:  {commit} (torch/version.py's git_version)" in bumped.second.stdout
+    assert bumped.commits_after_second == [commit, commit]
+    assert "git_version" not in bumped.second.stderr  # the problems line names the patches only
 
 
 def test_a_build_option_new_in_the_release_is_on_the_checklist(bumped) -> None:
@@ -196,6 +218,20 @@ def test_a_wheel_of_another_release_is_refused_before_anything_is_written(
     assert _recipe_texts(feedstock) == before
 
 
+def test_a_wheel_built_without_git_is_refused_before_anything_is_written(
+    feedstock, tmp_path
+) -> None:
+    # A wheel built from the release archive itself records "Unknown", not the release's commit.
+    before = _recipe_texts(feedstock)
+    older = command.releases_after(command.recipe_releases(feedstock / "recipe")[0].version)[0]
+    archive = releases.older_release(tmp_path / "releases", older, tmp_path)
+    wheel = command.wheel(tmp_path, older, git_version="Unknown")
+    result = command.bump(feedstock, older, "--source", archive, "--wheel", wheel)
+    assert result.returncode == 2
+    assert "torch/version.py has 'Unknown', not a commit" in result.stderr
+    assert _recipe_texts(feedstock) == before
+
+
 def test_recipes_that_disagree_are_refused(feedstock) -> None:
     meta = feedstock / "recipe" / "meta.yaml"
     start = command.recipe_releases(feedstock / "recipe")[0]
@@ -221,7 +257,10 @@ def test_with_a_pinning_ci_support_is_rerendered_and_matrix_check_agrees(
     archive = releases.older_release(tmp_path / "releases", older, tmp_path)
     stale = feedstock / ".ci_support" / "linux_64_retired.yaml"
     stale.write_text("target_platform:\n- linux-64\n")
-    result = command.bump(feedstock, older, "--source", archive, "--pinning", pinning_dir)
+    wheel = command.wheel(tmp_path, older)
+    result = command.bump(
+        feedstock, older, "--source", archive, "--wheel", wheel, "--pinning", pinning_dir
+    )
     assert result.returncode == 0, result.stderr
     assert "rerender:" not in result.stdout
     # Each .ci_support change says what was done to the file, as `matrix --write` does.

@@ -38,7 +38,7 @@ import pytest
 from helpers.cache import cached_dir
 from helpers.conda_packages import bytecode_outside_site_packages, install, solve
 from helpers.e2e_feedstock import REPO, E2EFeedstock
-from helpers.recipe_release import current
+from helpers.recipe_release import current, recorded_commit
 from helpers.wheel_replay.support import config_file, replay_feedstock, replay_key
 
 pytestmark = [
@@ -216,7 +216,8 @@ def test_tools_check_passes_on_the_build_artifacts(replay) -> None:
 RECIPE_CHECKS = {
     "libtorch": ("cmake -S cmake_test", "cmake_test/build/torch_consumer"),
     "pytorch": (
-        f"python check_torch.py --version {VERSION} --blas mkl --cuda None",
+        f"python check_torch.py --version {VERSION} --git-version {recorded_commit()} ",
+        "--blas mkl --cuda None",
         "--expect openmp --expect distributed --expect mkldnn",
         "python check_cpp_extension.py",
         "-DWITH_TORCH_PYTHON=ON",

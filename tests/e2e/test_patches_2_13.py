@@ -1,11 +1,13 @@
-"""Patches 0006-0012 against PyTorch 2.13.0's text, and what each one changes, run for real.
+"""Patches 0006-0013 against PyTorch 2.13.0's text, and what each one changes, run for real.
 
 tests/fixtures/upstream_2_13/ holds the 2.13.0 lines each patch touches (README there). Every
 patch must apply to them without fuzz; then each behaviour the patch exists for is run with the
 real tool that decides it, against the unpatched and the patched text:
 
 - 0006: CMake + an Objective-C++ compiler link a DispatchStub-shaped call from a .mm file;
-- 0007: CMake's FindPython, cross-compiling, names a WITH_SOABI module.
+- 0007: CMake's FindPython, cross-compiling, names a WITH_SOABI module;
+- 0013: tools/generate_torch_version.py's get_sha, in a tree without .git (the release
+  archive), answers the commit the recipe hands over.
 
 0008 and 0009 (what consumers of the installed files compile) are
 tests/e2e/test_patches_2_13_consumers.py's, 0011 and 0012 (the Windows toolchain)
@@ -14,11 +16,13 @@ tests/e2e/test_patches_2_13_windows.py's.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,6 +34,7 @@ from helpers.patched_upstream import (
     cmake,
     patched,
 )
+from helpers.recipe_release import recorded_commit
 
 NEW_PATCHES = sorted(p for p in PATCHES.glob("*.patch") if p.name[:4] >= "0006")
 
@@ -244,3 +249,47 @@ def test_with_0007_each_pytorch_outputs_python_gets_its_own_soabi_after_retarget
         check=True,
     ).stdout.strip()
     assert "_C" + other_suffix in built_modules(tmp_path)
+
+
+# -- 0013: torch.version.git_version in a tree without .git ------------------------------------
+
+
+def get_sha(tree: Path) -> Callable[[Path], str]:
+    """tools/generate_torch_version.py's get_sha, as the tree has it."""
+    path = tree / "tools" / "generate_torch_version.py"
+    spec = importlib.util.spec_from_file_location("generate_torch_version", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.get_sha
+
+
+def test_without_0013_the_release_archive_gets_unknown_whatever_the_environment_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("CF_TORCH_RELEASE_COMMIT", recorded_commit())
+    tree = patched(tmp_path)
+    assert get_sha(tree)(tree) == "Unknown"
+
+
+def test_with_0013_get_sha_answers_the_commit_the_recipe_hands_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("CF_TORCH_RELEASE_COMMIT", recorded_commit())
+    tree = patched(tmp_path, "0013")
+    assert get_sha(tree)(tree) == recorded_commit()
+
+
+def test_with_0013_and_no_commit_handed_over_get_sha_is_upstreams(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.delenv("CF_TORCH_RELEASE_COMMIT", raising=False)
+    tree = patched(tmp_path, "0013")
+    assert get_sha(tree)(tree) == "Unknown"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "a checkout"]):
+        subprocess.run([*git, *args], cwd=tree, check=True, capture_output=True)
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tree, check=True, capture_output=True, text=True
+    )
+    assert get_sha(tree)(tree) == head.stdout.strip()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from helpers.patched_upstream import installed_aten_config, patched, torch_tree_with
+from helpers.recipe_release import current, recorded_commit
 
 RECIPE = Path(__file__).resolve().parents[2] / "recipe"
 
@@ -44,11 +45,22 @@ def check_torch(torch_site: Path, *args: str) -> subprocess.CompletedProcess:
     return run_with_torch(torch_site, str(RECIPE / "check_torch.py"), *args)
 
 
+def recorded_commit_of_this_wheel(torch_site: Path) -> str:
+    """The commit the recipe records, where the recipe builds the wheel's release."""
+    text = (torch_site / "torch" / "version.py").read_text()
+    if f"__version__ = '{current().version}+cpu'" not in text:
+        pytest.skip(f"the recipe builds {current().version}, not the wheel's release")
+    return recorded_commit()
+
+
 def test_check_torch_accepts_the_variant_the_wheel_was_built_as(torch_site):
+    # The recipe's git_version is upstream's own: the wheel's torch.version.git_version.
     result = check_torch(
         torch_site,
         "--version",
         "2.13.0+cpu",
+        "--git-version",
+        recorded_commit_of_this_wheel(torch_site),
         "--blas",
         "mkl",
         "--cuda",
@@ -65,6 +77,20 @@ def test_check_torch_accepts_the_variant_the_wheel_was_built_as(torch_site):
     assert result.returncode == 0, result.stdout + result.stderr
     assert [line.split()[0] for line in result.stdout.splitlines()] == ["ok"] * 6 + ["skip"]
     assert result.stdout.splitlines()[-1] == "skip gpu kernels: CPU variant"
+
+
+def test_check_torch_fails_a_git_version_other_than_the_recorded_commit(torch_site):
+    other = "0" * 40
+    result = check_torch(
+        torch_site,
+        *("--version", "2.13.0+cpu", "--git-version", other, "--blas", "mkl"),
+        *("--cuda", "None", "--megabuild-python", "3.12"),
+    )
+    assert result.returncode == 1
+    (line,) = [x for x in result.stdout.splitlines() if x.startswith("FAIL")]
+    assert line.startswith("FAIL version: torch.version.git_version is '")
+    assert line.endswith(f", the recipe records '{other}'")
+    assert "check_torch: 1 check(s) failed: version" in result.stderr
 
 
 def test_check_torch_skips_the_gpu_kernels_in_one_line_without_a_gpu(torch_site):
@@ -85,6 +111,8 @@ def test_check_torch_names_every_check_a_wrong_variant_fails(torch_site):
         torch_site,
         "--version",
         "2.13.0",
+        "--git-version",
+        "0" * 40,
         "--blas",
         "generic",
         "--cuda",

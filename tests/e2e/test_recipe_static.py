@@ -53,6 +53,14 @@ def test_every_listed_patch_exists():
     assert listed_patches() and not missing
 
 
+def test_meta_yaml_names_nothing_conda_build_takes_for_a_version_control_variable():
+    # conda-build reads any GIT_*, SVN_* or HG_* in meta.yaml's text as the source's version
+    # control variables (conda_build/metadata.py, uses_vcs_in_meta, 26.7.1): it then fetches
+    # the source before it renders and renders again with it. CF_TORCH_GIT_VERSION did that,
+    # and the oracle's conda-build stopped in the second render (issue 60).
+    assert re.findall(r"(?:GIT|SVN|HG)_[^.\s'\"]+", meta_text()) == []
+
+
 def test_every_patch_file_is_listed_in_meta_yaml():
     on_disk = {f"patches/{p.name}" for p in PATCH_DIR.glob("*.patch")}
     assert on_disk == set(listed_patches())

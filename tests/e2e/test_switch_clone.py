@@ -162,10 +162,12 @@ def test_bump_moves_recipe_yaml_alone(switched, tmp_path: Path) -> None:
     edits = _edits(recipe_diff)
     removed = [line[1:].split(":")[0].strip() for line in edits if line.startswith("-")]
     added = [line[1:] for line in edits if line.startswith("+")]
-    assert removed == ["version", "build", "sha256"], recipe_diff
-    assert [line.split(":")[0].strip() for line in added[:3]] == removed, recipe_diff
+    # the release's commit too, from the wheel's torch/version.py
+    assert removed == ["version", "git_version", "build", "sha256"], recipe_diff
+    assert [line.split(":")[0].strip() for line in added[:4]] == removed, recipe_diff
+    assert f'git_version: "{command.wheel_commit()}"' in added[1], recipe_diff
     # and the skip of the Pythons the wheel's Requires-Python leaves out, if any
-    assert all("python" in line.lower() for line in added[3:]), recipe_diff
+    assert all("python" in line.lower() for line in added[4:]), recipe_diff
 
 
 def test_the_container_build_takes_build_steps_rattler_build_branch(

@@ -21,11 +21,18 @@ def _recipe(name: str) -> release.RecipeFile:
 @pytest.mark.parametrize("name", RECIPES)
 def test_each_field_is_edited_in_place_and_nothing_else_changes(name: str) -> None:
     recipe = _recipe(name)
-    edited = recipe.with_field("version", "9.9.9").with_field("build", "7")
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    edited = (
+        recipe.with_field("version", "9.9.9")
+        .with_field("build", "7")
+        .with_field("git_version", commit)
+    )
     assert (edited.field("version"), edited.field("build")) == ("9.9.9", "7")
+    assert release.recorded_commit(edited) == commit
     before, after = recipe.text.splitlines(), edited.text.splitlines()
     changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
-    assert [i + 1 for i in changed] == sorted([recipe.line_of("version"), recipe.line_of("build")])
+    fields = ("version", "build", "git_version")
+    assert [i + 1 for i in changed] == sorted(recipe.line_of(f) for f in fields)
 
 
 @pytest.mark.parametrize("name", RECIPES)
@@ -58,3 +65,14 @@ def test_a_field_stated_twice_is_bad_input_naming_the_file_and_lines(tmp_path: P
 
 def test_recipes_that_agree_have_no_disagreements() -> None:
     assert release.disagreements(tuple(_recipe(n) for n in RECIPES)) == []
+
+
+def test_recipes_recording_different_commits_disagree_naming_both_lines() -> None:
+    meta, v1 = (_recipe(n) for n in RECIPES)
+    other = v1.with_field("git_version", "0" * 40)
+    (problem,) = release.disagreements((meta, other))
+    assert problem.startswith(
+        f"the recipes disagree on the release commit (git_version): "
+        f"meta.yaml:{meta.line_of('git_version')} has {release.recorded_commit(meta)}, "
+        f"recipe-v1.yaml:{v1.line_of('git_version')} has {'0' * 40}"
+    )

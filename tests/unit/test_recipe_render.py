@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import rattler
 from helpers import feedstock_matrix
-from helpers.recipe_release import current
+from helpers.recipe_release import current, recorded_commit
 from ruamel.yaml import YAML
 
 from tools.render.config import RenderedOutput, list_configs, render_config
@@ -301,6 +301,7 @@ def test_upstream_pytest_slice_runs_everywhere_but_only_for_the_megabuild_python
 def test_pytorch_checks_its_variant_with_check_torch(config):
     for pytorch in (o for o in built(config) if o.name == "pytorch"):
         (command,) = [c for c in pytorch.tests["commands"] if c.startswith("python check_torch.py")]
+        assert f"--git-version {recorded_commit()} " in command
         assert f"--blas {blas(config)}" in command
         assert f"--cuda {config_values(config)['cuda_compiler_version'][0]}" in command
         assert f"--megabuild-python {MEGABUILD_PYTHON}" in command

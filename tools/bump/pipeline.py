@@ -56,6 +56,9 @@ class BumpResult:
     requires_python_origin: str = ""  # the file it was read from
     written: list[str] = field(default_factory=list)
     checklist: list[str] = field(default_factory=list)
+    # The previous release's commit, left in the recipes: a new version without --wheel,
+    # whose commit only the release's wheel states.
+    stale_commit: str | None = None
 
     @property
     def failing_patches(self) -> list[patches.PatchResult]:
@@ -149,7 +152,11 @@ def bump(request: BumpRequest) -> BumpResult:
     result = BumpResult(
         previous, new.archive, new.patches, new.backend, facts, pythons, requires_python, origin
     )
-    result.written += _write_recipes(request, found, previous, new.archive.sha256, pythons)
+    commit = facts.git_version if facts is not None else None
+    result.written += _write_recipes(request, found, previous, new.archive.sha256, pythons, commit)
+    recorded = next(filter(None, map(recipes.recorded_commit, found)), None)
+    if commit is None and recorded is not None and request.version != previous.version:
+        result.stale_commit = recorded
     moved: list[str] = []
     with step("generated tables" + (" and .ci_support" if request.pinning else "")):
         if request.readme_table is not None:
@@ -172,6 +179,12 @@ def bump(request: BumpRequest) -> BumpResult:
         *checklist.python_items(pythons, requires_python, origin),
         *checklist.wheel_items(facts, wheel.cuda_majors(ci_support), moved),
     ]
+    if result.stale_commit:
+        result.checklist.append(
+            f"git_version: still {previous.version}'s commit {result.stale_commit}; the "
+            f"release's wheel states {request.version}'s (torch/version.py): run bump again "
+            "with --wheel"
+        )
     if request.pinning is None:
         result.checklist.append(
             "rerender: python -m tools matrix --write --pinning PINNING (no --pinning given)"
@@ -185,9 +198,11 @@ def _write_recipes(
     previous: recipes.Release,
     sha256: str,
     pythons: wheel.PythonRange,
+    commit: str | None,
 ) -> list[str]:
-    """Version, sha256, build number (0 for a new version) and, when requires-python and the
-    CI configs tell the Python range, the skip; each recipe written atomically."""
+    """Version, sha256, build number (0 for a new version), the release's ``commit`` where
+    the recipe records one and the wheel told it, and, when requires-python and the CI configs
+    tell the Python range, the skip; each recipe written atomically."""
     build = previous.build if request.version == previous.version else 0
     written = []
     for recipe in found:
@@ -196,6 +211,8 @@ def _write_recipes(
             .with_field("sha256", sha256)
             .with_field("build", str(build))
         )
+        if commit is not None and recipes.recorded_commit(recipe) is not None:
+            updated = updated.with_field("git_version", commit)
         if pythons.known:
             updated = recipes.with_python_floor(updated, pythons.floor)
         if write.write(updated):

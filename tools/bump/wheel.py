@@ -1,9 +1,14 @@
 """What the release's wheel says about the recipe: the Pythons it supports
 (``Requires-Python``), the CUDA release it was built with (``cuda-toolkit[...]==X`` or
-``nvidia-cuda-runtime``), and the pins that moved (drift's comparison, reused)."""
+``nvidia-cuda-runtime``), the commit it was built from (``torch/version.py``'s
+``git_version``, which the recipes record), and the pins that moved (drift's comparison,
+reused)."""
 
 from __future__ import annotations
 
+import ast
+import re
+import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +29,7 @@ class WheelFacts:
     version: str
     requires_python: str | None
     cuda: WheelCuda | None
+    git_version: str  # the release's commit
 
 
 def read(path: Path, version: str) -> WheelFacts:
@@ -42,7 +48,50 @@ def read(path: Path, version: str) -> WheelFacts:
             f"--wheel {path}: the wheel is torch {wheel_version}, not {version}; "
             "pass the wheel of the release you bump to"
         )
-    return WheelFacts(path, wheel_version, requires_python, wheel_cuda(requirements))
+    return WheelFacts(
+        path, wheel_version, requires_python, wheel_cuda(requirements), release_commit(path)
+    )
+
+
+#: The module upstream's tools/generate_torch_version.py writes into every wheel.
+VERSION_MODULE = "torch/version.py"
+
+
+def release_commit(path: Path) -> str:
+    """``torch.version.git_version`` as the wheel records it: the commit PyTorch built the
+    release from (its tag's; a build without .git says "Unknown", which is refused)."""
+    with zipfile.ZipFile(path) as archive:
+        try:
+            text = archive.read(VERSION_MODULE).decode("utf-8")
+        except KeyError:
+            raise UserError(
+                f"--wheel {path}: the wheel has no {VERSION_MODULE}; pass PyTorch's release "
+                "wheel (pip download torch==VERSION --no-deps)"
+            ) from None
+    values = [v for v in _assigned(text, "git_version") if isinstance(v, str)]
+    if len(values) != 1 or not re.fullmatch(r"[0-9a-f]{40}", values[0]):
+        found = repr(values[0]) if len(values) == 1 else "no one git_version string"
+        raise UserError(
+            f"--wheel {path}: {VERSION_MODULE} has {found}, not a commit; pass PyTorch's release "
+            "wheel, built from the release's checkout (pip download torch==VERSION --no-deps)"
+        )
+    return values[0]
+
+
+def _assigned(module: str, name: str) -> list[object]:
+    """The constants the module's top level assigns to ``name`` (``git_version = '...'``)."""
+    values = []
+    for node in ast.parse(module).body:
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        named = any(isinstance(t, ast.Name) and t.id == name for t in targets)
+        if named and isinstance(node.value, ast.Constant):
+            values.append(node.value.value)
+    return values
 
 
 def recipe_pythons(ci_support: Path) -> tuple[str, ...]:

@@ -23,17 +23,21 @@ stages, in order (docs/bump.md is the manual):
   5. the options and environment knobs its CMake reads ($ENV{...}, cmake/EnvVarForwarding.cmake)
      that neither build script names.
   6. every licence file the recipes list, looked up in the archive.
-  7. with --wheel: the CUDA release (cuda-toolkit[...]==X or nvidia-cuda-runtime) and the pins
-     that moved (as drift); Requires-Python when the source declares none.
-  8. write version, sha256 and build number 0 (kept when VERSION is the recipe's version) into
-     meta.yaml and the v1 recipe, each atomically; nothing is written when a stage refuses.
+  7. with --wheel: the CUDA release (cuda-toolkit[...]==X or nvidia-cuda-runtime), the
+     release's commit (torch/version.py's git_version) and the pins that moved (as drift);
+     Requires-Python when the source declares none.
+  8. write version, sha256, build number 0 (kept when VERSION is the recipe's version) and,
+     with --wheel, the commit (git_version) into meta.yaml and the v1 recipe, each
+     atomically; nothing is written when a stage refuses.
   9. rewrite README.md's CI-job table and (with --wheel) docs/drift.md's drift table; with
      --pinning, .ci_support too (as matrix --write).
   10. print the checklist of what only a person can decide.
 
 exit status: 0 bumped; 1 bumped, but a patch no longer applies (refresh or drop it, then run
-bump again), summed up in a last line starting `problems:`; 2 bad input (a source that cannot
-be fetched or read, a wheel of another release, recipes that disagree), in one `error:` line.
+bump again) or, for a new VERSION without --wheel, the recipes still record the previous
+release's commit (run bump again with --wheel), summed up in a last line starting
+`problems:`; 2 bad input (a source that cannot be fetched or read, a wheel of another
+release or without a commit, recipes that disagree), in one `error:` line.
 """
 
 
@@ -87,6 +91,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         facts = result.facts
         say(f"  wheel:   torch {facts.version}, Requires-Python {facts.requires_python or '-'}")
         say(f"  CUDA:    {facts.cuda.text.split(';')[0] if facts.cuda else 'none (CPU wheel)'}")
+        say(f"  commit:  {facts.git_version} (torch/version.py's git_version)")
     if result.requires_python:
         say(f"  Python:  requires {result.requires_python} ({result.requires_python_origin})")
     if result.pythons.dropped:
@@ -99,7 +104,16 @@ def run(args: argparse.Namespace, console: Console) -> int:
     say("checklist (only a person can decide these):")
     for item in result.checklist or ["nothing: review the diff and commit"]:
         say(f"  - {item}")
+    problems = []
     if result.failing_patches:
         names = ", ".join(p.name for p in result.failing_patches)
-        raise ProblemsFound(f"{len(result.failing_patches)} patch(es) no longer apply: {names}")
+        problems.append(f"{len(result.failing_patches)} patch(es) no longer apply: {names}")
+    if result.stale_commit:
+        problems.append(
+            f"the recipes still record {result.previous.version}'s commit "
+            f"{result.stale_commit} as git_version; only the release's wheel states "
+            f"{args.version}'s: run bump again with --wheel"
+        )
+    if problems:
+        raise ProblemsFound("; ".join(problems))
     return 0

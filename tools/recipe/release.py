@@ -7,6 +7,7 @@ once, and a recipe where it does not is bad input naming the file and the field.
 
 meta.yaml (conda-build v0)                 recipe-v1.yaml / recipe.yaml (rattler-build v1)
   {% set version = "X" %}                    context: version: "X"
+  {% set git_version = "SHA" %}              context: git_version: "SHA"
   {% set build = N %}                        context: build: N
   source: url / sha256                       source: url / sha256
   source: patches                            source: patches
@@ -39,6 +40,10 @@ FIELDS = {
             "{% set version = ... %}",
             re.compile(r'^\{%-?\s*set\s+version\s*=\s*"(?P<value>[^"]*)"\s*-?%\}', re.M),
         ),
+        "git_version": Field(
+            "{% set git_version = ... %}",
+            re.compile(r'^\{%-?\s*set\s+git_version\s*=\s*"(?P<value>[^"]*)"\s*-?%\}', re.M),
+        ),
         "build": Field(
             "{% set build = ... %}",
             re.compile(r"^\{%-?\s*set\s+build\s*=\s*(?P<value>\d+)\s*-?%\}", re.M),
@@ -50,6 +55,10 @@ FIELDS = {
         "version": Field(
             "context version",
             re.compile(r'^[ \t]+version:[ \t]*"?(?P<value>[^"$\s{][^"\s]*)"?[ \t]*$', re.M),
+        ),
+        "git_version": Field(
+            "context git_version",
+            re.compile(r'^[ \t]+git_version:[ \t]*"?(?P<value>[^"$\s{][^"\s]*)"?[ \t]*$', re.M),
         ),
         "build": Field(
             "context build", re.compile(r"^[ \t]+build:[ \t]*(?P<value>\d+)[ \t]*$", re.M)
@@ -126,7 +135,12 @@ def disagreements(recipes: tuple[RecipeFile, ...]) -> list[str]:
     problems = []
     first, *others = recipes
     for other in others:
-        for key, name in (("version", "version"), ("build", "build number"), ("sha256", "sha256")):
+        for key, name in (
+            ("version", "version"),
+            ("build", "build number"),
+            ("sha256", "sha256"),
+            ("git_version", "release commit (git_version)"),
+        ):
             mine, theirs = _stated(first, key), _stated(other, key)
             if mine is None or theirs is None or mine == theirs:
                 continue
@@ -136,6 +150,12 @@ def disagreements(recipes: tuple[RecipeFile, ...]) -> list[str]:
                 "one release (python -m tools bump writes both)"
             )
     return problems
+
+
+def recorded_commit(recipe: RecipeFile) -> str | None:
+    """The release's commit the recipe records for torch.version.git_version (``git_version``),
+    or ``None`` where it records none."""
+    return _stated(recipe, "git_version")
 
 
 def _stated(recipe: RecipeFile, key: str) -> str | None:
