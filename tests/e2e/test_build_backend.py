@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.minitorch.support import clean_env, find_interpreters
 from helpers.recipe_helpers import recipe_module
+from helpers.recipe_release import recorded_commit
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOL = REPO_ROOT / "recipe" / "build_backend.py"
@@ -135,6 +136,7 @@ def test_build_sh_stops_on_an_unknown_backend_with_one_line_naming_the_file(tmp_
         RECIPE_DIR=str(REPO_ROOT / "recipe"),
         PYTHON=sys.executable,
         CF_TORCH_MEGABUILD_PYTHON=f"{sys.version_info[0]}.{sys.version_info[1]}",
+        CF_TORCH_RELEASE_COMMIT=recorded_commit(),  # as the recipe's script_env passes it
         target_platform="linux-64",
         cuda_compiler_version="None",
         blas_impl="generic",

@@ -55,6 +55,7 @@ def test_an_unknown_option_is_an_error_line_then_that_commands_usage(command: st
         "error: the following arguments are required: PATH",
         "error: the following arguments are required: --arch",
         "error: the following arguments are required: VERSION",
+        "error: the following arguments are required: --to",
         "error: the following arguments are required: SUBCOMMAND",
     )
     assert usage.startswith(f"usage: python -m tools {command} [-h]")
