@@ -249,28 +249,33 @@ def test_only_the_publish_step_sees_the_token() -> None:
     assert "python -m tools review publish" in step["run"]
 
 
-def test_the_publish_step_merges_then_publishes_the_verified_release(tmp_path: Path) -> None:
-    """build.yml's publish step, run with a `python` that records each command it is given."""
-    steps = workflow()["jobs"]["publish"]["steps"]
-    [step] = [s for s in steps if "review publish" in s.get("run", "")]
+def _recorded_calls(step: dict, tmp_path: Path, env: dict[str, str]) -> list[str]:
+    """Run a build.yml step in ``tmp_path`` with a ``python`` that records each command it is
+    given; the commands, one a line."""
     calls = tmp_path / "calls"
     fake = tmp_path / "bin" / "python"
     fake.parent.mkdir()
     fake.write_text(f'#!/bin/sh\necho "$*" >> {calls}\n')
     fake.chmod(0o755)
-    for job in ("build-linux_64_a", "build-linux_64_b"):
-        (tmp_path / "collected" / job).mkdir(parents=True)
-    env = {"PATH": f"{fake.parent}:/usr/bin:/bin", "CHANNEL": "jlab/label/h100", "HOME": "/"}
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", step["run"]],
         cwd=tmp_path,
-        env=env,
+        env={"PATH": f"{fake.parent}:/usr/bin:/bin", "HOME": "/", **env},
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert calls.read_text().splitlines() == [
+    return calls.read_text().splitlines()
+
+
+def test_the_publish_step_merges_then_publishes_the_verified_release(tmp_path: Path) -> None:
+    """build.yml's publish step, run with a `python` that records each command it is given."""
+    steps = workflow()["jobs"]["publish"]["steps"]
+    [step] = [s for s in steps if "review publish" in s.get("run", "")]
+    for job in ("build-linux_64_a", "build-linux_64_b"):
+        (tmp_path / "collected" / job).mkdir(parents=True)
+    assert _recorded_calls(step, tmp_path, {"CHANNEL": "jlab/label/h100"}) == [
         "-m tools review merge collected/build-linux_64_a collected/build-linux_64_b",
         "-m tools review publish jlab/label/h100",
     ]
@@ -312,27 +317,12 @@ def test_the_sign_step_signs_the_collected_release_for_the_request_channel(
 ) -> None:
     """build.yml's sign step, run with a `python` that records each command it is given."""
     [step] = [s for s in workflow()["jobs"]["sign"]["steps"] if "review sign" in s.get("run", "")]
-    calls = tmp_path / "calls"
-    fake = tmp_path / "bin" / "python"
-    fake.parent.mkdir()
-    fake.write_text(f'#!/bin/sh\necho "$*" >> {calls}\n')
-    fake.chmod(0o755)
     (tmp_path / "review").mkdir()
     (tmp_path / "build_artifacts").mkdir()
     for name in ("summary.json", "SHA256SUMS", "log_files.zip"):
         (tmp_path / "review" / name).write_text(f"collect's {name}\n")
     (tmp_path / "build_artifacts" / "summary.json").write_text("a build job's own\n")
-    env = {"PATH": f"{fake.parent}:/usr/bin:/bin", "CHANNEL": "jdoe/label/cfep03", "HOME": "/"}
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", step["run"]],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert calls.read_text().splitlines() == [
+    assert _recorded_calls(step, tmp_path, {"CHANNEL": "jdoe/label/cfep03"}) == [
         "-m tools review sign build_artifacts --channel jdoe/label/cfep03"
     ]
     assert (tmp_path / "build_artifacts" / "summary.json").read_text() == "collect's summary.json\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -101,6 +102,14 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
     """Write ``data`` to ``path`` through :func:`atomic_replace`."""
     with atomic_replace(path, mode=mode) as tmp:
         tmp.write_bytes(data)
+
+
+def atomic_copy(source: Path, target: Path) -> None:
+    """``source``'s bytes and times at ``target`` through :func:`atomic_replace`: a reader
+    sees the whole file or none of it (never half a package)."""
+    with atomic_replace(target, mode=source.stat().st_mode & 0o7777) as tmp:
+        shutil.copyfile(source, tmp)
+        shutil.copystat(source, tmp)
 
 
 def _mode_for(path: Path) -> int:

@@ -15,14 +15,12 @@ package; a log that a merged record replaces is kept under old-logs/.
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tools.foundation.errors import UserError
+from tools.foundation.files import atomic_copy
 from tools.localbuild.batch.record import FAILED_EARLIER, FILTERED_OUT, package_entries
 from tools.localbuild.records import artifacts as art
 
@@ -226,20 +224,6 @@ def check_one_release(records: Mapping[str, Mapping[str, object]]) -> None:
                 )
 
 
-def _copy_file(source: Path, target: Path) -> None:
-    """Copy to a temporary name beside the target, then rename: never half a package."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        shutil.copyfile(source, tmp)
-        shutil.copystat(source, tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _same_bytes(a: Path, b: Path) -> bool:
     return a.stat().st_size == b.stat().st_size and art.sha256_of(a) == art.sha256_of(b)
 
@@ -253,7 +237,7 @@ def _bring_log(target: Path, source: Path, config: str) -> None:
         if _same_bytes(ours, theirs):
             return
         art.set_aside_old_log(target, config)  # an earlier attempt stays reviewable
-    _copy_file(theirs, ours)
+    atomic_copy(theirs, ours)
 
 
 def merge(
@@ -288,7 +272,7 @@ def merge(
 
     target.mkdir(exist_ok=True)
     for name, place in to_copy:
-        _copy_file(place / name, target / name)
+        atomic_copy(place / name, target / name)
     records: dict[str, dict[str, object]] = {}
     for config, pick in chosen.items():
         _bring_log(target, pick.source, config)

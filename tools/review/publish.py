@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.foundation.errors import ProblemsFound, ToolError, UserError
+from tools.foundation.files import atomic_copy
 from tools.foundation.proc import call
 from tools.foundation.secrets import UPLOAD_TOKEN_VARS
 from tools.localbuild.batch import lock
@@ -192,19 +193,6 @@ def _link_or_copy(source: Path, target: Path) -> None:
         shutil.copy2(source, target)
 
 
-def _put(source: Path, target: Path) -> None:
-    """``source``'s bytes at ``target`` by one rename: a reader sees all of it or none."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        shutil.copyfile(source, tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def to_directory(packages: list[Path], artifacts: Path, channel: Path) -> list[str]:
     """Add ``packages`` to the directory channel ``channel``; the names it added."""
     if channel.exists() and not channel.is_dir():
@@ -234,7 +222,7 @@ def to_directory(packages: list[Path], artifacts: Path, channel: Path) -> list[s
             _link_or_copy(artifacts / name, staging / name)
         _index(staging)
         for name in [*new, *sidecars]:  # a package before its signature
-            _put(artifacts / name, channel / name)
+            atomic_copy(artifacts / name, channel / name)
         index_files = [
             p
             for p in sorted(staging.rglob("*"))
@@ -243,7 +231,7 @@ def to_directory(packages: list[Path], artifacts: Path, channel: Path) -> list[s
         # repodata.json last in each subdir: it is what names the files before it
         index_files.sort(key=lambda p: p.name.startswith("repodata"))
         for path in index_files:
-            _put(path, channel / path.relative_to(staging))
+            atomic_copy(path, channel / path.relative_to(staging))
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # only the links and index made above
     return new
