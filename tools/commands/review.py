@@ -73,7 +73,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "below as build-locally.py does",
     )
     _signature_options(verify)
-    from tools.review.rebuild import add_build_options
+    from tools.review.rebuild_options import add_build_options
 
     add_build_options(verify)
     verify.set_defaults(_review=_verify)

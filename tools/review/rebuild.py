@@ -44,6 +44,7 @@ from tools.localbuild.records.configs import discover, labels
 from tools.review.compare import differences
 from tools.review.crosscheck import Finding
 from tools.review.pinned import pinned_channels
+from tools.review.rebuild_options import add_build_options
 from tools.review.upload import open_batch
 
 #: The build-locally.py options a rebuild passes on (the ones that choose how it builds).
@@ -234,26 +235,6 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--commit", metavar="SHA", help="the PR's head (default: the record's)")
     add_build_options(top)
     return top
-
-
-def add_build_options(parser: argparse.ArgumentParser) -> None:
-    """The rebuild's options: how it builds, as build-locally.py names them, and where its
-    packages go or come from."""
-    parser.add_argument("--engine", help="as build-locally.py --engine")
-    parser.add_argument("--channel", dest="channels", action="append", default=[],
-                        metavar="URL_OR_DIR", help="as build-locally.py --channel")  # fmt: skip
-    parser.add_argument("--source-cache", type=Path, metavar="DIR",
-                        help="as build-locally.py --source-cache")  # fmt: skip
-    parser.add_argument("--ccache", type=Path, metavar="DIR", help="as build-locally.py --ccache")
-    kept = parser.add_mutually_exclusive_group()
-    kept.add_argument("--keep", type=Path, metavar="DIR", help="keep the rebuilt packages in DIR")
-    kept.add_argument(
-        "--rebuilt",
-        type=Path,
-        metavar="DIR",
-        help="compare with the packages an earlier rebuild of the same commit kept in DIR "
-        "(--keep) instead of building again",
-    )
 
 
 def options_of(args: argparse.Namespace) -> BuildOptions:
