@@ -16,11 +16,13 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from helpers.cli import answer_on_a_terminal, default_sigint
+from helpers.in_process import build_locally_main, run_main, tools_main
 
 REPO = Path(__file__).resolve().parent.parent.parent
 FAKE_DOCKER = REPO / "tests" / "fixtures" / "fake_docker" / "docker"
@@ -107,26 +109,18 @@ class Feedstock:
         return [sys.executable, str(self.root / "build-locally.py"), *args]
 
     def run(self, *args: str, **env: str) -> Run:
-        return self._call(self.command(*args), env)
+        """``python build-locally.py ARGS`` in this feedstock, as its user runs it."""
+        return self._call(build_locally_main(self.root), self.command(*args)[1:], env)
 
     def review(self, *args: str, **env: str) -> Run:
         """``python -m tools review ARGS`` in this feedstock, with this repository's toolkit."""
-        return self._call([sys.executable, "-m", "tools", "review", *args], env)
+        return self._call(tools_main, [str(REPO / "tools" / "__main__.py"), "review", *args], env)
 
-    def _call(self, argv: list[str], env: dict[str, str]) -> Run:
-        result = subprocess.run(
-            argv,
-            cwd=self.root,
-            env={**self.env, **env},
-            capture_output=True,
-            text=True,
-            # a guard against a hang, not a measure: a run takes seconds alone, and went past
-            # 60 s at load 8 (a cold .ci/run beside other work)
-            timeout=300,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-        return Run(result.returncode, result.stdout, result.stderr)
+    def _call(self, main: Callable[[], int], argv: list[str], env: dict[str, str]) -> Run:
+        # In this process, as the child would run it (PYTHONPATH above: this repository's
+        # toolkit either way): tests/helpers/in_process.py
+        ran = run_main(main, argv, cwd=self.root, env={**self.env, **env})
+        return Run(ran.returncode, ran.stdout, ran.stderr)
 
     def start(self, *args: str, **env: str) -> subprocess.Popen:
         """A run the test will interrupt (Ctrl-C reaches it even when the suite ignores it)."""
