@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import feedstock_matrix
 from helpers.cli import answer_on_a_terminal
+from helpers.in_process import run_python
 
 from tools.foundation.files import sha256_of
 from tools.localbuild.engines.base import host_subdir
@@ -52,16 +53,7 @@ def build_locally(
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("CONDA_PREFIX", "CI")}
     env.update(PATH=path, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "build-locally.py", *args],
-        cwd=root,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_python([sys.executable, "build-locally.py", *args], cwd=root, env=env, stdin=stdin)
 
 
 def _error(result: subprocess.CompletedProcess[str]) -> str:

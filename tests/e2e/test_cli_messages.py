@@ -17,6 +17,7 @@ import pytest
 from helpers.cli import run_tools
 from helpers.cli_conventions import ONE, ROOT, run_by_path, run_toolkit
 from helpers.forge_lines import set_forge_line
+from helpers.in_process import run_python
 
 from tools.__main__ import COMMANDS
 
@@ -34,14 +35,7 @@ BUILD_LOCALLY = ROOT / "build-locally.py"
 
 
 def _build_locally(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(BUILD_LOCALLY), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_python([sys.executable, BUILD_LOCALLY, *args], cwd=ROOT, timeout=120)
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -208,15 +202,8 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 def _in(root: Path, *argv: str | Path) -> subprocess.CompletedProcess[str]:
     if argv[0] == "build-locally.py":
-        return subprocess.run(
-            [sys.executable, str(root / "build-locally.py"), *map(str, argv[1:])],
-            cwd=root,
-            env=_with_toolkit_on_path(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        argv = (sys.executable, root / "build-locally.py", *argv[1:])
+        return run_python(argv, cwd=root, env=_with_toolkit_on_path())
     return run_tools(*argv, cwd=root, env=_with_toolkit_on_path())
 
 

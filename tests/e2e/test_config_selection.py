@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import feedstock_matrix
 from helpers.cli import run_tools
+from helpers.in_process import run_python
 
 from tools.foundation.selection import (
     read_labels,
@@ -84,16 +85,7 @@ def _tools(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 def _build_locally(
     *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "build-locally.py"), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
+    return run_python([sys.executable, ROOT / "build-locally.py", *args], cwd=ROOT, env=env)
 
 
 def _with_an_engine(tmp_path: Path) -> dict[str, str]:

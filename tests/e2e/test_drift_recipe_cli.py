@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import feedstock_matrix
 from helpers.cli import REPO, run_tools
+from helpers.in_process import run_python
 
 from tools.recipe import release
 
@@ -48,14 +49,7 @@ def _drift(*args: str | Path, cwd: Path = REPO) -> subprocess.CompletedProcess:
     argv = ["drift", "--offline", "--config", CONFIG, *map(str, args)]
     if cwd == REPO:
         return run_tools(*argv, timeout=120)
-    return subprocess.run(
-        [sys.executable, str(REPO / "tools"), *argv],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_python([sys.executable, REPO / "tools", *argv], cwd=cwd, timeout=120)
 
 
 def _feedstock(tmp_path: Path, *, commit: bool) -> Path:

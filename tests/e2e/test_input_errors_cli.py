@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from helpers import feedstock_matrix
+from helpers.in_process import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tests" / "fixtures" / "drift" / "pytorch-src"
@@ -51,15 +52,7 @@ def _run(root: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
     args = argv[1:] if argv[0] == "build-locally.py" else argv
     env = {k: v for k, v in os.environ.items() if k not in ("CONDA_PREFIX", "CI")}
     env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run(
-        [sys.executable, *program, *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_python([sys.executable, *program, *args], cwd=root, env=env)
 
 
 def _error_line(result: subprocess.CompletedProcess[str]) -> str:

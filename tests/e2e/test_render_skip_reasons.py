@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import feedstock_matrix
 from helpers.cli import REPO, run_tools
+from helpers.in_process import run_python
 from helpers.recipe_release import current
 
 from tools.recipe import release
@@ -23,14 +24,7 @@ ANY = feedstock_matrix.prefer({"cuda": False}, {})
 
 def _render_in(root: Path, *args: str) -> subprocess.CompletedProcess:
     """The toolkit by path from another feedstock, as the README says to run it there."""
-    return subprocess.run(
-        [sys.executable, str(REPO / "tools"), "render", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_python([sys.executable, REPO / "tools", "render", *args], cwd=root, timeout=120)
 
 
 def _release_candidate(tmp_path: Path) -> Path:

@@ -10,7 +10,8 @@ once, with what a child would have of its own:
   starts inherit them as they would);
 - file descriptors 1 and 2 pointed at files of their own, and ``sys.stdout``/``sys.stderr``
   over them, so what the toolkit prints and what the programs it starts print both land in
-  the result, each in its stream, as through a child's pipes; stdin empty (not a terminal);
+  the result, each in its stream, as through a child's pipes; stdin what the test gives
+  (never a terminal);
 - the exit status ``sys.exit`` or ``main()`` gives;
 - nothing left behind: the toolkit's in-memory caches (``functools`` caches keyed by path,
   whose file a test may have changed since) and its render workers
@@ -47,15 +48,53 @@ def runs_this_toolkit(cwd: Path, env: Mapping[str, str] | None) -> bool:
     return bool(first) and Path(first).resolve() == REPO
 
 
+def run_python(
+    argv: Sequence[str | Path],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 300,
+    stdin: str | None = None,
+    child: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """``argv``, ``[sys.executable, "-m", "tools", ...]``, ``[sys.executable, "<this
+    repository>/tools", ...]`` or ``[sys.executable, ".../build-locally.py", ...]``: in this
+    process where the child would import this same toolkit, else (or with ``child``, or any
+    other program) as a child; ``stdin`` its input (never a terminal); never raises on a
+    non-zero exit."""
+    words = [str(word) for word in argv]
+    if not child and words[0] == sys.executable and len(words) > 1:
+        script = Path(cwd, words[1])
+        if words[1:3] == ["-m", "tools"] and runs_this_toolkit(cwd, env):
+            argv0 = str(REPO / "tools" / "__main__.py")
+            return run_main(tools_main, [argv0, *words[3:]], cwd=cwd, env=env, stdin=stdin)
+        if script.resolve() in (REPO / "tools", REPO / "tools" / "__main__.py"):
+            return run_main(tools_main, words[1:], cwd=cwd, env=env, stdin=stdin)
+        if script.name == "build-locally.py" and runs_this_toolkit(script.parent, env):
+            main = build_locally_main(script.parent)
+            return run_main(main, words[1:], cwd=cwd, env=env, stdin=stdin)
+    return subprocess.run(
+        words,
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def run_main(
     main: Callable[[], int | None],
     argv: Sequence[str],
     *,
     cwd: Path,
     env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``main()`` with ``sys.argv`` = ``argv``, as the child ``argv`` names would run it."""
-    with _files() as (out, err), _as_a_child(argv, cwd, env, out, err):
+    with _files() as (out, err), _as_a_child(argv, cwd, env, stdin or "", out, err):
         try:
             returncode = main()
         except SystemExit as stop:
@@ -90,6 +129,7 @@ def _as_a_child(
     argv: Sequence[str],
     cwd: Path,
     env: Mapping[str, str] | None,
+    stdin: str,
     out: io.BufferedRandom,
     err: io.BufferedRandom,
 ) -> Iterator[None]:
@@ -107,7 +147,7 @@ def _as_a_child(
         sys.argv = list(argv)
         os.dup2(out.fileno(), 1)
         os.dup2(err.fileno(), 2)
-        sys.stdin = io.StringIO("")
+        sys.stdin = io.StringIO(stdin)
         sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
         yield
