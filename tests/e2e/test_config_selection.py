@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import feedstock_matrix
 from helpers.cli import run_tools
+from helpers.fake_engine_feedstock import install_fake_engine
 from helpers.in_process import run_python
 
 from tools.foundation.selection import (
@@ -24,7 +25,6 @@ from tools.foundation.selection import (
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIFT_SOURCE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "drift" / "pytorch-src"
-FAKE_DOCKER = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "fake_docker" / "docker"
 # The configs these tests name, read from .ci_support: a fork's tailored matrix keeps them
 # meaningful (tests/helpers/feedstock_matrix.py).
 MATRIX = feedstock_matrix.configs(ROOT)
@@ -93,7 +93,7 @@ def _with_an_engine(tmp_path: Path) -> dict[str, str]:
     engine as the run does, and this machine may have none."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "docker").symlink_to(FAKE_DOCKER)
+    install_fake_engine(bin_dir)
     env = {k: v for k, v in os.environ.items() if k not in ("DOCKER_EXECUTABLE", "DOCKER_IMAGE")}
     env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", FAKE_DOCKER_STATE=str(tmp_path / "s"))
     return env

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from helpers import feedstock_matrix
+from helpers.fake_engine_feedstock import install_fake_engine
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives bash scripts (POSIX)")
 
@@ -87,7 +88,7 @@ def walkthrough(tmp_path_factory, pinning_dir: Path) -> Walkthrough:
     (tmp / "lab.diff").write_text(diff)
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
-    (bin_dir / "docker").symlink_to(FAKE_DOCKER)
+    install_fake_engine(bin_dir)
     anaconda = bin_dir / "anaconda"  # must never be reached: the batch is refused before
     anaconda.write_text('#!/bin/sh\necho called > "$0.called"\nexit 0\n')
     anaconda.chmod(0o755)

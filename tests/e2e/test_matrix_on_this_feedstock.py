@@ -47,9 +47,13 @@ is_python_min:
 
 
 @pytest.fixture
-def pytorch_feedstock(repo_root: Path, tmp_path: Path) -> Path:
-    """A copy of this feedstock: recipe, .ci_support, conda-forge.yml and README.md."""
-    dest = tmp_path / "pytorch-feedstock"
+def pytorch_feedstock(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh copy of this feedstock: recipe, .ci_support, conda-forge.yml and README.md.
+    Each test's copy is made anew in one folder: the render cache knows files by path and
+    contents, so what a test leaves as it was renders once per worker, not once per test
+    (about 2.7 s each), and what it changes renders anew (issue 59)."""
+    dest = tmp_path_factory.getbasetemp() / "matrix-on-this-feedstock" / "pytorch-feedstock"
+    shutil.rmtree(dest, ignore_errors=True)
     for name in ("recipe", ".ci_support"):
         shutil.copytree(repo_root / name, dest / name)
     for name in ("conda-forge.yml", "README.md"):

@@ -21,10 +21,10 @@ import pytest
 from helpers import feedstock_matrix
 from helpers.bump import command, releases
 from helpers.cli import run_tools
+from helpers.fake_engine_feedstock import install_fake_engine
 from helpers.feedstock_matrix import PINNING
 from helpers.switched_clone import SwitchedClone, git, switched_clone
 
-FAKE_DOCKER = Path(__file__).resolve().parents[1] / "fixtures" / "fake_docker" / "docker"
 CPU = feedstock_matrix.find(platform="linux-64", cuda=False)
 pytestmark = pytest.mark.skipif(CPU is None, reason=".ci_support holds no linux-64 CPU config")
 
@@ -177,7 +177,7 @@ def test_the_container_build_takes_build_steps_rattler_build_branch(
     # the repository's own .scripts/build_steps.sh under the fake container engine
     copy = _copy(switched, tmp_path)
     (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "docker").symlink_to(FAKE_DOCKER)
+    install_fake_engine(tmp_path / "bin")
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("CI", "GITHUB_", "FAKE_"))},
         "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
