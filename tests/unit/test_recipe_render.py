@@ -6,6 +6,7 @@ one property of the recipe against what the config's own variant values say it m
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from pathlib import Path
@@ -28,6 +29,7 @@ def built(config: str) -> list[RenderedOutput]:
     return [o for o in render_config(config) if not o.skip]
 
 
+@functools.cache  # read at collection for the parameters, once per file (issue 59)
 def config_values(config: str) -> dict:
     root = Path(__file__).resolve().parents[2]
     return YAML(typ="safe").load((root / ".ci_support" / f"{config}.yaml").read_text())
