@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import os
 import re
@@ -22,8 +24,14 @@ WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 # ---------------------------------------------------------------- the workflow file
 
 
-def workflow() -> dict:
+@functools.cache
+def _workflow() -> dict:
     return YAML(typ="safe").load((REPO / ".github" / "workflows" / "build.yml").read_text())
+
+
+def workflow() -> dict:
+    """build.yml, parsed once per worker (18 tests read it); each test gets its own copy."""
+    return copy.deepcopy(_workflow())
 
 
 def test_build_jobs_take_runner_and_timeout_from_the_planned_matrix() -> None:

@@ -12,21 +12,16 @@ from pathlib import Path
 
 import pytest
 from helpers.cli import REPO
+from helpers.in_process import run_python
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "recipes" / "v1-staging"
 V1_RECIPE = REPO / "recipe" / "recipe-v1.yaml"
 
 
 def run_tools(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The toolkit run by path inside another feedstock, as its maintainer runs it there."""
-    return subprocess.run(
-        [sys.executable, str(REPO / "tools"), *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    """The toolkit run by path inside another feedstock, as its maintainer runs it there (in
+    this process, as that child would run: tests/helpers/in_process.py)."""
+    return run_python([sys.executable, REPO / "tools", *args], cwd=cwd)
 
 
 def copy_feedstock(tmp_path: Path, tool: str = "rattler-build") -> Path:

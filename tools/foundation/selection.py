@@ -156,17 +156,19 @@ def read_labels(folder: Path, names: Sequence[str]) -> dict[str, str]:
     """Labels of the configs ``names`` in ``folder`` (``.ci_support``), from their variant files.
 
     A file that cannot be read keeps its long name as its label: the label is for people,
-    and the command that needs the file reports what is wrong with it.
+    and the command that needs the file reports what is wrong with it. The files are read as
+    the render reads them (tools/recipe/variant_config.py): PyYAML's BaseLoader in C, every
+    value a string; ruamel.yaml's pure-Python safe loader took 0.07 s for this feedstock's 15
+    files, at every start of build-locally.py and of the review commands (issue 59).
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    import yaml
 
-    yaml = YAML(typ="safe")
+    loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
     variants: dict[str, Mapping[str, object]] = {}
     for name in names:
         try:
-            data = yaml.load((folder / f"{name}.yaml").read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, YAMLError):
+            data = yaml.load((folder / f"{name}.yaml").read_text(encoding="utf-8"), loader)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
             data = None
         variants[name] = data if isinstance(data, dict) else {}
     return make_labels(variants)
