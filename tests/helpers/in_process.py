@@ -17,14 +17,19 @@ once, with what a child would have of its own:
   whose file a test may have changed since) and its render workers
   (tools/foundation/parallel.py) are dropped after each run, so no run sees another's state.
 
-What a child alone shows stays a child: a run of the toolkit from another checkout (its own
-``tools/``), Ctrl-C, a terminal, ``python <repo>/tools`` by path, and the tests of the command
-line as a user types it (tests/helpers/cli.py keeps ``run_tools(..., child=True)`` for them).
+The toolkit is this one where the child would import this repository's ``tools/``, or a
+byte-for-byte copy of it in a feedstock (a clone of HEAD); a clone whose toolkit a test edited
+gets a child. What a child alone shows stays a child: Ctrl-C and a terminal's questions
+(``Popen``, a pseudo-terminal), the fuzzing, whose timeouts catch a hang
+(tests/helpers/fuzz.py), the command-line conventions run by path as README.md says
+(tests/helpers/cli_conventions.py), the tests that start ``python -m tools`` themselves, and
+every program a build runs. ``run_tools(..., child=True)`` asks for a child.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
 import os
 import subprocess
@@ -39,13 +44,37 @@ REPO = Path(__file__).resolve().parents[2]
 
 def runs_this_toolkit(cwd: Path, env: Mapping[str, str] | None) -> bool:
     """Whether ``python -m tools`` started in ``cwd`` with ``env`` would import this
-    repository's ``tools`` package (so running it here changes nothing)."""
+    repository's ``tools`` package, or a copy of it byte for byte in a feedstock (a clone of
+    HEAD: so running it here changes nothing)."""
     own = Path(cwd) / "tools"
     if own.exists():
-        return own.resolve() == REPO / "tools"
+        return own.resolve() == REPO / "tools" or _a_copy_in_a_feedstock(own)
     path = (os.environ if env is None else env).get("PYTHONPATH", "")
     first = next((entry for entry in path.split(os.pathsep) if entry), "")
     return bool(first) and Path(first).resolve() == REPO
+
+
+def _a_copy_in_a_feedstock(toolkit: Path) -> bool:
+    """``toolkit`` holds this toolkit's files, byte for byte, beside a feedstock's
+    conda-forge.yml. The toolkit reads its own folder (``__file__``) for content alone (the
+    render cache's fingerprint, the records' toolkit digest, conda-smithy's schema), and for
+    a path only where no feedstock is found from the working directory, which has one here."""
+    if not (toolkit.parent / "conda-forge.yml").is_file():
+        return False
+    return _contents(toolkit) == _this_toolkit()
+
+
+@functools.cache
+def _this_toolkit() -> dict[str, bytes]:
+    return _contents(REPO / "tools")  # no test edits it (tests/e2e/test_fuzz.py holds them to it)
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).digest()
+        for path in folder.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
 
 
 def run_python(
@@ -68,7 +97,9 @@ def run_python(
         if words[1:3] == ["-m", "tools"] and runs_this_toolkit(cwd, env):
             argv0 = str(REPO / "tools" / "__main__.py")
             return run_main(tools_main, [argv0, *words[3:]], cwd=cwd, env=env, stdin=stdin)
-        if script.resolve() in (REPO / "tools", REPO / "tools" / "__main__.py"):
+        toolkit = script if script.name == "tools" else script.parent
+        by_path = script.name in ("tools", "__main__.py") and toolkit.is_dir()
+        if by_path and (toolkit.resolve() == REPO / "tools" or _a_copy_in_a_feedstock(toolkit)):
             return run_main(tools_main, words[1:], cwd=cwd, env=env, stdin=stdin)
         if script.name == "build-locally.py" and runs_this_toolkit(script.parent, env):
             main = build_locally_main(script.parent)
